@@ -1,0 +1,95 @@
+//! A request to call a tool: which tool, which arguments, and optionally a
+//! correlation id, policy overrides, a fallback chain, a cancellation token and an
+//! event listener.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::events::{CallEvent, EventSink};
+use crate::policy::fallback::FallbackCall;
+
+/// One call. The serialisable part is what HTTP and MCP callers send; the token and
+/// listener are for in-process callers.
+#[derive(Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCall {
+    /// The tool's registered name.
+    pub tool: String,
+    /// Its arguments (checked against its input schema).
+    #[serde(default = "empty_object")]
+    pub args: Value,
+    /// Groups this call with others; defaults to the call id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correlation_id: Option<String>,
+    /// Policy keys overriding the tool's configured policy for this call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<Value>,
+    /// Tools to try, in order, if this one fails for good.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<FallbackCall>,
+    /// Cancels the call: no new attempt starts and the running one is aborted.
+    #[serde(skip)]
+    pub cancel: Option<CancellationToken>,
+    /// Receives the call's progress events.
+    #[serde(skip)]
+    pub events: Option<EventSink>,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+impl std::fmt::Debug for ToolCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCall")
+            .field("tool", &self.tool)
+            .field("correlation_id", &self.correlation_id)
+            .field("policy", &self.policy)
+            .field("fallbacks", &self.fallbacks)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolCall {
+    /// Call `tool` with `args`.
+    pub fn new(tool: impl Into<String>, args: Value) -> Self {
+        ToolCall {
+            tool: tool.into(),
+            args,
+            ..Default::default()
+        }
+    }
+
+    /// Group the call under `id`.
+    pub fn correlation_id(mut self, id: impl Into<String>) -> Self {
+        self.correlation_id = Some(id.into());
+        self
+    }
+
+    /// Override policy keys for this call (`{"timeout_ms": 500, "retry": {...}}`).
+    pub fn policy(mut self, policy: Value) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// Add a fallback to the chain.
+    pub fn fallback(mut self, tool: impl Into<String>, args: Value) -> Self {
+        self.fallbacks.push(FallbackCall::new(tool, args));
+        self
+    }
+
+    /// Cancel through `token`.
+    pub fn cancel_token(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// Send progress events to `listener`.
+    pub fn on_event(mut self, listener: impl Fn(CallEvent) + Send + Sync + 'static) -> Self {
+        self.events = Some(Arc::new(listener));
+        self
+    }
+}

@@ -1,0 +1,93 @@
+//! Canonical JSON and its SHA-256: the cache key of a call (`tool + sha256(args)`) and
+//! the `response_digest` of a result. Keys are sorted explicitly, so the digest does
+//! not depend on how a map happened to be built or on serde_json's features.
+
+use std::io::Write;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// Write `value` as canonical JSON: objects with sorted keys, no whitespace.
+pub fn write_canonical<W: Write>(value: &Value, out: &mut W) -> std::io::Result<()> {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_unstable();
+            out.write_all(b"{")?;
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut *out, key)?;
+                out.write_all(b":")?;
+                write_canonical(&map[key], out)?;
+            }
+            out.write_all(b"}")
+        }
+        Value::Array(items) => {
+            out.write_all(b"[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                write_canonical(item, out)?;
+            }
+            out.write_all(b"]")
+        }
+        scalar => serde_json::to_writer(out, scalar).map_err(std::io::Error::from),
+    }
+}
+
+/// Canonical JSON as a string.
+pub fn to_canonical_string(value: &Value) -> String {
+    let mut buf = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write_canonical(value, &mut buf);
+    String::from_utf8(buf).unwrap_or_default()
+}
+
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Lower-case hex SHA-256 of the canonical JSON of `value`.
+pub fn sha256_hex(value: &Value) -> String {
+    let mut hasher = Sha256::new();
+    let _ = write_canonical(value, &mut HashWriter(&mut hasher));
+    hex::encode(hasher.finalize())
+}
+
+/// `"sha256:<hex>"`, the form of `provenance.response_digest`.
+pub fn digest(value: &Value) -> String {
+    format!("sha256:{}", sha256_hex(value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn key_order_does_not_change_the_canonical_form() {
+        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"y":[1,2],"x":"s"}}"#).unwrap();
+        let b = json!({"a": {"x": "s", "y": [1, 2]}, "b": 1});
+        assert_eq!(to_canonical_string(&a), r#"{"a":{"x":"s","y":[1,2]},"b":1}"#);
+        assert_eq!(sha256_hex(&a), sha256_hex(&b));
+    }
+
+    #[test]
+    fn digest_of_empty_object_is_the_sha256_of_braces() {
+        assert_eq!(
+            digest(&json!({})),
+            "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+        );
+    }
+}

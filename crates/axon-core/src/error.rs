@@ -1,0 +1,272 @@
+//! The error vocabulary. One [`ErrorKind`] decides everything that happens after a
+//! failure — retried or not, counted by the breaker or not, which metric label and
+//! which HTTP status — so tools never make those decisions themselves: they return a
+//! kind and a message, and the pipeline does the rest.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// What went wrong, in the words DESIGN.md uses. See the table there: this enum's
+/// methods are that table written as code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Arguments failed schema validation; the message names the JSON pointer.
+    InvalidArguments,
+    /// The tool is not in the registry.
+    UnknownTool,
+    /// An attempt exceeded its hard timeout.
+    Timeout,
+    /// The tool reported a passing problem (network blip, 5xx, stale element).
+    Transient,
+    /// Upstream asked us to slow down (HTTP 429 or equivalent).
+    RateLimited,
+    /// Upstream unreachable (connection refused, MCP server down).
+    Unavailable,
+    /// The tool ran and reported a domain failure: the dependency is healthy,
+    /// the request was not.
+    Failed,
+    /// The result failed validation (output schema, seed 001's consistency checks).
+    InvalidOutput,
+    /// The circuit breaker is open; nothing was attempted.
+    CircuitOpen,
+    /// The caller cancelled the call.
+    Cancelled,
+    /// The deadline or the retry budget was spent.
+    BudgetExhausted,
+    /// A bug: a panic inside a tool, caught and reported.
+    Internal,
+}
+
+impl ErrorKind {
+    /// Every kind, in DESIGN.md's order (handy for docs, metrics and tests).
+    pub const ALL: [ErrorKind; 12] = [
+        ErrorKind::InvalidArguments,
+        ErrorKind::UnknownTool,
+        ErrorKind::Timeout,
+        ErrorKind::Transient,
+        ErrorKind::RateLimited,
+        ErrorKind::Unavailable,
+        ErrorKind::Failed,
+        ErrorKind::InvalidOutput,
+        ErrorKind::CircuitOpen,
+        ErrorKind::Cancelled,
+        ErrorKind::BudgetExhausted,
+        ErrorKind::Internal,
+    ];
+
+    /// The snake_case name used in JSON, metrics and messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidArguments => "invalid_arguments",
+            ErrorKind::UnknownTool => "unknown_tool",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Transient => "transient",
+            ErrorKind::RateLimited => "rate_limited",
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::Failed => "failed",
+            ErrorKind::InvalidOutput => "invalid_output",
+            ErrorKind::CircuitOpen => "circuit_open",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::BudgetExhausted => "budget_exhausted",
+            ErrorKind::Internal => "internal",
+        }
+    }
+
+    /// Whether the retry loop may try again after this kind.
+    pub fn is_retryable(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::Timeout
+                | ErrorKind::Transient
+                | ErrorKind::RateLimited
+                | ErrorKind::Unavailable
+        )
+    }
+
+    /// Whether this kind is a failure of the dependency, counted by its breaker.
+    pub fn counts_for_breaker(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::Timeout
+                | ErrorKind::Transient
+                | ErrorKind::Unavailable
+                | ErrorKind::InvalidOutput
+                | ErrorKind::Internal
+        )
+    }
+
+    /// Whether the failed attempt may already have had side effects upstream, so
+    /// that retrying a non-idempotent tool could do the thing twice.
+    pub fn may_have_side_effects(self) -> bool {
+        matches!(self, ErrorKind::Timeout | ErrorKind::Transient)
+    }
+
+    /// The `reason` label of `tool_errors_total` (seed 004 names `exception` for a
+    /// tool that blew up; every other kind is its own name).
+    pub fn metric_reason(self) -> &'static str {
+        match self {
+            ErrorKind::Internal => "exception",
+            other => other.as_str(),
+        }
+    }
+
+    /// The `outcome` label of `tool_latency_ms` (seed 004's closed set).
+    pub fn metric_outcome(self) -> &'static str {
+        match self {
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::CircuitOpen => "circuit_open",
+            ErrorKind::Cancelled => "cancelled",
+            _ => "error",
+        }
+    }
+
+    /// The HTTP status a server front end answers with for a call that failed so.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorKind::InvalidArguments => 400,
+            ErrorKind::UnknownTool => 404,
+            ErrorKind::Timeout => 504,
+            ErrorKind::Transient => 502,
+            ErrorKind::RateLimited => 429,
+            ErrorKind::Unavailable | ErrorKind::CircuitOpen => 503,
+            ErrorKind::Failed | ErrorKind::InvalidOutput => 422,
+            ErrorKind::Cancelled => 499,
+            ErrorKind::BudgetExhausted => 504,
+            ErrorKind::Internal => 500,
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a tool returns when it fails. A kind, a message for humans, an optional
+/// domain `code` (`element_not_found`, `http_404`) and, for `rate_limited`, how long
+/// upstream asked us to wait.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{kind}: {message}")]
+pub struct ToolError {
+    /// Drives the pipeline's decisions.
+    pub kind: ErrorKind,
+    /// Domain detail, carried through to the call result unchanged.
+    pub code: Option<String>,
+    /// Human-readable; never contains secrets from the arguments.
+    pub message: String,
+    /// Upstream's `Retry-After`, honoured by the retry loop.
+    pub retry_after: Option<Duration>,
+}
+
+impl ToolError {
+    /// An error of any kind.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ToolError {
+            kind,
+            code: None,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// A passing problem worth retrying.
+    pub fn transient(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Transient, message)
+    }
+
+    /// A domain failure: the tool works, the request does not.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Failed, message)
+    }
+
+    /// Upstream cannot be reached.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Unavailable, message)
+    }
+
+    /// Bad arguments; name the field in the message.
+    pub fn invalid_arguments(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidArguments, message)
+    }
+
+    /// Upstream said 429; `retry_after` is its `Retry-After`, when it gave one.
+    pub fn rate_limited(message: impl Into<String>, retry_after: Option<Duration>) -> Self {
+        ToolError {
+            retry_after,
+            ..Self::new(ErrorKind::RateLimited, message)
+        }
+    }
+
+    /// A bug; the pipeline uses it for caught panics.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Internal, message)
+    }
+
+    /// Attach a domain code.
+    pub fn with_code(mut self, code: impl Into<String>) -> Self {
+        self.code = Some(code.into());
+        self
+    }
+
+    /// `"<kind>: <message>"`, the form used in `retry_reasons`.
+    pub fn reason(&self) -> String {
+        format!("{}: {}", self.kind, self.message)
+    }
+}
+
+/// The `error` object of a call result: `{"kind", "code", "message", "retryable"}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallError {
+    /// The error kind.
+    pub kind: ErrorKind,
+    /// Domain detail, or null.
+    pub code: Option<String>,
+    /// Human-readable message.
+    pub message: String,
+    /// Whether calling again later could succeed.
+    pub retryable: bool,
+    /// Upstream's requested wait, when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
+}
+
+impl From<ToolError> for CallError {
+    fn from(e: ToolError) -> Self {
+        CallError {
+            retryable: e.kind.is_retryable() || e.kind == ErrorKind::CircuitOpen,
+            kind: e.kind,
+            code: e.code,
+            message: e.message,
+            retry_after_ms: e.retry_after.map(|d| d.as_millis() as u64),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_serialise_as_their_snake_case_names() {
+        for kind in ErrorKind::ALL {
+            let json = serde_json::to_value(kind).unwrap();
+            assert_eq!(json, serde_json::Value::String(kind.as_str().into()));
+        }
+    }
+
+    #[test]
+    fn table_of_design_md_holds() {
+        use ErrorKind::*;
+        let retried: Vec<_> = ErrorKind::ALL.into_iter().filter(|k| k.is_retryable()).collect();
+        assert_eq!(retried, [Timeout, Transient, RateLimited, Unavailable]);
+        let counted: Vec<_> = ErrorKind::ALL
+            .into_iter()
+            .filter(|k| k.counts_for_breaker())
+            .collect();
+        assert_eq!(counted, [Timeout, Transient, Unavailable, InvalidOutput, Internal]);
+    }
+}

@@ -1,0 +1,567 @@
+//! The executor: it takes a [`ToolCall`] and returns a [`CallResult`], running the
+//! call through the policy pipeline in DESIGN.md's order. That order is written
+//! once, in [`Executor::pipeline`] and the three functions it calls, top to bottom:
+//!
+//! validate arguments → cache lookup → [retry loop: circuit breaker → rate limit and
+//! bulkhead → attempt under a hard timeout (soft timeout, hedging) → result
+//! validation] → stale-if-error → fallback chain → history, metrics, trace.
+//!
+//! The breaker and the limits sit inside the retry loop so that every attempt —
+//! retries included — is admitted by the breaker and counted by the limits.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{FutureExt, StreamExt};
+use serde_json::Value;
+use tokio::time::Instant;
+use tracing::Instrument;
+use ulid::Ulid;
+
+use crate::call::ToolCall;
+use crate::canonical;
+use crate::error::{CallError, ErrorKind, ToolError};
+use crate::events::{Observer, ToolMetrics};
+use crate::history::{HistoryEntry, HistoryStore, InMemoryHistory};
+use crate::policy::breaker::BreakerState;
+use crate::policy::cache::{self, CachedResponse, Flight};
+use crate::policy::limit::Limits;
+use crate::policy::retry::{Attempt, RetryLoop};
+use crate::policy::timeout::{self, Deadline};
+use crate::policy::{fallback, hedge, validate, Policy, PolicyError};
+use crate::redact::redact;
+use crate::registry::{RegisteredTool, ToolRegistry};
+use crate::result::{CallResult, Provenance, Source, Timestamp};
+use crate::state::{SharedState, ToolState};
+use crate::tool::{CallScope, ToolContext};
+
+/// Calls running at once in [`Executor::call_many`] unless told otherwise (seed 001).
+pub const DEFAULT_MAX_PARALLEL: usize = 10;
+
+/// Runs tool calls through the policy pipeline. Cheap to clone; clones share
+/// everything.
+#[derive(Clone)]
+pub struct Executor {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    registry: ToolRegistry,
+    entries: HashMap<String, ToolEntry>,
+    state: Arc<SharedState>,
+    history: Arc<dyn HistoryStore>,
+    rng: Mutex<fastrand::Rng>,
+    max_parallel: usize,
+}
+
+/// A tool with what the pipeline needs to call it: its resolved policy, its shared
+/// breaker and budget, its limits and its metric handles.
+struct ToolEntry {
+    tool: RegisteredTool,
+    policy: Policy,
+    shared: Arc<ToolState>,
+    limits: Limits,
+    metrics: ToolMetrics,
+}
+
+/// What the policies produced, before it becomes a [`CallResult`]. Shared between
+/// identical concurrent calls by single-flight, hence `Clone`.
+#[derive(Clone, Debug)]
+pub(crate) struct Outcome {
+    result: Result<Value, ToolError>,
+    attempts: u32,
+    reasons: Vec<String>,
+    delays_ms: Vec<u64>,
+    provenance: Provenance,
+}
+
+impl Outcome {
+    fn failed(error: ToolError) -> Self {
+        Outcome {
+            result: Err(error),
+            attempts: 0,
+            reasons: Vec::new(),
+            delays_ms: Vec::new(),
+            provenance: Provenance::none(),
+        }
+    }
+
+    fn from_cache(hit: &CachedResponse, stale: bool) -> Self {
+        Outcome {
+            result: Ok(hit.data.clone()),
+            attempts: 0,
+            reasons: Vec::new(),
+            delays_ms: Vec::new(),
+            provenance: Provenance {
+                source: Source::Cache,
+                fetched_at: Some(hit.fetched_at),
+                cache_hit: true,
+                response_digest: Some(hit.digest.clone()),
+                stale,
+            },
+        }
+    }
+}
+
+/// Why an executor could not be built.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BuildError {
+    /// A policy layer is invalid.
+    #[error("{scope}: {source}")]
+    Policy {
+        /// `defaults` or `tools.<name>`.
+        scope: String,
+        /// The bad key.
+        source: PolicyError,
+    },
+    /// A per-tool policy names a tool that is not registered.
+    #[error("tools.{0}: no tool of that name is registered")]
+    UnknownTool(String),
+}
+
+/// Configures an [`Executor`].
+pub struct ExecutorBuilder {
+    registry: ToolRegistry,
+    defaults: Vec<Value>,
+    tool_policies: HashMap<String, Value>,
+    state: Option<Arc<SharedState>>,
+    history: Option<Arc<dyn HistoryStore>>,
+    seed: Option<u64>,
+    max_parallel: usize,
+}
+
+impl ExecutorBuilder {
+    /// Policy keys for every tool (`[defaults]`); may be called several times, later
+    /// layers win.
+    pub fn defaults(mut self, policy: Value) -> Self {
+        self.defaults.push(policy);
+        self
+    }
+
+    /// Policy keys for one tool (`[tools.<name>]`), over the defaults.
+    pub fn tool_policy(mut self, tool: impl Into<String>, policy: Value) -> Self {
+        self.tool_policies.insert(tool.into(), policy);
+        self
+    }
+
+    /// Use this shared state instead of the process-wide one.
+    pub fn shared_state(mut self, state: Arc<SharedState>) -> Self {
+        self.state = Some(state);
+        self
+    }
+
+    /// Record history here instead of in memory.
+    pub fn history(mut self, store: Arc<dyn HistoryStore>) -> Self {
+        self.history = Some(store);
+        self
+    }
+
+    /// Seed the jitter RNG (tests and reproducible runs).
+    pub fn rng_seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Default concurrency of [`Executor::call_many`].
+    pub fn max_parallel(mut self, n: usize) -> Self {
+        self.max_parallel = n.max(1);
+        self
+    }
+
+    /// Resolve every tool's policy and build. Errors name the bad key and where it
+    /// came from.
+    pub fn build(self) -> Result<Executor, BuildError> {
+        if let Some(name) = self.tool_policies.keys().find(|n| !self.registry.contains(n)) {
+            return Err(BuildError::UnknownTool(name.clone()));
+        }
+        let defaults = Policy::layered(&self.defaults).map_err(|source| BuildError::Policy {
+            scope: "defaults".into(),
+            source,
+        })?;
+        let state = self.state.unwrap_or_else(SharedState::global);
+        ToolMetrics::describe();
+        let mut entries = HashMap::with_capacity(self.registry.len());
+        for tool in self.registry.iter() {
+            let name = tool.spec().name.clone();
+            let policy = match self.tool_policies.get(&name) {
+                None => defaults.clone(),
+                Some(layer) => defaults.with_layers([layer]).map_err(|source| BuildError::Policy {
+                    scope: format!("tools.{name}"),
+                    source,
+                })?,
+            };
+            let entry = ToolEntry {
+                tool: tool.clone(),
+                limits: Limits::new(&policy.limits),
+                shared: state.tool(&name),
+                metrics: ToolMetrics::new(&name),
+                policy,
+            };
+            entries.insert(name, entry);
+        }
+        let rng = self.seed.map_or_else(fastrand::Rng::new, fastrand::Rng::with_seed);
+        Ok(Executor {
+            inner: Arc::new(Inner {
+                registry: self.registry,
+                entries,
+                state,
+                history: self.history.unwrap_or_else(|| Arc::new(InMemoryHistory::new())),
+                rng: Mutex::new(rng),
+                max_parallel: self.max_parallel,
+            }),
+        })
+    }
+}
+
+type BoxedCall<'a> = Pin<Box<dyn Future<Output = CallResult> + Send + 'a>>;
+
+impl Executor {
+    /// Start configuring an executor over `registry`.
+    pub fn builder(registry: ToolRegistry) -> ExecutorBuilder {
+        ExecutorBuilder {
+            registry,
+            defaults: Vec::new(),
+            tool_policies: HashMap::new(),
+            state: None,
+            history: None,
+            seed: None,
+            max_parallel: DEFAULT_MAX_PARALLEL,
+        }
+    }
+
+    /// The registry it calls into.
+    pub fn registry(&self) -> &ToolRegistry {
+        &self.inner.registry
+    }
+
+    /// Where it records history.
+    pub fn history(&self) -> &Arc<dyn HistoryStore> {
+        &self.inner.history
+    }
+
+    /// Its breakers, budgets and cache.
+    pub fn shared_state(&self) -> &Arc<SharedState> {
+        &self.inner.state
+    }
+
+    /// The resolved policy of a tool.
+    pub fn policy(&self, tool: &str) -> Option<&Policy> {
+        self.inner.entries.get(tool).map(|e| &e.policy)
+    }
+
+    /// The state of a tool's breaker.
+    pub fn breaker_state(&self, tool: &str) -> Option<BreakerState> {
+        self.inner.entries.get(tool).map(|e| e.shared.breaker.state())
+    }
+
+    /// Close a tool's breaker by hand; false if there is no such tool.
+    pub fn reset_breaker(&self, tool: &str) -> bool {
+        self.inner.entries.get(tool).map(|e| e.shared.breaker.reset()).is_some()
+    }
+
+    /// Open a tool's breaker until reset; false if there is no such tool.
+    pub fn isolate_breaker(&self, tool: &str) -> bool {
+        self.inner.entries.get(tool).map(|e| e.shared.breaker.isolate()).is_some()
+    }
+
+    /// Call a tool. Never fails: every failure is described in the result.
+    pub async fn call(&self, call: ToolCall) -> CallResult {
+        let call_id = Ulid::new().to_string();
+        let span = tracing::debug_span!("tool_call", tool = %call.tool, call_id = %call_id);
+        self.pipeline(call, call_id).instrument(span).await
+    }
+
+    /// Run several calls at once, at most `max_parallel` (default 10) together, and
+    /// return their results in the order of `calls`.
+    pub async fn call_many(&self, calls: Vec<ToolCall>, max_parallel: Option<usize>) -> Vec<CallResult> {
+        let cap = max_parallel.unwrap_or(self.inner.max_parallel).max(1);
+        futures::stream::iter(calls)
+            .map(|c| self.call(c))
+            .buffered(cap)
+            .collect()
+            .await
+    }
+
+    fn boxed_call(&self, call: ToolCall) -> BoxedCall<'_> {
+        Box::pin(self.call(call))
+    }
+
+    /// The pipeline of one call.
+    async fn pipeline(&self, call: ToolCall, call_id: String) -> CallResult {
+        let started_at = Timestamp::now();
+        let clock = Instant::now();
+        let scope = Arc::new(CallScope {
+            correlation_id: call.correlation_id.clone().unwrap_or_else(|| call_id.clone()),
+            call_id,
+            cancel: call.cancel.clone().unwrap_or_default(),
+            secret_pointers: Mutex::new(Vec::new()),
+        });
+        let Some(entry) = self.inner.entries.get(&call.tool) else {
+            let error = ToolError::new(ErrorKind::UnknownTool, format!("no tool named {:?} is registered", call.tool));
+            metrics::counter!("tool_errors_total", "tool" => "_unknown", "reason" => "unknown_tool").increment(1);
+            let result = assemble(Outcome::failed(error), &call.tool, &scope, started_at);
+            return self.record(result, &call.args, &scope, clock).await;
+        };
+        let observer = Observer {
+            metrics: &entry.metrics,
+            call_id: &scope.call_id,
+            sink: call.events.as_ref(),
+        };
+        let _in_flight = entry.metrics.in_flight();
+
+        let outcome = match entry.policy_for(call.policy.as_ref()) {
+            Err(e) => Outcome::failed(
+                ToolError::invalid_arguments(format!("policy: {}: {}", e.key, e.message)).with_code("invalid_policy"),
+            ),
+            Ok(policy) => self.primary(entry, &call.args, &policy, &scope, &observer).await,
+        };
+        let mut result = assemble(outcome, &call.tool, &scope, started_at);
+
+        // Fallback chain.
+        if fallback::applies(&result) && !call.fallbacks.is_empty() {
+            result = fallback::run_chain(result, &call.fallbacks, |link| {
+                self.boxed_call(ToolCall {
+                    tool: link.tool.clone(),
+                    args: link.args.clone(),
+                    correlation_id: Some(scope.correlation_id.clone()),
+                    cancel: Some(scope.cancel.clone()),
+                    events: call.events.clone(),
+                    ..ToolCall::default()
+                })
+            })
+            .await;
+        }
+
+        // History, metrics, trace.
+        result.duration_ms = clock.elapsed().as_millis() as u64;
+        let warnings = match &result.error {
+            None => validate::warnings(&result.data, result.duration_ms, entry.policy.slow_warn_ms),
+            Some(_) => Vec::new(),
+        };
+        observer.finished(&result, &warnings);
+        self.record(result, &call.args, &scope, clock).await
+    }
+
+    /// Validate arguments → cache lookup → the attempts (single-flight when cached)
+    /// → stale-if-error.
+    async fn primary(
+        &self,
+        entry: &ToolEntry,
+        args: &Value,
+        policy: &Policy,
+        scope: &Arc<CallScope>,
+        observer: &Observer<'_>,
+    ) -> Outcome {
+        if let Err(e) = entry.tool.input.check(args, ErrorKind::InvalidArguments, "arguments") {
+            return Outcome::failed(e);
+        }
+        if !policy.cache.enabled() {
+            return self.attempts(entry, args, policy, scope, observer).await;
+        }
+        let cache = &self.inner.state.cache;
+        let key = cache::key(&entry.tool.spec().name, args);
+        if let Some(hit) = cache.fresh(&key) {
+            return Outcome::from_cache(&hit, false);
+        }
+        let outcome = loop {
+            match cache.join(&key) {
+                Flight::Leader(leader) => {
+                    if let Some(hit) = cache.fresh(&key) {
+                        break Outcome::from_cache(&hit, false);
+                    }
+                    let outcome = self.attempts(entry, args, policy, scope, observer).await;
+                    if let (Ok(data), Some(fetched_at), Some(digest)) = (
+                        &outcome.result,
+                        outcome.provenance.fetched_at,
+                        &outcome.provenance.response_digest,
+                    ) {
+                        cache.store(&key, &policy.cache, data.clone(), fetched_at, digest.clone());
+                    }
+                    let shared = Arc::new(outcome);
+                    leader.finish(shared.clone());
+                    break Arc::unwrap_or_clone(shared);
+                }
+                Flight::Follower(rx) => {
+                    tokio::select! {
+                        biased;
+                        _ = scope.cancel.cancelled() => break Outcome::failed(cancelled()),
+                        shared = cache::follow(rx) => if let Some(shared) = shared {
+                            break (*shared).clone();
+                        },
+                    }
+                }
+            }
+        };
+        if outcome.result.is_err() && policy.cache.stale_if_error_ms > 0 {
+            if let Some(stale) = cache.stale(&key) {
+                return Outcome {
+                    attempts: outcome.attempts,
+                    reasons: outcome.reasons,
+                    delays_ms: outcome.delays_ms,
+                    ..Outcome::from_cache(&stale, true)
+                };
+            }
+        }
+        outcome
+    }
+
+    /// The retry loop around attempts.
+    async fn attempts(
+        &self,
+        entry: &ToolEntry,
+        args: &Value,
+        policy: &Policy,
+        scope: &Arc<CallScope>,
+        observer: &Observer<'_>,
+    ) -> Outcome {
+        let deadline = Deadline::start(policy.deadline_ms);
+        let safe_to_repeat = policy
+            .idempotent
+            .unwrap_or_else(|| entry.tool.spec().annotations.safe_to_repeat());
+        let retry = RetryLoop {
+            policy: &policy.retry,
+            hard_timeout: Duration::from_millis(policy.timeout_ms),
+            safe_to_repeat,
+            budget: &entry.shared.budget,
+            deadline,
+            cancel: &scope.cancel,
+            observer,
+            rng: &self.inner.rng,
+        };
+        let done = retry
+            .run(|n, limit| {
+                let span = tracing::debug_span!("attempt", attempt = n);
+                attempt(entry, args, policy, scope, observer, safe_to_repeat, n, limit, deadline).instrument(span)
+            })
+            .await;
+        let provenance = match &done.result {
+            Ok(data) => Provenance {
+                source: Source::Tool,
+                fetched_at: Some(Timestamp::now()),
+                cache_hit: false,
+                response_digest: Some(canonical::digest(data)),
+                stale: false,
+            },
+            Err(_) => Provenance::none(),
+        };
+        Outcome {
+            result: done.result,
+            attempts: done.attempts,
+            reasons: done.reasons,
+            delays_ms: done.delays_ms,
+            provenance,
+        }
+    }
+
+    async fn record(&self, result: CallResult, args: &Value, scope: &CallScope, clock: Instant) -> CallResult {
+        let mut result = result;
+        result.duration_ms = clock.elapsed().as_millis() as u64;
+        let secrets = scope.secret_pointers.lock().map(|s| s.clone()).unwrap_or_default();
+        let entry = HistoryEntry {
+            result: result.clone(),
+            args: redact(args, &secrets),
+        };
+        if let Err(e) = self.inner.history.record(entry).await {
+            tracing::warn!(call_id = %result.call_id, error = %e, "could not record the call in history");
+        }
+        result
+    }
+}
+
+/// One attempt: circuit breaker → rate limit and bulkhead → the tool under its hard
+/// timeout (soft timeout event, hedging) → result validation. The breaker hears
+/// how it went.
+#[allow(clippy::too_many_arguments)]
+async fn attempt(
+    entry: &ToolEntry,
+    args: &Value,
+    policy: &Policy,
+    scope: &Arc<CallScope>,
+    observer: &Observer<'_>,
+    safe_to_repeat: bool,
+    n: u32,
+    limit: Duration,
+    deadline: Deadline,
+) -> Attempt {
+    let permit = match entry.shared.breaker.admit(&policy.breaker) {
+        Ok(permit) => permit,
+        Err(e) => return Attempt::Refused(e),
+    };
+    let _slot = match entry.limits.acquire(&scope.cancel, deadline).await {
+        Ok(slot) => slot,
+        Err(e) => return Attempt::Refused(e),
+    };
+    observer.attempt_started(n);
+    let answer = async {
+        if policy.hedge.enabled() && safe_to_repeat {
+            hedge::race(&policy.hedge, |_| run_tool(&entry.tool, args, scope, n), |k| observer.hedged(n, k)).await
+        } else {
+            run_tool(&entry.tool, args, scope, n).await
+        }
+    };
+    let soft = (policy.soft_timeout_ms > 0).then(|| Duration::from_millis(policy.soft_timeout_ms));
+    let timed = timeout::within(limit, soft, |elapsed| observer.slow(n, elapsed), answer);
+    let result = tokio::select! {
+        biased;
+        r = timed => r,
+        _ = scope.cancel.cancelled() => Err(cancelled()),
+    };
+    let result = result.and_then(|data| validate::check_output(data, entry.tool.output.as_deref()));
+    permit.record(&result, &policy.breaker);
+    Attempt::Ran(result)
+}
+
+/// Call the tool itself, turning a panic into an `internal` error.
+async fn run_tool(tool: &RegisteredTool, args: &Value, scope: &Arc<CallScope>, n: u32) -> Result<Value, ToolError> {
+    let ctx = ToolContext::new(scope.clone(), n);
+    match AssertUnwindSafe(tool.tool.call(args, ctx)).catch_unwind().await {
+        Ok(result) => result,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(ToolError::internal(format!("tool panicked: {what}")))
+        }
+    }
+}
+
+fn cancelled() -> ToolError {
+    ToolError::new(ErrorKind::Cancelled, "cancelled by the caller")
+}
+
+fn assemble(outcome: Outcome, tool: &str, scope: &CallScope, started_at: Timestamp) -> CallResult {
+    let (success, data, error) = match outcome.result {
+        Ok(data) => (true, data, None),
+        Err(e) => (false, Value::Null, Some(CallError::from(e))),
+    };
+    CallResult {
+        call_id: scope.call_id.clone(),
+        correlation_id: scope.correlation_id.clone(),
+        tool: tool.to_string(),
+        success,
+        data,
+        error,
+        attempts: outcome.attempts,
+        retry_reasons: outcome.reasons,
+        retry_delays_ms: outcome.delays_ms,
+        started_at,
+        duration_ms: 0,
+        fallback: None,
+        provenance: outcome.provenance,
+    }
+}
+
+impl ToolEntry {
+    fn policy_for(&self, overrides: Option<&Value>) -> Result<std::borrow::Cow<'_, Policy>, PolicyError> {
+        match overrides {
+            None => Ok(std::borrow::Cow::Borrowed(&self.policy)),
+            Some(layer) => self.policy.with_layers([layer]).map(std::borrow::Cow::Owned),
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! Call history: every call leaves an entry (its result and its redacted
+//! arguments), grouped by correlation id so a workflow can be replayed and
+//! explained afterwards (seed 000: "what happened and why"). The [`HistoryStore`]
+//! trait is the seam; [`InMemoryHistory`] is the library default and the SQLite and
+//! PostgreSQL stores of `axon-store` implement the same trait.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::result::CallResult;
+
+/// One recorded call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistoryEntry {
+    /// What came back.
+    #[serde(flatten)]
+    pub result: CallResult,
+    /// The arguments, with secrets replaced by `"***"`.
+    pub args: Value,
+}
+
+/// Figures over a set of calls (seed 000, example 5).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistoryStats {
+    /// Calls.
+    pub total: u64,
+    /// Calls that succeeded.
+    pub succeeded: u64,
+    /// Calls that failed.
+    pub failed: u64,
+    /// Calls that needed more than one attempt.
+    pub retried: u64,
+    /// Mean duration, ms.
+    pub average_duration_ms: f64,
+    /// Summed duration, ms.
+    pub total_duration_ms: u64,
+    /// `succeeded / total`, 0 when there are no calls.
+    pub success_rate: f64,
+}
+
+impl HistoryStats {
+    /// Compute the figures of some entries.
+    pub fn of<'a>(entries: impl IntoIterator<Item = &'a HistoryEntry>) -> Self {
+        let mut s = HistoryStats::default();
+        for e in entries {
+            s.total += 1;
+            if e.result.success {
+                s.succeeded += 1;
+            } else {
+                s.failed += 1;
+            }
+            if e.result.was_retried() {
+                s.retried += 1;
+            }
+            s.total_duration_ms += e.result.duration_ms;
+        }
+        if s.total > 0 {
+            s.average_duration_ms = s.total_duration_ms as f64 / s.total as f64;
+            s.success_rate = s.succeeded as f64 / s.total as f64;
+        }
+        s
+    }
+}
+
+/// A store failed (disk full, database gone). Recording never fails a call; it is
+/// logged instead.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("history store: {0}")]
+pub struct StoreError(pub String);
+
+/// Where call history goes.
+#[async_trait]
+pub trait HistoryStore: Send + Sync + 'static {
+    /// Record a finished call.
+    async fn record(&self, entry: HistoryEntry) -> Result<(), StoreError>;
+
+    /// Calls of one correlation id, oldest first.
+    async fn by_correlation(&self, correlation_id: &str) -> Result<Vec<HistoryEntry>, StoreError>;
+
+    /// One call by its id.
+    async fn by_call_id(&self, call_id: &str) -> Result<Option<HistoryEntry>, StoreError>;
+
+    /// Figures of one correlation id.
+    async fn stats(&self, correlation_id: &str) -> Result<HistoryStats, StoreError> {
+        Ok(HistoryStats::of(&self.by_correlation(correlation_id).await?))
+    }
+}
+
+/// Bounds of the in-memory store.
+#[derive(Clone, Copy, Debug)]
+pub struct HistoryLimits {
+    /// Entries kept per correlation id; the oldest go first (FIFO).
+    pub max_per_correlation: usize,
+    /// Correlation ids kept; the least recently started go first.
+    pub max_correlations: usize,
+}
+
+impl Default for HistoryLimits {
+    fn default() -> Self {
+        HistoryLimits {
+            max_per_correlation: 100,
+            max_correlations: 10_000,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Book {
+    by_correlation: HashMap<String, VecDeque<HistoryEntry>>,
+    order: VecDeque<String>,
+    call_index: HashMap<String, String>,
+}
+
+/// History in memory, bounded: the library default and the store of tests.
+#[derive(Default)]
+pub struct InMemoryHistory {
+    limits: HistoryLimits,
+    book: Mutex<Book>,
+}
+
+impl InMemoryHistory {
+    /// A store with the default bounds (100 per correlation, 10 000 correlations).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A store with other bounds.
+    pub fn with_limits(limits: HistoryLimits) -> Self {
+        InMemoryHistory {
+            limits,
+            book: Mutex::new(Book::default()),
+        }
+    }
+
+    /// Entries held, over all correlation ids.
+    pub fn len(&self) -> usize {
+        self.book.lock().map(|b| b.call_index.len()).unwrap_or(0)
+    }
+
+    /// Whether it holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[async_trait]
+impl HistoryStore for InMemoryHistory {
+    async fn record(&self, entry: HistoryEntry) -> Result<(), StoreError> {
+        let mut guard = self.book.lock().map_err(|_| StoreError("history lock poisoned".into()))?;
+        let book = &mut *guard;
+        let corr = entry.result.correlation_id.clone();
+        book.call_index.insert(entry.result.call_id.clone(), corr.clone());
+        let list = match book.by_correlation.get_mut(&corr) {
+            Some(list) => list,
+            None => {
+                book.order.push_back(corr.clone());
+                while book.order.len() > self.limits.max_correlations.max(1) {
+                    if let Some(old) = book.order.pop_front() {
+                        for e in book.by_correlation.remove(&old).unwrap_or_default() {
+                            book.call_index.remove(&e.result.call_id);
+                        }
+                    }
+                }
+                book.by_correlation.entry(corr).or_default()
+            }
+        };
+        list.push_back(entry);
+        while list.len() > self.limits.max_per_correlation.max(1) {
+            if let Some(old) = list.pop_front() {
+                book.call_index.remove(&old.result.call_id);
+            }
+        }
+        Ok(())
+    }
+
+    async fn by_correlation(&self, correlation_id: &str) -> Result<Vec<HistoryEntry>, StoreError> {
+        let book = self.book.lock().map_err(|_| StoreError("history lock poisoned".into()))?;
+        Ok(book
+            .by_correlation
+            .get(correlation_id)
+            .map(|l| l.iter().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    async fn by_call_id(&self, call_id: &str) -> Result<Option<HistoryEntry>, StoreError> {
+        let book = self.book.lock().map_err(|_| StoreError("history lock poisoned".into()))?;
+        let Some(corr) = book.call_index.get(call_id) else {
+            return Ok(None);
+        };
+        Ok(book
+            .by_correlation
+            .get(corr)
+            .and_then(|l| l.iter().find(|e| e.result.call_id == call_id).cloned()))
+    }
+}

@@ -1,0 +1,56 @@
+//! # axon-core
+//!
+//! Axon's engine: it calls tools — Rust functions, browser actions, MCP server tools,
+//! HTTP APIs — through one policy pipeline (validation, cache, circuit breaker, rate
+//! limit and bulkhead, retries with backoff and jitter around a per-attempt timeout,
+//! hedging, fallback) and records every call with provenance, metrics and a trace.
+//!
+//! It knows nothing of HTTP servers, SQL or browsers; those live in the crates that
+//! need them and plug in through [`Tool`] and [`HistoryStore`].
+//!
+//! ```
+//! use axon_core::{Executor, ToolCall, ToolRegistry};
+//! use serde_json::json;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+//! let executor = Executor::builder(ToolRegistry::with_utilities()).build().unwrap();
+//! let result = executor.call(ToolCall::new("echo", json!({"hello": "world"}))).await;
+//! assert!(result.success);
+//! assert_eq!(result.data, json!({"hello": "world"}));
+//! # });
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod call;
+pub mod canonical;
+pub mod error;
+pub mod events;
+pub mod executor;
+pub mod history;
+pub mod policy;
+pub mod redact;
+pub mod registry;
+pub mod result;
+pub mod schema;
+pub mod state;
+pub mod tool;
+pub mod tools;
+
+pub use call::ToolCall;
+pub use error::{CallError, ErrorKind, ToolError};
+pub use events::{CallEvent, EventSink};
+pub use executor::{BuildError, Executor, ExecutorBuilder, DEFAULT_MAX_PARALLEL};
+pub use history::{HistoryEntry, HistoryLimits, HistoryStats, HistoryStore, InMemoryHistory, StoreError};
+pub use policy::fallback::FallbackCall;
+pub use policy::{Policy, PolicyError};
+pub use registry::{RegistryError, ToolRegistry};
+pub use result::{CallResult, FallbackInfo, Provenance, Source, Timestamp};
+pub use state::SharedState;
+pub use tool::{tool_fn, Annotations, FnTool, Tool, ToolContext, ToolSpec};
+pub use tokio_util::sync::CancellationToken;
+
+/// The README's examples, compiled and run as doc-tests so it never lies.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -1,0 +1,309 @@
+//! The circuit breaker of one tool. Closed: calls pass and failures are counted in a
+//! sliding window; `failure_threshold` failures within `window_ms` open it. Open:
+//! calls are rejected with `circuit_open` without touching the tool. After
+//! `open_ms` it is half-open: `half_open_max_calls` probes go through; a probe that
+//! succeeds closes it, one that fails opens it again. Only kinds that say the
+//! dependency is unhealthy count (see [`ErrorKind::counts_for_breaker`]); a
+//! cancellation never does. Operators can `reset` or `isolate` it by hand.
+//!
+//! One breaker per tool name, shared by every executor in the process (seed 004).
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::error::{ErrorKind, ToolError};
+
+/// Breaker options (`[defaults.breaker]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BreakerPolicy {
+    /// Failures within the window that open the breaker. 0 = no breaker.
+    pub failure_threshold: u32,
+    /// The sliding window, ms.
+    pub window_ms: u64,
+    /// How long it stays open before letting probes through, ms.
+    pub open_ms: u64,
+    /// Probes allowed at once while half-open.
+    pub half_open_max_calls: u32,
+}
+
+impl Default for BreakerPolicy {
+    fn default() -> Self {
+        BreakerPolicy {
+            failure_threshold: 5,
+            window_ms: 60_000,
+            open_ms: 30_000,
+            half_open_max_calls: 1,
+        }
+    }
+}
+
+/// What a breaker is doing, as reported to operators (`GET /v1/breakers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakerState {
+    /// Calls pass.
+    Closed,
+    /// Probes pass, up to `half_open_max_calls` at once.
+    HalfOpen,
+    /// Calls are rejected until `open_ms` has passed.
+    Open,
+    /// Opened by hand; rejects until reset by hand.
+    Isolated,
+}
+
+impl BreakerState {
+    /// The value of the `tool_circuit_state` gauge: 0 closed, 1 half-open, 2 open.
+    pub fn gauge_value(self) -> f64 {
+        match self {
+            BreakerState::Closed => 0.0,
+            BreakerState::HalfOpen => 1.0,
+            BreakerState::Open | BreakerState::Isolated => 2.0,
+        }
+    }
+}
+
+#[derive(Debug)]
+enum State {
+    Closed,
+    Open { until: Instant },
+    HalfOpen { probes: u32 },
+    Isolated,
+}
+
+#[derive(Debug)]
+struct Inner {
+    state: State,
+    failures: VecDeque<Instant>,
+}
+
+/// The breaker of one tool.
+#[derive(Debug)]
+pub struct Breaker {
+    inner: Mutex<Inner>,
+    gauge: metrics::Gauge,
+}
+
+/// Leave to make one attempt. Record its outcome with [`Permit::record`]; a permit
+/// dropped unrecorded (the call was cancelled) counts as neither success nor failure.
+#[must_use]
+pub struct Permit<'a> {
+    breaker: &'a Breaker,
+    probe: bool,
+    recorded: bool,
+}
+
+impl Breaker {
+    /// A closed breaker; `tool` labels its `tool_circuit_state` gauge.
+    pub fn new(tool: &str) -> Self {
+        let gauge = metrics::gauge!("tool_circuit_state", "tool" => tool.to_string());
+        gauge.set(0.0);
+        Breaker {
+            inner: Mutex::new(Inner {
+                state: State::Closed,
+                failures: VecDeque::new(),
+            }),
+            gauge,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn set(&self, inner: &mut Inner, state: State) {
+        inner.state = state;
+        self.gauge.set(public_state(&inner.state).gauge_value());
+    }
+
+    /// Ask to make an attempt. Rejected with `circuit_open` (and the time until
+    /// probes are let through as `retry_after`) while open.
+    pub fn admit(&self, policy: &BreakerPolicy) -> Result<Permit<'_>, ToolError> {
+        let permit = |probe| Permit {
+            breaker: self,
+            probe,
+            recorded: false,
+        };
+        if policy.failure_threshold == 0 {
+            return Ok(permit(false));
+        }
+        let mut inner = self.lock();
+        let now = Instant::now();
+        if let State::Open { until } = inner.state {
+            if now < until {
+                return Err(open_error(Some(until - now)));
+            }
+            self.set(&mut inner, State::HalfOpen { probes: 0 });
+        }
+        match &mut inner.state {
+            State::Closed => Ok(permit(false)),
+            State::HalfOpen { probes } if *probes < policy.half_open_max_calls.max(1) => {
+                *probes += 1;
+                Ok(permit(true))
+            }
+            State::HalfOpen { .. } => Err(open_error(None)),
+            State::Isolated => Err(open_error(None).with_code("isolated")),
+            State::Open { .. } => Err(open_error(None)),
+        }
+    }
+
+    fn on_outcome(&self, probe: bool, kind: Option<ErrorKind>, policy: &BreakerPolicy) {
+        if policy.failure_threshold == 0 {
+            return;
+        }
+        let mut inner = self.lock();
+        let now = Instant::now();
+        let failure = kind.is_some_and(ErrorKind::counts_for_breaker);
+        let success = kind.is_none();
+        match (&mut inner.state, probe) {
+            (State::HalfOpen { .. }, true) if success => {
+                inner.failures.clear();
+                self.set(&mut inner, State::Closed);
+            }
+            (State::HalfOpen { .. }, true) if failure => {
+                let until = now + Duration::from_millis(policy.open_ms);
+                self.set(&mut inner, State::Open { until });
+            }
+            (State::HalfOpen { probes }, true) => *probes = probes.saturating_sub(1),
+            (State::Closed, false) if failure => {
+                let window = Duration::from_millis(policy.window_ms);
+                inner.failures.push_back(now);
+                while inner.failures.front().is_some_and(|t| now.duration_since(*t) >= window) {
+                    inner.failures.pop_front();
+                }
+                if inner.failures.len() >= policy.failure_threshold as usize {
+                    inner.failures.clear();
+                    let until = now + Duration::from_millis(policy.open_ms);
+                    self.set(&mut inner, State::Open { until });
+                }
+            }
+            // Outcomes of attempts admitted before the state changed tell us
+            // nothing new.
+            _ => {}
+        }
+    }
+
+    /// The state now (an open breaker whose `open_ms` has passed reads half-open).
+    pub fn state(&self) -> BreakerState {
+        let inner = self.lock();
+        match inner.state {
+            State::Open { until } if Instant::now() >= until => BreakerState::HalfOpen,
+            ref s => public_state(s),
+        }
+    }
+
+    /// Close it by hand and forget past failures.
+    pub fn reset(&self) {
+        let mut inner = self.lock();
+        inner.failures.clear();
+        self.set(&mut inner, State::Closed);
+    }
+
+    /// Open it by hand until [`Breaker::reset`]: take a dependency out of service.
+    pub fn isolate(&self) {
+        let mut inner = self.lock();
+        self.set(&mut inner, State::Isolated);
+    }
+}
+
+fn public_state(state: &State) -> BreakerState {
+    match state {
+        State::Closed => BreakerState::Closed,
+        State::Open { .. } => BreakerState::Open,
+        State::HalfOpen { .. } => BreakerState::HalfOpen,
+        State::Isolated => BreakerState::Isolated,
+    }
+}
+
+fn open_error(retry_after: Option<Duration>) -> ToolError {
+    let message = match retry_after {
+        Some(d) => format!("circuit breaker is open; probes allowed in {} ms", d.as_millis()),
+        None => "circuit breaker is open".to_string(),
+    };
+    ToolError {
+        retry_after,
+        ..ToolError::new(ErrorKind::CircuitOpen, message)
+    }
+}
+
+impl Permit<'_> {
+    /// Report how the attempt went.
+    pub fn record(mut self, outcome: &Result<Value, ToolError>, policy: &BreakerPolicy) {
+        self.recorded = true;
+        let kind = outcome.as_ref().err().map(|e| e.kind);
+        self.breaker.on_outcome(self.probe, kind, policy);
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        if !self.recorded && self.probe {
+            let mut inner = self.breaker.lock();
+            if let State::HalfOpen { probes } = &mut inner.state {
+                *probes = probes.saturating_sub(1);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> BreakerPolicy {
+        BreakerPolicy {
+            failure_threshold: 3,
+            window_ms: 1_000,
+            open_ms: 5_000,
+            half_open_max_calls: 1,
+        }
+    }
+
+    fn fail(b: &Breaker, p: &BreakerPolicy) {
+        b.admit(p).unwrap().record(&Err(ToolError::transient("x")), p);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failures_outside_the_window_do_not_add_up() {
+        let (b, p) = (Breaker::new("t"), policy());
+        fail(&b, &p);
+        fail(&b, &p);
+        tokio::time::advance(Duration::from_millis(1_001)).await;
+        fail(&b, &p);
+        assert_eq!(b.state(), BreakerState::Closed);
+        fail(&b, &p);
+        fail(&b, &p);
+        assert_eq!(b.state(), BreakerState::Open);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dropped_probe_frees_its_slot() {
+        let (b, p) = (Breaker::new("t"), policy());
+        for _ in 0..3 {
+            fail(&b, &p);
+        }
+        tokio::time::advance(Duration::from_millis(5_000)).await;
+        let probe = b.admit(&p).unwrap();
+        assert!(b.admit(&p).is_err(), "only one probe at a time");
+        drop(probe);
+        assert!(b.admit(&p).is_ok(), "the cancelled probe gave its slot back");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn isolate_rejects_until_reset() {
+        let (b, p) = (Breaker::new("t"), policy());
+        b.isolate();
+        let err = b.admit(&p).err().unwrap();
+        assert_eq!(err.kind, ErrorKind::CircuitOpen);
+        assert_eq!(err.code.as_deref(), Some("isolated"));
+        tokio::time::advance(Duration::from_secs(3600)).await;
+        assert_eq!(b.state(), BreakerState::Isolated);
+        b.reset();
+        assert!(b.admit(&p).is_ok());
+    }
+}

@@ -1,0 +1,223 @@
+//! The response cache: successful results kept for `ttl_ms`, keyed by
+//! `tool + sha256(canonical JSON of the arguments)`. Looked up before the breaker, so
+//! a cached answer is served even while the tool is down (seed 004). Expired
+//! entries are kept `stale_if_error_ms` longer and served, marked stale, when a
+//! fresh call fails. Identical calls that arrive while one is running share its
+//! execution (single-flight) instead of each calling the tool.
+//!
+//! Freshness is judged on tokio's clock (so tests can pause it); moka only bounds
+//! memory (entry count, and dropping entries past their stale window).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant as StdInstant};
+
+use moka::sync::Cache;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::canonical::sha256_hex;
+use crate::result::Timestamp;
+
+/// Cache options (`[defaults.cache]`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CachePolicy {
+    /// How long a result stays fresh, ms. 0 = no caching.
+    pub ttl_ms: u64,
+    /// How long after expiry it may still be served when the tool fails, ms.
+    pub stale_if_error_ms: u64,
+}
+
+impl CachePolicy {
+    /// Whether caching is on.
+    pub fn enabled(&self) -> bool {
+        self.ttl_ms > 0
+    }
+}
+
+/// A cached success.
+#[derive(Debug)]
+pub struct CachedResponse {
+    /// The tool's data.
+    pub data: Value,
+    /// When it was fetched from the tool.
+    pub fetched_at: Timestamp,
+    /// `sha256:…` of the data.
+    pub digest: String,
+    fresh_until: Instant,
+    stale_until: Instant,
+    keep: Duration,
+}
+
+struct KeepFor;
+
+impl moka::Expiry<String, Arc<CachedResponse>> for KeepFor {
+    fn expire_after_create(&self, _: &String, value: &Arc<CachedResponse>, _: StdInstant) -> Option<Duration> {
+        Some(value.keep)
+    }
+}
+
+/// The cache key of a call.
+pub fn key(tool: &str, args: &Value) -> String {
+    let mut key = String::with_capacity(tool.len() + 65);
+    key.push_str(tool);
+    key.push(':');
+    key.push_str(&sha256_hex(args));
+    key
+}
+
+type FlightValue<T> = Option<Arc<T>>;
+
+/// Responses of every tool, plus the calls in flight for single-flight.
+pub struct ResponseCache<T> {
+    entries: Cache<String, Arc<CachedResponse>>,
+    flights: Mutex<HashMap<String, watch::Receiver<FlightValue<T>>>>,
+}
+
+impl<T> std::fmt::Debug for ResponseCache<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseCache")
+            .field("entries", &self.entries.entry_count())
+            .finish()
+    }
+}
+
+/// Whether this call runs the tool or waits for an identical one that does.
+pub enum Flight<'a, T> {
+    /// Run it, then [`Leader::finish`].
+    Leader(Leader<'a, T>),
+    /// Wait for the leader's outcome.
+    Follower(watch::Receiver<FlightValue<T>>),
+}
+
+/// The call that runs the tool for everyone waiting on the same key. Dropped
+/// without finishing (cancelled), it lets the followers try again themselves.
+pub struct Leader<'a, T> {
+    cache: &'a ResponseCache<T>,
+    key: &'a str,
+    tx: Option<watch::Sender<FlightValue<T>>>,
+}
+
+impl<T> ResponseCache<T> {
+    /// A cache holding at most `max_entries` responses.
+    pub fn new(max_entries: u64) -> Self {
+        ResponseCache {
+            entries: Cache::builder().max_capacity(max_entries).expire_after(KeepFor).build(),
+            flights: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A fresh entry, if there is one.
+    pub fn fresh(&self, key: &str) -> Option<Arc<CachedResponse>> {
+        self.entries.get(key).filter(|e| Instant::now() < e.fresh_until)
+    }
+
+    /// An expired entry still inside its stale-if-error window.
+    pub fn stale(&self, key: &str) -> Option<Arc<CachedResponse>> {
+        self.entries.get(key).filter(|e| Instant::now() < e.stale_until)
+    }
+
+    /// Keep a success.
+    pub fn store(&self, key: &str, policy: &CachePolicy, data: Value, fetched_at: Timestamp, digest: String) {
+        let ttl = Duration::from_millis(policy.ttl_ms);
+        let keep = ttl + Duration::from_millis(policy.stale_if_error_ms);
+        let now = Instant::now();
+        let entry = CachedResponse {
+            data,
+            fetched_at,
+            digest,
+            fresh_until: now + ttl,
+            stale_until: now + keep,
+            keep,
+        };
+        self.entries.insert(key.to_string(), Arc::new(entry));
+    }
+
+    /// Forget every entry (tests, operators).
+    pub fn clear(&self) {
+        self.entries.invalidate_all();
+    }
+
+    /// Become the leader for `key`, or follow the call already running it.
+    pub fn join<'a>(&'a self, key: &'a str) -> Flight<'a, T> {
+        let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(rx) = flights.get(key) {
+            return Flight::Follower(rx.clone());
+        }
+        let (tx, rx) = watch::channel(None);
+        flights.insert(key.to_string(), rx);
+        Flight::Leader(Leader {
+            cache: self,
+            key,
+            tx: Some(tx),
+        })
+    }
+
+    fn leave(&self, key: &str) {
+        self.flights.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+    }
+}
+
+impl<T> Leader<'_, T> {
+    /// Hand the outcome to every follower.
+    pub fn finish(mut self, outcome: Arc<T>) {
+        self.cache.leave(self.key);
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.send(Some(outcome));
+        }
+    }
+}
+
+impl<T> Drop for Leader<'_, T> {
+    fn drop(&mut self) {
+        if self.tx.is_some() {
+            self.cache.leave(self.key);
+        }
+    }
+}
+
+/// Wait for a leader's outcome; `None` when the leader gave up without one.
+pub async fn follow<T>(mut rx: watch::Receiver<FlightValue<T>>) -> Option<Arc<T>> {
+    rx.wait_for(Option::is_some).await.ok().and_then(|v| v.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_key_is_the_tool_and_the_digest_of_the_canonical_arguments() {
+        let a = key("t", &json!({"x": 1, "y": 2}));
+        let b = key("t", &serde_json::from_str(r#"{"y":2,"x":1}"#).unwrap());
+        assert_eq!(a, b);
+        assert!(a.starts_with("t:") && a.len() == 2 + 64);
+        assert_ne!(a, key("u", &json!({"x": 1, "y": 2})));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn entries_go_stale_then_vanish() {
+        let cache: ResponseCache<()> = ResponseCache::new(10);
+        let p = CachePolicy { ttl_ms: 100, stale_if_error_ms: 50 };
+        cache.store("k", &p, json!(1), Timestamp::now(), "d".into());
+        assert!(cache.fresh("k").is_some());
+        tokio::time::advance(Duration::from_millis(120)).await;
+        assert!(cache.fresh("k").is_none());
+        assert!(cache.stale("k").is_some());
+        tokio::time::advance(Duration::from_millis(40)).await;
+        assert!(cache.stale("k").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_dropped_leader_releases_its_followers() {
+        let cache: ResponseCache<u32> = ResponseCache::new(10);
+        let Flight::Leader(leader) = cache.join("k") else { panic!("first is leader") };
+        let Flight::Follower(rx) = cache.join("k") else { panic!("second follows") };
+        drop(leader);
+        assert!(follow(rx).await.is_none());
+        assert!(matches!(cache.join("k"), Flight::Leader(_)));
+    }
+}

@@ -1,0 +1,193 @@
+//! Rate limit and bulkhead of one tool: at most `rate_per_sec` attempts per second
+//! (governor's GCRA, with a burst of one second's worth) and at most
+//! `max_concurrent` attempts at once (a semaphore). Both wait rather than reject —
+//! a caller that is early is made to queue — and the wait gives up when the call is
+//! cancelled or its deadline passes. Governor runs on tokio's clock here, so limits
+//! are testable with a paused clock.
+
+use std::num::NonZeroU32;
+use std::ops::Add;
+use std::sync::Arc;
+use std::time::Duration;
+
+use governor::clock::{Clock, Reference};
+use governor::middleware::NoOpMiddleware;
+use governor::nanos::Nanos;
+use governor::state::{InMemoryState, NotKeyed};
+use governor::{Quota, RateLimiter};
+use serde::{Deserialize, Serialize};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use super::timeout::Deadline;
+use super::PolicyError;
+use crate::error::{ErrorKind, ToolError};
+
+/// Limit options (`[defaults.limits]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitPolicy {
+    /// Attempts of this tool running at once. 0 = unlimited.
+    pub max_concurrent: u32,
+    /// Attempts of this tool per second. 0 = unlimited.
+    pub rate_per_sec: f64,
+}
+
+impl Default for LimitPolicy {
+    fn default() -> Self {
+        LimitPolicy {
+            max_concurrent: 0,
+            rate_per_sec: 0.0,
+        }
+    }
+}
+
+impl LimitPolicy {
+    pub(crate) fn check(&self) -> Result<(), PolicyError> {
+        if !(self.rate_per_sec >= 0.0 && self.rate_per_sec.is_finite()) {
+            return Err(PolicyError::new("limits.rate_per_sec", "must be a number ≥ 0"));
+        }
+        Ok(())
+    }
+}
+
+/// An instant of tokio's clock, as governor wants it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TokioInstant(tokio::time::Instant);
+
+impl Add<Nanos> for TokioInstant {
+    type Output = Self;
+    fn add(self, other: Nanos) -> Self {
+        TokioInstant(self.0 + Duration::from(other))
+    }
+}
+
+impl Reference for TokioInstant {
+    fn duration_since(&self, earlier: Self) -> Nanos {
+        self.0.saturating_duration_since(earlier.0).into()
+    }
+    fn saturating_sub(&self, duration: Nanos) -> Self {
+        self.0.checked_sub(duration.into()).map_or(*self, TokioInstant)
+    }
+}
+
+/// tokio's clock (pausable in tests) as a governor clock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TokioClock;
+
+impl Clock for TokioClock {
+    type Instant = TokioInstant;
+    fn now(&self) -> TokioInstant {
+        TokioInstant(tokio::time::Instant::now())
+    }
+}
+
+type Limiter = RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<TokioInstant>>;
+
+/// The limits of one tool.
+#[derive(Default)]
+pub struct Limits {
+    rate: Option<Limiter>,
+    slots: Option<Arc<Semaphore>>,
+}
+
+impl std::fmt::Debug for Limits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Limits")
+            .field("rate", &self.rate.is_some())
+            .field("slots", &self.slots)
+            .finish()
+    }
+}
+
+/// Held while an attempt runs; frees its concurrency slot when dropped.
+pub struct Slot(#[allow(dead_code)] Option<OwnedSemaphorePermit>);
+
+impl Limits {
+    /// Build the limits a policy asks for.
+    pub fn new(policy: &LimitPolicy) -> Self {
+        let rate = (policy.rate_per_sec > 0.0).then(|| {
+            let period = Duration::from_secs_f64(1.0 / policy.rate_per_sec);
+            let burst = NonZeroU32::new(policy.rate_per_sec.floor().max(1.0) as u32).unwrap_or(NonZeroU32::MIN);
+            let quota = Quota::with_period(period)
+                .unwrap_or_else(|| Quota::per_second(NonZeroU32::MAX))
+                .allow_burst(burst);
+            RateLimiter::direct_with_clock(quota, TokioClock)
+        });
+        let slots = (policy.max_concurrent > 0).then(|| Arc::new(Semaphore::new(policy.max_concurrent as usize)));
+        Limits { rate, slots }
+    }
+
+    /// Wait for the rate limit, then for a concurrency slot.
+    pub async fn acquire(&self, cancel: &CancellationToken, deadline: Deadline) -> Result<Slot, ToolError> {
+        let gave_up = |what: &str| {
+            if cancel.is_cancelled() {
+                ToolError::new(ErrorKind::Cancelled, "cancelled by the caller")
+            } else {
+                ToolError::new(
+                    ErrorKind::BudgetExhausted,
+                    format!("deadline of {} ms passed while waiting for the {what}", deadline.total_ms()),
+                )
+                .with_code("deadline")
+            }
+        };
+        if let Some(limiter) = &self.rate {
+            while let Err(not_until) = limiter.check() {
+                let wait = not_until.wait_time_from(TokioClock.now());
+                if !deadline.allows(wait) {
+                    return Err(gave_up("rate limit"));
+                }
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => return Err(gave_up("rate limit")),
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
+        let Some(slots) = &self.slots else {
+            return Ok(Slot(None));
+        };
+        let expired = async {
+            match deadline.remaining() {
+                Some(left) => tokio::time::sleep(left).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            permit = slots.clone().acquire_owned() => {
+                permit.map(|p| Slot(Some(p))).map_err(|_| ToolError::internal("concurrency limiter closed"))
+            }
+            _ = cancel.cancelled() => Err(gave_up("concurrency limit")),
+            _ = expired => Err(gave_up("concurrency limit")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::time::Instant;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_rate_limit_spaces_attempts_after_the_burst() {
+        let limits = Limits::new(&LimitPolicy { max_concurrent: 0, rate_per_sec: 2.0 });
+        let cancel = CancellationToken::new();
+        let start = Instant::now();
+        let mut at = Vec::new();
+        for _ in 0..4 {
+            limits.acquire(&cancel, Deadline::start(0)).await.unwrap();
+            at.push(start.elapsed().as_millis());
+        }
+        assert_eq!(at, [0, 0, 500, 1000]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waiting_for_a_slot_gives_up_at_the_deadline() {
+        let limits = Limits::new(&LimitPolicy { max_concurrent: 1, rate_per_sec: 0.0 });
+        let cancel = CancellationToken::new();
+        let _held = limits.acquire(&cancel, Deadline::start(0)).await.unwrap();
+        let err = limits.acquire(&cancel, Deadline::start(100)).await.err().unwrap();
+        assert_eq!(err.kind, ErrorKind::BudgetExhausted);
+    }
+}

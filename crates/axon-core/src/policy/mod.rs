@@ -1,0 +1,201 @@
+//! Policies: the options of each resilience strategy, one file each, and the
+//! [`Policy`] that gathers them. Options are plain data with serde and documented
+//! defaults; the same keys appear in `axon.toml` (`[defaults]`, `[tools.<name>]`), in
+//! a plan (`defaults:`, a step's `policy:`) and in an API call (`policy`). Layers are
+//! merged key by key, the most specific last ([`Policy::layered`]).
+//!
+//! The order in which the policies run is written once, in
+//! `Executor::pipeline` (executor.rs).
+
+pub mod backoff;
+pub mod breaker;
+pub mod budget;
+pub mod cache;
+pub mod fallback;
+pub mod hedge;
+pub mod limit;
+pub mod retry;
+pub mod timeout;
+pub mod validate;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use backoff::{Backoff, Jitter};
+pub use breaker::{Breaker, BreakerPolicy, BreakerState};
+pub use budget::RetryBudget;
+pub use cache::{CachePolicy, ResponseCache};
+pub use hedge::HedgePolicy;
+pub use limit::{LimitPolicy, Limits};
+pub use retry::RetryPolicy;
+
+/// Every policy key for one call, with DESIGN.md's defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Policy {
+    /// Hard timeout per attempt, ms.
+    pub timeout_ms: u64,
+    /// Soft timeout per attempt, ms: raises a `slow` event. 0 = off.
+    pub soft_timeout_ms: u64,
+    /// Budget across all attempts and backoff, ms. 0 = off.
+    pub deadline_ms: u64,
+    /// A call that takes longer than this (ms) logs a slow warning (seed 001). 0 = off.
+    pub slow_warn_ms: u64,
+    /// Overrides the tool's idempotency annotation (`false` stops retries after
+    /// outcomes that may have had side effects, and hedging).
+    pub idempotent: Option<bool>,
+    /// Retries, backoff, jitter and the retry budget.
+    pub retry: RetryPolicy,
+    /// The circuit breaker.
+    pub breaker: BreakerPolicy,
+    /// The response cache.
+    pub cache: CachePolicy,
+    /// Rate limit and concurrency limit per tool.
+    pub limits: LimitPolicy,
+    /// Hedged attempts for idempotent tools.
+    pub hedge: HedgePolicy,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            timeout_ms: 30_000,
+            soft_timeout_ms: 0,
+            deadline_ms: 0,
+            slow_warn_ms: 5_000,
+            idempotent: None,
+            retry: RetryPolicy::default(),
+            breaker: BreakerPolicy::default(),
+            cache: CachePolicy::default(),
+            limits: LimitPolicy::default(),
+            hedge: HedgePolicy::default(),
+        }
+    }
+}
+
+/// A policy key with a bad value or an unknown name. `key` is the dotted path
+/// (`retry.max_attempts`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("policy: {key}: {message}")]
+pub struct PolicyError {
+    /// Dotted path of the key.
+    pub key: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl PolicyError {
+    fn new(key: &str, message: impl Into<String>) -> Self {
+        PolicyError {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl Policy {
+    /// Merge layers of policy JSON over the defaults, most specific last, and check
+    /// the result. A layer is an object with any subset of the keys; nested tables
+    /// merge key by key, so `{"retry": {"max_attempts": 5}}` keeps the other retry keys.
+    pub fn layered<'a>(layers: impl IntoIterator<Item = &'a Value>) -> Result<Policy, PolicyError> {
+        Self::default().with_layers(layers)
+    }
+
+    /// Merge layers over this policy (see [`Policy::layered`]).
+    pub fn with_layers<'a>(
+        &self,
+        layers: impl IntoIterator<Item = &'a Value>,
+    ) -> Result<Policy, PolicyError> {
+        let mut merged = serde_json::to_value(self).map_err(|e| PolicyError::new("", e.to_string()))?;
+        for layer in layers {
+            if !layer.is_object() && !layer.is_null() {
+                return Err(PolicyError::new("", "a policy must be an object"));
+            }
+            merge(&mut merged, layer, "")?;
+        }
+        let policy: Policy = serde_json::from_value(merged).map_err(|e| {
+            let msg = e.to_string();
+            let key = unknown_field(&msg).unwrap_or_default();
+            PolicyError::new(&key, msg)
+        })?;
+        policy.check()?;
+        Ok(policy)
+    }
+
+    /// Check values that serde cannot: ranges and relations between keys.
+    pub fn check(&self) -> Result<(), PolicyError> {
+        if self.timeout_ms == 0 {
+            return Err(PolicyError::new("timeout_ms", "must be at least 1"));
+        }
+        self.retry.check()?;
+        self.limits.check()?;
+        self.hedge.check()?;
+        Ok(())
+    }
+}
+
+/// Deep-merge `layer` into `base`. Scalars and arrays replace; objects merge. A
+/// key the base does not have is an error naming it (unknown keys are mistakes).
+fn merge(base: &mut Value, layer: &Value, path: &str) -> Result<(), PolicyError> {
+    let (Some(base_map), Some(layer_map)) = (base.as_object_mut(), layer.as_object()) else {
+        *base = layer.clone();
+        return Ok(());
+    };
+    for (key, value) in layer_map {
+        let key_path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+        match base_map.get_mut(key) {
+            Some(slot) if slot.is_object() && value.is_object() => merge(slot, value, &key_path)?,
+            Some(slot) => *slot = value.clone(),
+            None => return Err(PolicyError::new(&key_path, "unknown policy key")),
+        }
+    }
+    Ok(())
+}
+
+fn unknown_field(serde_message: &str) -> Option<String> {
+    let start = serde_message.find('`')? + 1;
+    let end = start + serde_message[start..].find('`')?;
+    Some(serde_message[start..end].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_follow_design_md() {
+        let p = Policy::default();
+        assert_eq!(p.timeout_ms, 30_000);
+        assert_eq!(p.retry.max_attempts, 3);
+        assert_eq!(p.retry.initial_delay_ms, 500);
+        assert_eq!(p.breaker.failure_threshold, 5);
+        assert_eq!(p.breaker.open_ms, 30_000);
+        assert_eq!(p.cache.ttl_ms, 0);
+    }
+
+    #[test]
+    fn layers_merge_key_by_key_most_specific_last() {
+        let config = json!({"timeout_ms": 10_000, "retry": {"max_attempts": 5, "backoff": "linear"}});
+        let step = json!({"retry": {"max_attempts": 2}});
+        let p = Policy::layered([&config, &step]).unwrap();
+        assert_eq!(p.timeout_ms, 10_000);
+        assert_eq!(p.retry.max_attempts, 2);
+        assert_eq!(p.retry.backoff, Backoff::Linear);
+        assert_eq!(p.retry.initial_delay_ms, 500);
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_naming_the_key() {
+        let err = Policy::layered([&json!({"retry": {"max_attempt": 5}})]).unwrap_err();
+        assert_eq!(err.key, "retry.max_attempt");
+    }
+
+    #[test]
+    fn bad_values_are_errors_naming_the_key() {
+        let err = Policy::layered([&json!({"retry": {"max_attempts": 0}})]).unwrap_err();
+        assert_eq!(err.key, "retry.max_attempts");
+        let err = Policy::layered([&json!({"retry": {"backoff": "fibonacci"}})]).unwrap_err();
+        assert!(err.message.contains("fibonacci"), "{err}");
+    }
+}

@@ -1,0 +1,235 @@
+//! All of retry: the options, the decision whether to try again, and the loop that
+//! runs attempts, sleeps between them and records why.
+//!
+//! A failed attempt is retried when its kind is retryable (DESIGN.md's table), there
+//! are attempts left, repeating it is safe (idempotency-aware: a non-idempotent tool
+//! is not retried after `timeout`/`transient`, which may have had side effects, unless
+//! `retry_non_idempotent`), the deadline leaves room for the delay, and the retry
+//! budget has a token. The delay is the backoff curve, or upstream's `Retry-After`
+//! for `rate_limited` when `respect_retry_after`.
+
+use std::future::Future;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::backoff::{self, Backoff, Jitter};
+use super::budget::RetryBudget;
+use super::timeout::Deadline;
+use super::PolicyError;
+use crate::error::{ErrorKind, ToolError};
+use crate::events::Observer;
+
+/// Retry options (`[defaults.retry]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetryPolicy {
+    /// Total attempts, the first one included. 1 = no retries.
+    pub max_attempts: u32,
+    /// The delay curve.
+    pub backoff: Backoff,
+    /// First delay, ms.
+    pub initial_delay_ms: u64,
+    /// Growth factor of exponential backoff.
+    pub multiplier: f64,
+    /// Cap on any delay, ms.
+    pub max_delay_ms: u64,
+    /// Randomisation of the delay.
+    pub jitter: Jitter,
+    /// ± ratio for proportional jitter.
+    pub jitter_ratio: f64,
+    /// Wait as long as upstream's `Retry-After` says after `rate_limited`.
+    pub respect_retry_after: bool,
+    /// Retries may add at most this share of the tool's call rate (0 = no budget).
+    pub budget_ratio: f64,
+    /// … plus this many retries per second.
+    pub budget_min_per_sec: f64,
+    /// Retry non-idempotent tools even after outcomes that may have had side effects.
+    pub retry_non_idempotent: bool,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 3,
+            backoff: Backoff::Exponential,
+            initial_delay_ms: 500,
+            multiplier: 2.0,
+            max_delay_ms: 10_000,
+            jitter: Jitter::Proportional,
+            jitter_ratio: 0.25,
+            respect_retry_after: true,
+            budget_ratio: 0.1,
+            budget_min_per_sec: 10.0,
+            retry_non_idempotent: false,
+        }
+    }
+}
+
+impl RetryPolicy {
+    pub(crate) fn check(&self) -> Result<(), PolicyError> {
+        let err = |key: &str, msg: &str| Err(PolicyError::new(&format!("retry.{key}"), msg));
+        if self.max_attempts == 0 {
+            return err("max_attempts", "must be at least 1 (the first attempt counts)");
+        }
+        if !(self.multiplier >= 1.0 && self.multiplier.is_finite()) {
+            return err("multiplier", "must be a number ≥ 1");
+        }
+        if !(0.0..=1.0).contains(&self.jitter_ratio) {
+            return err("jitter_ratio", "must be between 0 and 1");
+        }
+        if !(self.budget_ratio >= 0.0 && self.budget_ratio.is_finite()) {
+            return err("budget_ratio", "must be a number ≥ 0");
+        }
+        if !(self.budget_min_per_sec >= 0.0 && self.budget_min_per_sec.is_finite()) {
+            return err("budget_min_per_sec", "must be a number ≥ 0");
+        }
+        if self.max_delay_ms < self.initial_delay_ms {
+            return err("max_delay_ms", "must be at least initial_delay_ms");
+        }
+        Ok(())
+    }
+}
+
+/// What the loop gathered: the final outcome and the story of the retries.
+#[derive(Debug)]
+pub(crate) struct Attempts {
+    pub result: Result<Value, ToolError>,
+    pub attempts: u32,
+    pub reasons: Vec<String>,
+    pub delays_ms: Vec<u64>,
+}
+
+/// How one attempt went: it ran (and succeeded or failed), or it was refused before
+/// touching the tool (breaker open, limit wait given up) and does not count.
+#[derive(Debug)]
+pub(crate) enum Attempt {
+    Ran(Result<Value, ToolError>),
+    Refused(ToolError),
+}
+
+/// One call's retry loop and what it needs to decide.
+pub(crate) struct RetryLoop<'a> {
+    pub policy: &'a RetryPolicy,
+    pub hard_timeout: Duration,
+    pub safe_to_repeat: bool,
+    pub budget: &'a RetryBudget,
+    pub deadline: Deadline,
+    pub cancel: &'a CancellationToken,
+    pub observer: &'a Observer<'a>,
+    pub rng: &'a Mutex<fastrand::Rng>,
+}
+
+enum Next {
+    Retry(Duration),
+    Stop(ToolError),
+}
+
+impl RetryLoop<'_> {
+    /// Run `attempt(n, limit)` until it succeeds or the policy says stop. `limit` is
+    /// the hard timeout of that attempt (shortened by the deadline).
+    pub async fn run<F, Fut>(&self, mut attempt: F) -> Attempts
+    where
+        F: FnMut(u32, Duration) -> Fut,
+        Fut: Future<Output = Attempt>,
+    {
+        self.budget.deposit();
+        let mut out = Attempts {
+            result: Err(cancelled()),
+            attempts: 0,
+            reasons: Vec::new(),
+            delays_ms: Vec::new(),
+        };
+        let mut previous_delay = None;
+        loop {
+            if self.cancel.is_cancelled() {
+                out.result = Err(cancelled());
+                return out;
+            }
+            let n = out.attempts + 1;
+            let Some(limit) = self.deadline.attempt_limit(self.hard_timeout) else {
+                out.result = Err(deadline_spent(self.deadline.total_ms(), out.result.err()));
+                return out;
+            };
+            let error = match attempt(n, limit).await {
+                Attempt::Refused(e) => {
+                    out.result = Err(e);
+                    return out;
+                }
+                Attempt::Ran(Ok(data)) => {
+                    out.attempts = n;
+                    out.result = Ok(data);
+                    return out;
+                }
+                Attempt::Ran(Err(e)) => e,
+            };
+            out.attempts = n;
+            let delay = match self.next(&error, n, previous_delay) {
+                Next::Stop(e) => {
+                    out.result = Err(e);
+                    return out;
+                }
+                Next::Retry(delay) => delay,
+            };
+            self.observer.retrying(n, &error, delay);
+            out.reasons.push(error.reason());
+            out.delays_ms.push(delay.as_millis() as u64);
+            out.result = Err(error);
+            previous_delay = Some(delay);
+            tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => {
+                    out.result = Err(cancelled());
+                    return out;
+                }
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
+    }
+
+    fn next(&self, error: &ToolError, attempt: u32, previous: Option<Duration>) -> Next {
+        let p = self.policy;
+        if !error.kind.is_retryable() || attempt >= p.max_attempts {
+            return Next::Stop(error.clone());
+        }
+        if error.kind.may_have_side_effects() && !self.safe_to_repeat && !p.retry_non_idempotent {
+            return Next::Stop(error.clone());
+        }
+        let delay = match (error.kind, error.retry_after) {
+            (ErrorKind::RateLimited, Some(after)) if p.respect_retry_after => after,
+            _ => {
+                let mut rng = self.rng.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                backoff::delay(p, attempt, previous, &mut rng)
+            }
+        };
+        if !self.deadline.allows(delay) {
+            return Next::Stop(deadline_spent(self.deadline.total_ms(), Some(error.clone())));
+        }
+        if !self.budget.try_withdraw(p.budget_ratio, p.budget_min_per_sec) {
+            return Next::Stop(
+                ToolError::new(
+                    ErrorKind::BudgetExhausted,
+                    format!("retry budget of the tool is spent; last error: {}", error.reason()),
+                )
+                .with_code("retry_budget"),
+            );
+        }
+        Next::Retry(delay)
+    }
+}
+
+fn cancelled() -> ToolError {
+    ToolError::new(ErrorKind::Cancelled, "cancelled by the caller")
+}
+
+fn deadline_spent(total_ms: u64, last: Option<ToolError>) -> ToolError {
+    let last = last.map(|e| format!("; last error: {}", e.reason())).unwrap_or_default();
+    ToolError::new(
+        ErrorKind::BudgetExhausted,
+        format!("deadline of {total_ms} ms spent{last}"),
+    )
+    .with_code("deadline")
+}

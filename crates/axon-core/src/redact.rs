@@ -1,0 +1,88 @@
+//! Secrets never reach history, logs or metrics (DESIGN.md). Argument fields named
+//! like a secret, and fields a tool marked secret at run time, are replaced by
+//! `"***"` before anything is stored.
+
+use serde_json::Value;
+
+/// The replacement text.
+pub const REDACTED: &str = "***";
+
+/// Whether a field name looks like it holds a secret (case-insensitive, ignoring
+/// `-` and `_`): password, passwd, secret, token, api_key, authorization, cookie,
+/// private_key, credential.
+pub fn is_secret_field(name: &str) -> bool {
+    let norm: String = name
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect();
+    const NEEDLES: [&str; 9] = [
+        "password",
+        "passwd",
+        "secret",
+        "token",
+        "apikey",
+        "authorization",
+        "cookie",
+        "privatekey",
+        "credential",
+    ];
+    NEEDLES.iter().any(|n| norm.contains(n))
+}
+
+/// A copy of `args` with secret-looking fields (at any depth) and the fields at
+/// `pointers` replaced by `"***"`.
+pub fn redact(args: &Value, pointers: &[String]) -> Value {
+    let mut out = args.clone();
+    redact_in_place(&mut out);
+    for pointer in pointers {
+        if let Some(v) = out.pointer_mut(pointer) {
+            *v = Value::String(REDACTED.into());
+        }
+    }
+    out
+}
+
+fn redact_in_place(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if is_secret_field(key) && !v.is_null() {
+                    *v = Value::String(REDACTED.into());
+                } else {
+                    redact_in_place(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_in_place),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn secret_fields_are_masked_at_any_depth() {
+        let args = json!({
+            "user": "ada", "password": "hunter2",
+            "headers": {"Authorization": "Bearer x", "accept": "json"},
+            "items": [{"api_key": "k"}], "refresh-token": "t"
+        });
+        let r = redact(&args, &[]);
+        assert_eq!(r["user"], "ada");
+        assert_eq!(r["password"], REDACTED);
+        assert_eq!(r["headers"]["Authorization"], REDACTED);
+        assert_eq!(r["headers"]["accept"], "json");
+        assert_eq!(r["items"][0]["api_key"], REDACTED);
+        assert_eq!(r["refresh-token"], REDACTED);
+    }
+
+    #[test]
+    fn pointers_marked_by_a_tool_are_masked() {
+        let r = redact(&json!({"selector": "#pw", "text": "s3cret"}), &["/text".into()]);
+        assert_eq!(r, json!({"selector": "#pw", "text": "***"}));
+    }
+}

@@ -1,0 +1,177 @@
+//! The call result: the one JSON shape every face of Axon returns for a call
+//! (library, CLI `--json`, HTTP, MCP `structuredContent`, history). Its fields are a
+//! contract (DESIGN.md, "Call result").
+
+use std::fmt;
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::error::{CallError, ToolError};
+
+/// A wall-clock instant, serialised as RFC 3339 UTC with milliseconds
+/// (`2026-11-22T10:00:00.000Z`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub SystemTime);
+
+impl Timestamp {
+    /// Now, by the system clock.
+    pub fn now() -> Self {
+        Timestamp(SystemTime::now())
+    }
+
+    /// Milliseconds since the Unix epoch.
+    pub fn unix_ms(&self) -> u64 {
+        self.0
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0)
+    }
+
+    /// From milliseconds since the Unix epoch.
+    pub fn from_unix_ms(ms: u64) -> Self {
+        Timestamp(SystemTime::UNIX_EPOCH + Duration::from_millis(ms))
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", humantime::format_rfc3339_millis(self.0))
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        humantime::parse_rfc3339_weak(&text)
+            .map(Timestamp)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Where the data came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The tool ran.
+    Tool,
+    /// Served from the response cache.
+    Cache,
+}
+
+/// Provenance of the data, for citation (seed 004): where it came from, when it was
+/// originally fetched (the first fetch, on a cache hit) and a digest of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// `tool` or `cache`.
+    pub source: Source,
+    /// When the data was fetched from the tool; null when there is no data.
+    pub fetched_at: Option<Timestamp>,
+    /// Whether the cache served it.
+    pub cache_hit: bool,
+    /// `sha256:<hex>` of the canonical JSON of `data`; null when there is no data.
+    pub response_digest: Option<String>,
+    /// Present and true when the cache served an expired entry because the tool
+    /// failed (stale-if-error).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
+}
+
+impl Provenance {
+    /// Provenance of a failure: no data, nothing fetched.
+    pub fn none() -> Self {
+        Provenance {
+            source: Source::Tool,
+            fetched_at: None,
+            cache_hit: false,
+            response_digest: None,
+            stale: false,
+        }
+    }
+}
+
+/// Present when a fallback served the call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FallbackInfo {
+    /// Always true (the object is absent otherwise).
+    pub used: bool,
+    /// Which fallback of the chain served, from 0.
+    pub index: usize,
+    /// The tool that was called first.
+    pub primary_tool: String,
+    /// Why the primary failed.
+    pub primary_error: CallError,
+}
+
+/// The result of one call: success or failure, how many attempts, why each retry,
+/// how long, and where the data came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallResult {
+    /// A ULID, unique per call.
+    pub call_id: String,
+    /// Groups calls (a plan run, a conversation); the call id when none was given.
+    pub correlation_id: String,
+    /// The tool that was asked for (the primary, even when a fallback served).
+    pub tool: String,
+    /// Whether `data` holds a result.
+    pub success: bool,
+    /// The tool's data; null on failure.
+    pub data: Value,
+    /// Why it failed; null on success.
+    pub error: Option<CallError>,
+    /// Attempts made on the primary tool (0 when the cache served or nothing ran).
+    pub attempts: u32,
+    /// One entry per retry: `"<kind>: <message>"` of the attempt that failed.
+    pub retry_reasons: Vec<String>,
+    /// The delay slept before each retry, in ms.
+    pub retry_delays_ms: Vec<u64>,
+    /// When the call started.
+    pub started_at: Timestamp,
+    /// How long the whole call took, in ms.
+    pub duration_ms: u64,
+    /// Set when a fallback served.
+    pub fallback: Option<FallbackInfo>,
+    /// Where the data came from.
+    pub provenance: Provenance,
+}
+
+impl CallResult {
+    /// Whether the call needed more than one attempt.
+    pub fn was_retried(&self) -> bool {
+        !self.retry_reasons.is_empty()
+    }
+
+    /// The data, or the error as a [`ToolError`] (handy in `?` chains).
+    pub fn into_result(self) -> Result<Value, ToolError> {
+        match self.error {
+            None => Ok(self.data),
+            Some(e) => Err(ToolError {
+                kind: e.kind,
+                code: e.code,
+                message: e.message,
+                retry_after: e.retry_after_ms.map(Duration::from_millis),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_round_trip_as_rfc3339_millis() {
+        let t = Timestamp::from_unix_ms(1_795_341_600_123);
+        let json = serde_json::to_string(&t).unwrap();
+        assert_eq!(json, "\"2026-11-22T10:00:00.123Z\"");
+        let back: Timestamp = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, t);
+    }
+}

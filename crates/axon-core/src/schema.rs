@@ -1,0 +1,73 @@
+//! JSON Schema checks for arguments and results, with errors that name the JSON
+//! pointer of the offending field — the first thing a user needs to fix a call.
+
+use serde_json::Value;
+
+use crate::error::{ErrorKind, ToolError};
+
+/// A compiled JSON Schema. Compiled once at registration; checking is the hot path,
+/// so the common case (valid) costs one `is_valid` walk and no allocation.
+pub struct Schema {
+    validator: jsonschema::Validator,
+}
+
+impl std::fmt::Debug for Schema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Schema")
+    }
+}
+
+impl Schema {
+    /// Compile a schema; the error says what is wrong with it.
+    pub fn compile(schema: &Value) -> Result<Schema, String> {
+        jsonschema::validator_for(schema)
+            .map(|validator| Schema { validator })
+            .map_err(|e| e.to_string())
+    }
+
+    /// Check `instance`. On failure the error has `kind`, names every bad field by its
+    /// JSON pointer (`/user/age: -1 is less than the minimum of 0`) and carries the
+    /// first pointer as its `code`-free message prefix.
+    pub fn check(&self, instance: &Value, kind: ErrorKind, what: &str) -> Result<(), ToolError> {
+        if self.validator.is_valid(instance) {
+            return Ok(());
+        }
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(instance)
+            .take(5)
+            .map(|e| {
+                let pointer = e.instance_path().as_str();
+                let pointer = if pointer.is_empty() { "/" } else { pointer };
+                format!("{pointer}: {e}")
+            })
+            .collect();
+        Err(ToolError::new(kind, format!("{what} invalid at {}", problems.join("; "))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn error_names_the_json_pointer_of_the_bad_field() {
+        let schema = Schema::compile(&json!({
+            "type": "object",
+            "properties": {"user": {"type": "object", "properties": {"age": {"type": "integer", "minimum": 0}}}},
+        }))
+        .unwrap();
+        assert!(schema.check(&json!({"user": {"age": 3}}), ErrorKind::InvalidArguments, "arguments").is_ok());
+        let err = schema
+            .check(&json!({"user": {"age": -1}}), ErrorKind::InvalidArguments, "arguments")
+            .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::InvalidArguments);
+        assert!(err.message.contains("/user/age"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_bad_schema_is_reported_not_panicked_on() {
+        assert!(Schema::compile(&json!({"type": 12})).is_err());
+    }
+}

@@ -1,0 +1,295 @@
+//! What a tool is. A tool has a spec (name, description, schemas, annotations) and
+//! one async method that turns JSON arguments into JSON data or a [`ToolError`].
+//! Everything about reliability lives in the pipeline, not here; a tool only says
+//! what happened.
+//!
+//! Library users rarely implement [`Tool`] by hand: [`tool_fn`] turns an async fn
+//! over a serde + schemars struct into a tool whose input schema is derived from
+//! the struct.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ToolError;
+
+/// Behaviour hints, as MCP's tool annotations. The executor reads `idempotent`,
+/// `destructive` and `read_only` to decide whether an attempt that may have had side
+/// effects can be retried (DESIGN.md, "idempotency-aware retry").
+///
+/// The default describes a plain function tool: idempotent, not destructive. Tools
+/// imported from MCP servers use MCP's own defaults instead.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Annotations {
+    /// A human-friendly title.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not change anything.
+    pub read_only: bool,
+    /// The tool may destroy or overwrite data.
+    pub destructive: bool,
+    /// Calling it twice with the same arguments has the effect of calling it once.
+    pub idempotent: bool,
+    /// The tool talks to the outside world.
+    pub open_world: bool,
+}
+
+impl Default for Annotations {
+    fn default() -> Self {
+        Annotations {
+            title: None,
+            read_only: false,
+            destructive: false,
+            idempotent: true,
+            open_world: false,
+        }
+    }
+}
+
+impl Annotations {
+    /// Whether repeating a call that may already have run is safe.
+    pub fn safe_to_repeat(&self) -> bool {
+        self.read_only || (self.idempotent && !self.destructive)
+    }
+}
+
+/// Everything the outside world needs to know about a tool: what to call it, what
+/// it does, which arguments it takes and what it returns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Matches `^[a-zA-Z0-9_-]{1,64}$` (checked at registration).
+    pub name: String,
+    /// What the tool does, for humans and LLMs.
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub input_schema: Value,
+    /// JSON Schema of `data` on success, when the tool promises one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Behaviour hints.
+    #[serde(default)]
+    pub annotations: Annotations,
+}
+
+impl ToolSpec {
+    /// A spec that accepts any JSON object.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            input_schema: serde_json::json!({"type": "object"}),
+            output_schema: None,
+            annotations: Annotations::default(),
+        }
+    }
+
+    /// Set the input schema.
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = schema;
+        self
+    }
+
+    /// Set the output schema.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Set the annotations.
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+}
+
+/// What a tool learns about the call it serves: who it is for, which attempt this
+/// is, and a token that fires when the caller gives up (the attempt future is also
+/// dropped then; the token lets a tool clean up or stop early).
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    shared: Arc<CallScope>,
+    attempt: u32,
+}
+
+/// Per-call data shared by every attempt of one call.
+#[derive(Debug)]
+pub(crate) struct CallScope {
+    pub(crate) call_id: String,
+    pub(crate) correlation_id: String,
+    pub(crate) cancel: CancellationToken,
+    /// JSON pointers into the arguments that must be stored as `"***"`.
+    pub(crate) secret_pointers: Mutex<Vec<String>>,
+}
+
+impl ToolContext {
+    pub(crate) fn new(shared: Arc<CallScope>, attempt: u32) -> Self {
+        ToolContext { shared, attempt }
+    }
+
+    /// A context for calling a tool outside an executor (tests, benchmarks).
+    pub fn detached(call_id: impl Into<String>) -> Self {
+        let call_id = call_id.into();
+        ToolContext {
+            shared: Arc::new(CallScope {
+                correlation_id: call_id.clone(),
+                call_id,
+                cancel: CancellationToken::new(),
+                secret_pointers: Mutex::new(Vec::new()),
+            }),
+            attempt: 1,
+        }
+    }
+
+    /// This call's id (the same for every attempt).
+    pub fn call_id(&self) -> &str {
+        &self.shared.call_id
+    }
+
+    /// The correlation id: a plan run, a conversation, a session. Browser tools use
+    /// it to pick the page that belongs to this caller.
+    pub fn correlation_id(&self) -> &str {
+        &self.shared.correlation_id
+    }
+
+    /// 1 for the first attempt, 2 for the first retry, and so on.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// Fires when the caller cancels the call.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.shared.cancel
+    }
+
+    /// Ask for an argument to be stored as `"***"` in history, for secrets only the
+    /// tool can recognise (text typed into a password field). `pointer` is a JSON
+    /// pointer into the arguments, such as `/text`.
+    pub fn mark_secret(&self, pointer: impl Into<String>) {
+        if let Ok(mut list) = self.shared.secret_pointers.lock() {
+            list.push(pointer.into());
+        }
+    }
+}
+
+/// A tool: a spec and an async call. Implement it for tools whose schema is only
+/// known at run time (MCP imports, browser tools); use [`tool_fn`] otherwise.
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's name, description, schemas and annotations.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Run once. Arguments have already been validated against the input schema.
+    /// They are borrowed: retries and hedges reuse them.
+    async fn call(&self, args: &Value, ctx: ToolContext) -> Result<Value, ToolError>;
+}
+
+/// A tool made from an async fn over typed arguments. The input schema comes from
+/// `A`'s [`JsonSchema`], the output schema from `O`'s.
+pub struct FnTool<A, O, F> {
+    spec: ToolSpec,
+    f: F,
+    _types: PhantomData<fn(A) -> O>,
+}
+
+/// Make a tool from an async fn: arguments are deserialised into `A`, the result is
+/// serialised from `O`.
+///
+/// ```
+/// use axon_core::{tool_fn, ToolError};
+/// use schemars::JsonSchema;
+/// use serde::{Deserialize, Serialize};
+
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Add { a: i64, b: i64 }
+/// #[derive(Serialize, JsonSchema)]
+/// struct Sum { sum: i64 }
+///
+/// let add = tool_fn("add", "Adds two integers", |args: Add, _ctx| async move {
+///     Ok::<_, ToolError>(Sum { sum: args.a + args.b })
+/// });
+/// ```
+pub fn tool_fn<A, O, F, Fut>(
+    name: impl Into<String>,
+    description: impl Into<String>,
+    f: F,
+) -> FnTool<A, O, F>
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    O: Serialize + JsonSchema + Send + 'static,
+    F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+{
+    let input_schema = schemars::schema_for!(A).to_value();
+    let output_schema = schemars::schema_for!(O).to_value();
+    // A schema of `true` (serde_json::Value outputs) promises nothing: don't check it.
+    let output_schema = (output_schema != Value::Bool(true)).then_some(output_schema);
+    FnTool {
+        spec: ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            output_schema,
+            annotations: Annotations::default(),
+        },
+        f,
+        _types: PhantomData,
+    }
+}
+
+impl<A, O, F> FnTool<A, O, F> {
+    /// Replace the annotations (for instance to mark a tool destructive).
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.spec.annotations = annotations;
+        self
+    }
+
+    /// Mark the tool as not idempotent: it will not be retried after an attempt that
+    /// may have had side effects.
+    pub fn not_idempotent(mut self) -> Self {
+        self.spec.annotations.idempotent = false;
+        self
+    }
+
+    /// Mark the tool read-only (and therefore safe to retry and to hedge).
+    pub fn read_only(mut self) -> Self {
+        self.spec.annotations.read_only = true;
+        self
+    }
+
+    /// Do not check `data` against the output schema derived from `O`.
+    pub fn without_output_schema(mut self) -> Self {
+        self.spec.output_schema = None;
+        self
+    }
+}
+
+#[async_trait]
+impl<A, O, F, Fut> Tool for FnTool<A, O, F>
+where
+    A: DeserializeOwned + Send + 'static,
+    O: Serialize + Send + 'static,
+    F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+{
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: &Value, ctx: ToolContext) -> Result<Value, ToolError> {
+        let args = A::deserialize(args)
+            .map_err(|e| ToolError::invalid_arguments(format!("arguments: {e}")))?;
+        let out = (self.f)(args, ctx).await?;
+        serde_json::to_value(out)
+            .map_err(|e| ToolError::internal(format!("could not serialise the result: {e}")))
+    }
+}
