@@ -79,7 +79,10 @@ mod tests {
     fn key_order_does_not_change_the_canonical_form() {
         let a: Value = serde_json::from_str(r#"{"b":1,"a":{"y":[1,2],"x":"s"}}"#).unwrap();
         let b = json!({"a": {"x": "s", "y": [1, 2]}, "b": 1});
-        assert_eq!(to_canonical_string(&a), r#"{"a":{"x":"s","y":[1,2]},"b":1}"#);
+        assert_eq!(
+            to_canonical_string(&a),
+            r#"{"a":{"x":"s","y":[1,2]},"b":1}"#
+        );
         assert_eq!(sha256_hex(&a), sha256_hex(&b));
     }
 

@@ -261,12 +261,18 @@ mod tests {
     #[test]
     fn table_of_design_md_holds() {
         use ErrorKind::*;
-        let retried: Vec<_> = ErrorKind::ALL.into_iter().filter(|k| k.is_retryable()).collect();
+        let retried: Vec<_> = ErrorKind::ALL
+            .into_iter()
+            .filter(|k| k.is_retryable())
+            .collect();
         assert_eq!(retried, [Timeout, Transient, RateLimited, Unavailable]);
         let counted: Vec<_> = ErrorKind::ALL
             .into_iter()
             .filter(|k| k.counts_for_breaker())
             .collect();
-        assert_eq!(counted, [Timeout, Transient, Unavailable, InvalidOutput, Internal]);
+        assert_eq!(
+            counted,
+            [Timeout, Transient, Unavailable, InvalidOutput, Internal]
+        );
     }
 }

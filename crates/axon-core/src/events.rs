@@ -69,7 +69,14 @@ pub enum CallEvent {
 /// A listener for call events. Called inline; keep it quick (send on a channel).
 pub type EventSink = Arc<dyn Fn(CallEvent) + Send + Sync>;
 
-const OUTCOMES: [&str; 6] = ["success", "cache_hit", "timeout", "error", "circuit_open", "cancelled"];
+const OUTCOMES: [&str; 6] = [
+    "success",
+    "cache_hit",
+    "timeout",
+    "error",
+    "circuit_open",
+    "cancelled",
+];
 
 /// Metric handles of one tool, registered once so the hot path does no label work.
 /// Install the metrics recorder before building the executor.
@@ -99,11 +106,18 @@ impl ToolMetrics {
 
     /// Describe the metrics (units and help text) to the installed recorder.
     pub fn describe() {
-        metrics::describe_histogram!("tool_latency_ms", metrics::Unit::Milliseconds, "Tool call latency in milliseconds");
+        metrics::describe_histogram!(
+            "tool_latency_ms",
+            metrics::Unit::Milliseconds,
+            "Tool call latency in milliseconds"
+        );
         metrics::describe_counter!("tool_errors_total", "Failed tool calls by reason");
         metrics::describe_counter!("tool_cache_hits_total", "Tool calls served from the cache");
         metrics::describe_counter!("tool_retries_total", "Retries of tool calls");
-        metrics::describe_gauge!("tool_circuit_state", "Circuit breaker state (0 closed, 1 half-open, 2 open)");
+        metrics::describe_gauge!(
+            "tool_circuit_state",
+            "Circuit breaker state (0 closed, 1 half-open, 2 open)"
+        );
         metrics::describe_gauge!("tool_inflight", "Tool calls in flight");
     }
 
@@ -143,7 +157,12 @@ impl Observer<'_> {
 
     /// An attempt starts.
     pub fn attempt_started(&self, attempt: u32) {
-        tracing::trace!(tool = self.tool(), call_id = self.call_id, attempt, "attempt started");
+        tracing::trace!(
+            tool = self.tool(),
+            call_id = self.call_id,
+            attempt,
+            "attempt started"
+        );
         self.emit(|| CallEvent::AttemptStarted {
             call_id: self.call_id.into(),
             tool: self.tool().into(),
@@ -171,7 +190,13 @@ impl Observer<'_> {
     /// An attempt passed its soft timeout.
     pub fn slow(&self, attempt: u32, elapsed: Duration) {
         let elapsed_ms = elapsed.as_millis() as u64;
-        tracing::warn!(tool = self.tool(), call_id = self.call_id, attempt, elapsed_ms, "attempt passed its soft timeout");
+        tracing::warn!(
+            tool = self.tool(),
+            call_id = self.call_id,
+            attempt,
+            elapsed_ms,
+            "attempt passed its soft timeout"
+        );
         self.emit(|| CallEvent::Slow {
             call_id: self.call_id.into(),
             tool: self.tool().into(),
@@ -182,7 +207,13 @@ impl Observer<'_> {
 
     /// A hedge started.
     pub fn hedged(&self, attempt: u32, hedge: u32) {
-        tracing::debug!(tool = self.tool(), call_id = self.call_id, attempt, hedge, "hedged attempt started");
+        tracing::debug!(
+            tool = self.tool(),
+            call_id = self.call_id,
+            attempt,
+            hedge,
+            "hedged attempt started"
+        );
         self.emit(|| CallEvent::Hedged {
             call_id: self.call_id.into(),
             tool: self.tool().into(),

@@ -32,7 +32,7 @@ use crate::policy::cache::{self, CachedResponse, Flight};
 use crate::policy::limit::Limits;
 use crate::policy::retry::{Attempt, RetryLoop};
 use crate::policy::timeout::{self, Deadline};
-use crate::policy::{fallback, hedge, validate, Policy, PolicyError};
+use crate::policy::{Policy, PolicyError, fallback, hedge, validate};
 use crate::redact::redact;
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::{CallResult, Provenance, Source, Timestamp};
@@ -175,7 +175,11 @@ impl ExecutorBuilder {
     /// Resolve every tool's policy and build. Errors name the bad key and where it
     /// came from.
     pub fn build(self) -> Result<Executor, BuildError> {
-        if let Some(name) = self.tool_policies.keys().find(|n| !self.registry.contains(n)) {
+        if let Some(name) = self
+            .tool_policies
+            .keys()
+            .find(|n| !self.registry.contains(n))
+        {
             return Err(BuildError::UnknownTool(name.clone()));
         }
         let defaults = Policy::layered(&self.defaults).map_err(|source| BuildError::Policy {
@@ -189,10 +193,14 @@ impl ExecutorBuilder {
             let name = tool.spec().name.clone();
             let policy = match self.tool_policies.get(&name) {
                 None => defaults.clone(),
-                Some(layer) => defaults.with_layers([layer]).map_err(|source| BuildError::Policy {
-                    scope: format!("tools.{name}"),
-                    source,
-                })?,
+                Some(layer) => {
+                    defaults
+                        .with_layers([layer])
+                        .map_err(|source| BuildError::Policy {
+                            scope: format!("tools.{name}"),
+                            source,
+                        })?
+                }
             };
             let entry = ToolEntry {
                 tool: tool.clone(),
@@ -203,13 +211,17 @@ impl ExecutorBuilder {
             };
             entries.insert(name, entry);
         }
-        let rng = self.seed.map_or_else(fastrand::Rng::new, fastrand::Rng::with_seed);
+        let rng = self
+            .seed
+            .map_or_else(fastrand::Rng::new, fastrand::Rng::with_seed);
         Ok(Executor {
             inner: Arc::new(Inner {
                 registry: self.registry,
                 entries,
                 state,
-                history: self.history.unwrap_or_else(|| Arc::new(InMemoryHistory::new())),
+                history: self
+                    .history
+                    .unwrap_or_else(|| Arc::new(InMemoryHistory::new())),
                 rng: Mutex::new(rng),
                 max_parallel: self.max_parallel,
             }),
@@ -255,17 +267,28 @@ impl Executor {
 
     /// The state of a tool's breaker.
     pub fn breaker_state(&self, tool: &str) -> Option<BreakerState> {
-        self.inner.entries.get(tool).map(|e| e.shared.breaker.state())
+        self.inner
+            .entries
+            .get(tool)
+            .map(|e| e.shared.breaker.state())
     }
 
     /// Close a tool's breaker by hand; false if there is no such tool.
     pub fn reset_breaker(&self, tool: &str) -> bool {
-        self.inner.entries.get(tool).map(|e| e.shared.breaker.reset()).is_some()
+        self.inner
+            .entries
+            .get(tool)
+            .map(|e| e.shared.breaker.reset())
+            .is_some()
     }
 
     /// Open a tool's breaker until reset; false if there is no such tool.
     pub fn isolate_breaker(&self, tool: &str) -> bool {
-        self.inner.entries.get(tool).map(|e| e.shared.breaker.isolate()).is_some()
+        self.inner
+            .entries
+            .get(tool)
+            .map(|e| e.shared.breaker.isolate())
+            .is_some()
     }
 
     /// Call a tool. Never fails: every failure is described in the result.
@@ -277,13 +300,21 @@ impl Executor {
 
     /// Run several calls at once, at most `max_parallel` (default 10) together, and
     /// return their results in the order of `calls`.
-    pub async fn call_many(&self, calls: Vec<ToolCall>, max_parallel: Option<usize>) -> Vec<CallResult> {
+    pub async fn call_many(
+        &self,
+        calls: Vec<ToolCall>,
+        max_parallel: Option<usize>,
+    ) -> Vec<CallResult> {
         let cap = max_parallel.unwrap_or(self.inner.max_parallel).max(1);
-        futures::stream::iter(calls)
-            .map(|c| self.call(c))
-            .buffered(cap)
-            .collect()
-            .await
+        // Unordered so a slow call does not hold a slot once later ones are done.
+        let mut done: Vec<(usize, CallResult)> =
+            futures::stream::iter(calls.into_iter().enumerate())
+                .map(|(i, c)| self.call(c).map(move |r| (i, r)))
+                .buffer_unordered(cap)
+                .collect()
+                .await;
+        done.sort_unstable_by_key(|(i, _)| *i);
+        done.into_iter().map(|(_, r)| r).collect()
     }
 
     fn boxed_call(&self, call: ToolCall) -> BoxedCall<'_> {
@@ -295,13 +326,19 @@ impl Executor {
         let started_at = Timestamp::now();
         let clock = Instant::now();
         let scope = Arc::new(CallScope {
-            correlation_id: call.correlation_id.clone().unwrap_or_else(|| call_id.clone()),
+            correlation_id: call
+                .correlation_id
+                .clone()
+                .unwrap_or_else(|| call_id.clone()),
             call_id,
             cancel: call.cancel.clone().unwrap_or_default(),
             secret_pointers: Mutex::new(Vec::new()),
         });
         let Some(entry) = self.inner.entries.get(&call.tool) else {
-            let error = ToolError::new(ErrorKind::UnknownTool, format!("no tool named {:?} is registered", call.tool));
+            let error = ToolError::new(
+                ErrorKind::UnknownTool,
+                format!("no tool named {:?} is registered", call.tool),
+            );
             metrics::counter!("tool_errors_total", "tool" => "_unknown", "reason" => "unknown_tool").increment(1);
             let result = assemble(Outcome::failed(error), &call.tool, &scope, started_at);
             return self.record(result, &call.args, &scope, clock).await;
@@ -315,9 +352,13 @@ impl Executor {
 
         let outcome = match entry.policy_for(call.policy.as_ref()) {
             Err(e) => Outcome::failed(
-                ToolError::invalid_arguments(format!("policy: {}: {}", e.key, e.message)).with_code("invalid_policy"),
+                ToolError::invalid_arguments(format!("policy: {}: {}", e.key, e.message))
+                    .with_code("invalid_policy"),
             ),
-            Ok(policy) => self.primary(entry, &call.args, &policy, &scope, &observer).await,
+            Ok(policy) => {
+                self.primary(entry, &call.args, &policy, &scope, &observer)
+                    .await
+            }
         };
         let mut result = assemble(outcome, &call.tool, &scope, started_at);
 
@@ -356,7 +397,11 @@ impl Executor {
         scope: &Arc<CallScope>,
         observer: &Observer<'_>,
     ) -> Outcome {
-        if let Err(e) = entry.tool.input.check(args, ErrorKind::InvalidArguments, "arguments") {
+        if let Err(e) = entry
+            .tool
+            .input
+            .check(args, ErrorKind::InvalidArguments, "arguments")
+        {
             return Outcome::failed(e);
         }
         if !policy.cache.enabled() {
@@ -379,7 +424,13 @@ impl Executor {
                         outcome.provenance.fetched_at,
                         &outcome.provenance.response_digest,
                     ) {
-                        cache.store(&key, &policy.cache, data.clone(), fetched_at, digest.clone());
+                        cache.store(
+                            &key,
+                            &policy.cache,
+                            data.clone(),
+                            fetched_at,
+                            digest.clone(),
+                        );
                     }
                     let shared = Arc::new(outcome);
                     leader.finish(shared.clone());
@@ -435,7 +486,18 @@ impl Executor {
         let done = retry
             .run(|n, limit| {
                 let span = tracing::debug_span!("attempt", attempt = n);
-                attempt(entry, args, policy, scope, observer, safe_to_repeat, n, limit, deadline).instrument(span)
+                attempt(
+                    entry,
+                    args,
+                    policy,
+                    scope,
+                    observer,
+                    safe_to_repeat,
+                    n,
+                    limit,
+                    deadline,
+                )
+                .instrument(span)
             })
             .await;
         let provenance = match &done.result {
@@ -457,10 +519,20 @@ impl Executor {
         }
     }
 
-    async fn record(&self, result: CallResult, args: &Value, scope: &CallScope, clock: Instant) -> CallResult {
+    async fn record(
+        &self,
+        result: CallResult,
+        args: &Value,
+        scope: &CallScope,
+        clock: Instant,
+    ) -> CallResult {
         let mut result = result;
         result.duration_ms = clock.elapsed().as_millis() as u64;
-        let secrets = scope.secret_pointers.lock().map(|s| s.clone()).unwrap_or_default();
+        let secrets = scope
+            .secret_pointers
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default();
         let entry = HistoryEntry {
             result: result.clone(),
             args: redact(args, &secrets),
@@ -498,7 +570,12 @@ async fn attempt(
     observer.attempt_started(n);
     let answer = async {
         if policy.hedge.enabled() && safe_to_repeat {
-            hedge::race(&policy.hedge, |_| run_tool(&entry.tool, args, scope, n), |k| observer.hedged(n, k)).await
+            hedge::race(
+                &policy.hedge,
+                |_| run_tool(&entry.tool, args, scope, n),
+                |k| observer.hedged(n, k),
+            )
+            .await
         } else {
             run_tool(&entry.tool, args, scope, n).await
         }
@@ -516,9 +593,17 @@ async fn attempt(
 }
 
 /// Call the tool itself, turning a panic into an `internal` error.
-async fn run_tool(tool: &RegisteredTool, args: &Value, scope: &Arc<CallScope>, n: u32) -> Result<Value, ToolError> {
+async fn run_tool(
+    tool: &RegisteredTool,
+    args: &Value,
+    scope: &Arc<CallScope>,
+    n: u32,
+) -> Result<Value, ToolError> {
     let ctx = ToolContext::new(scope.clone(), n);
-    match AssertUnwindSafe(tool.tool.call(args, ctx)).catch_unwind().await {
+    match AssertUnwindSafe(tool.tool.call(args, ctx))
+        .catch_unwind()
+        .await
+    {
         Ok(result) => result,
         Err(panic) => {
             let what = panic
@@ -558,10 +643,16 @@ fn assemble(outcome: Outcome, tool: &str, scope: &CallScope, started_at: Timesta
 }
 
 impl ToolEntry {
-    fn policy_for(&self, overrides: Option<&Value>) -> Result<std::borrow::Cow<'_, Policy>, PolicyError> {
+    fn policy_for(
+        &self,
+        overrides: Option<&Value>,
+    ) -> Result<std::borrow::Cow<'_, Policy>, PolicyError> {
         match overrides {
             None => Ok(std::borrow::Cow::Borrowed(&self.policy)),
-            Some(layer) => self.policy.with_layers([layer]).map(std::borrow::Cow::Owned),
+            Some(layer) => self
+                .policy
+                .with_layers([layer])
+                .map(std::borrow::Cow::Owned),
         }
     }
 }

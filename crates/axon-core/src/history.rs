@@ -86,7 +86,9 @@ pub trait HistoryStore: Send + Sync + 'static {
 
     /// Figures of one correlation id.
     async fn stats(&self, correlation_id: &str) -> Result<HistoryStats, StoreError> {
-        Ok(HistoryStats::of(&self.by_correlation(correlation_id).await?))
+        Ok(HistoryStats::of(
+            &self.by_correlation(correlation_id).await?,
+        ))
     }
 }
 
@@ -150,10 +152,14 @@ impl InMemoryHistory {
 #[async_trait]
 impl HistoryStore for InMemoryHistory {
     async fn record(&self, entry: HistoryEntry) -> Result<(), StoreError> {
-        let mut guard = self.book.lock().map_err(|_| StoreError("history lock poisoned".into()))?;
+        let mut guard = self
+            .book
+            .lock()
+            .map_err(|_| StoreError("history lock poisoned".into()))?;
         let book = &mut *guard;
         let corr = entry.result.correlation_id.clone();
-        book.call_index.insert(entry.result.call_id.clone(), corr.clone());
+        book.call_index
+            .insert(entry.result.call_id.clone(), corr.clone());
         let list = match book.by_correlation.get_mut(&corr) {
             Some(list) => list,
             None => {
@@ -178,7 +184,10 @@ impl HistoryStore for InMemoryHistory {
     }
 
     async fn by_correlation(&self, correlation_id: &str) -> Result<Vec<HistoryEntry>, StoreError> {
-        let book = self.book.lock().map_err(|_| StoreError("history lock poisoned".into()))?;
+        let book = self
+            .book
+            .lock()
+            .map_err(|_| StoreError("history lock poisoned".into()))?;
         Ok(book
             .by_correlation
             .get(correlation_id)
@@ -187,7 +196,10 @@ impl HistoryStore for InMemoryHistory {
     }
 
     async fn by_call_id(&self, call_id: &str) -> Result<Option<HistoryEntry>, StoreError> {
-        let book = self.book.lock().map_err(|_| StoreError("history lock poisoned".into()))?;
+        let book = self
+            .book
+            .lock()
+            .map_err(|_| StoreError("history lock poisoned".into()))?;
         let Some(corr) = book.call_index.get(call_id) else {
             return Ok(None);
         };

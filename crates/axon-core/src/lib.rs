@@ -40,15 +40,17 @@ pub mod tools;
 pub use call::ToolCall;
 pub use error::{CallError, ErrorKind, ToolError};
 pub use events::{CallEvent, EventSink};
-pub use executor::{BuildError, Executor, ExecutorBuilder, DEFAULT_MAX_PARALLEL};
-pub use history::{HistoryEntry, HistoryLimits, HistoryStats, HistoryStore, InMemoryHistory, StoreError};
+pub use executor::{BuildError, DEFAULT_MAX_PARALLEL, Executor, ExecutorBuilder};
+pub use history::{
+    HistoryEntry, HistoryLimits, HistoryStats, HistoryStore, InMemoryHistory, StoreError,
+};
 pub use policy::fallback::FallbackCall;
 pub use policy::{Policy, PolicyError};
 pub use registry::{RegistryError, ToolRegistry};
 pub use result::{CallResult, FallbackInfo, Provenance, Source, Timestamp};
 pub use state::SharedState;
-pub use tool::{tool_fn, Annotations, FnTool, Tool, ToolContext, ToolSpec};
 pub use tokio_util::sync::CancellationToken;
+pub use tool::{Annotations, FnTool, Tool, ToolContext, ToolSpec, tool_fn};
 
 /// The README's examples, compiled and run as doc-tests so it never lies.
 #[doc = include_str!("../../../README.md")]

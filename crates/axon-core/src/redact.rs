@@ -82,7 +82,10 @@ mod tests {
 
     #[test]
     fn pointers_marked_by_a_tool_are_masked() {
-        let r = redact(&json!({"selector": "#pw", "text": "s3cret"}), &["/text".into()]);
+        let r = redact(
+            &json!({"selector": "#pw", "text": "s3cret"}),
+            &["/text".into()],
+        );
         assert_eq!(r, json!({"selector": "#pw", "text": "***"}));
     }
 }

@@ -83,15 +83,28 @@ impl ToolRegistry {
             return Err(RegistryError::Duplicate(name));
         }
         let compile = |schema, which| {
-            Schema::compile(schema).map(Arc::new).map_err(|message| RegistryError::InvalidSchema {
-                tool: name.clone(),
-                which,
-                message,
-            })
+            Schema::compile(schema)
+                .map(Arc::new)
+                .map_err(|message| RegistryError::InvalidSchema {
+                    tool: name.clone(),
+                    which,
+                    message,
+                })
         };
         let input = compile(&spec.input_schema, "input")?;
-        let output = spec.output_schema.as_ref().map(|s| compile(s, "output")).transpose()?;
-        self.tools.insert(name, RegisteredTool { tool, input, output });
+        let output = spec
+            .output_schema
+            .as_ref()
+            .map(|s| compile(s, "output"))
+            .transpose()?;
+        self.tools.insert(
+            name,
+            RegisteredTool {
+                tool,
+                input,
+                output,
+            },
+        );
         Ok(())
     }
 

@@ -16,9 +16,13 @@ use crate::error::{CallError, ToolError};
 pub struct Timestamp(pub SystemTime);
 
 impl Timestamp {
-    /// Now, by the system clock.
+    /// Now, by the system clock, to the millisecond (the precision it is written
+    /// with, so a result read back from JSON equals the original).
     pub fn now() -> Self {
-        Timestamp(SystemTime::now())
+        let since_epoch = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
+        Timestamp(SystemTime::UNIX_EPOCH + Duration::from_millis(since_epoch.as_millis() as u64))
     }
 
     /// Milliseconds since the Unix epoch.

@@ -42,7 +42,10 @@ impl Schema {
                 format!("{pointer}: {e}")
             })
             .collect();
-        Err(ToolError::new(kind, format!("{what} invalid at {}", problems.join("; "))))
+        Err(ToolError::new(
+            kind,
+            format!("{what} invalid at {}", problems.join("; ")),
+        ))
     }
 }
 
@@ -58,9 +61,21 @@ mod tests {
             "properties": {"user": {"type": "object", "properties": {"age": {"type": "integer", "minimum": 0}}}},
         }))
         .unwrap();
-        assert!(schema.check(&json!({"user": {"age": 3}}), ErrorKind::InvalidArguments, "arguments").is_ok());
+        assert!(
+            schema
+                .check(
+                    &json!({"user": {"age": 3}}),
+                    ErrorKind::InvalidArguments,
+                    "arguments"
+                )
+                .is_ok()
+        );
         let err = schema
-            .check(&json!({"user": {"age": -1}}), ErrorKind::InvalidArguments, "arguments")
+            .check(
+                &json!({"user": {"age": -1}}),
+                ErrorKind::InvalidArguments,
+                "arguments",
+            )
             .unwrap_err();
         assert_eq!(err.kind, ErrorKind::InvalidArguments);
         assert!(err.message.contains("/user/age"), "{}", err.message);

@@ -29,7 +29,9 @@ pub struct SharedState {
 
 impl std::fmt::Debug for SharedState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SharedState").field("cache", &self.cache).finish_non_exhaustive()
+        f.debug_struct("SharedState")
+            .field("cache", &self.cache)
+            .finish_non_exhaustive()
     }
 }
 
@@ -74,7 +76,10 @@ impl SharedState {
     /// Every breaker and its state, sorted by tool.
     pub fn breakers(&self) -> Vec<(String, BreakerState)> {
         let tools = self.tools.lock().unwrap_or_else(|p| p.into_inner());
-        let mut out: Vec<_> = tools.iter().map(|(n, t)| (n.clone(), t.breaker.state())).collect();
+        let mut out: Vec<_> = tools
+            .iter()
+            .map(|(n, t)| (n.clone(), t.breaker.state()))
+            .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
     }

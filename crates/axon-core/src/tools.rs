@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::error::{ErrorKind, ToolError};
 use crate::registry::{RegistryError, ToolRegistry};
-use crate::tool::{tool_fn, Annotations, ToolContext, ToolSpec};
+use crate::tool::{Annotations, ToolContext, ToolSpec, tool_fn};
 
 /// Longest `sleep` accepted, ms (one hour).
 pub const MAX_SLEEP_MS: u64 = 3_600_000;
@@ -71,18 +71,26 @@ static FLAKY_CALLS: LazyLock<Mutex<HashMap<String, u32>>> = LazyLock::new(Defaul
 
 /// How many times `flaky` has been called with `key` in this process.
 pub fn flaky_calls(key: &str) -> u32 {
-    FLAKY_CALLS.lock().map(|m| m.get(key).copied().unwrap_or(0)).unwrap_or(0)
+    FLAKY_CALLS
+        .lock()
+        .map(|m| m.get(key).copied().unwrap_or(0))
+        .unwrap_or(0)
 }
 
 async fn flaky(args: FlakyArgs, _ctx: ToolContext) -> Result<FlakyResult, ToolError> {
     let attempt = {
-        let mut calls = FLAKY_CALLS.lock().map_err(|_| ToolError::internal("flaky counter poisoned"))?;
+        let mut calls = FLAKY_CALLS
+            .lock()
+            .map_err(|_| ToolError::internal("flaky counter poisoned"))?;
         let n = calls.entry(args.key.clone()).or_insert(0);
         *n += 1;
         *n
     };
     if attempt <= args.fail_times {
-        let message = format!("flaky failure {attempt} of {} for key {:?}", args.fail_times, args.key);
+        let message = format!(
+            "flaky failure {attempt} of {} for key {:?}",
+            args.fail_times, args.key
+        );
         return Err(ToolError {
             retry_after: args.retry_after_ms.map(Duration::from_millis),
             ..ToolError::new(args.kind, message)
@@ -120,10 +128,14 @@ impl ToolRegistry {
                 .annotations(read_only.clone()),
         ))?;
         self.register(
-            tool_fn("sleep", "Sleeps for `ms` milliseconds, then returns {\"slept_ms\"}.", |a: SleepArgs, _ctx| async move {
-                tokio::time::sleep(Duration::from_millis(a.ms)).await;
-                Ok(Slept { slept_ms: a.ms })
-            })
+            tool_fn(
+                "sleep",
+                "Sleeps for `ms` milliseconds, then returns {\"slept_ms\"}.",
+                |a: SleepArgs, _ctx| async move {
+                    tokio::time::sleep(Duration::from_millis(a.ms)).await;
+                    Ok(Slept { slept_ms: a.ms })
+                },
+            )
             .annotations(read_only),
         )?;
         self.register(tool_fn(
@@ -142,4 +154,3 @@ impl ToolRegistry {
         registry
     }
 }
-

@@ -41,7 +41,12 @@ pub enum Jitter {
 /// The delay before retry number `retry` (1 for the first retry). `previous` is the
 /// delay used before the previous retry (only decorrelated backoff reads it). The
 /// result never exceeds `max_delay_ms`.
-pub fn delay(policy: &RetryPolicy, retry: u32, previous: Option<Duration>, rng: &mut fastrand::Rng) -> Duration {
+pub fn delay(
+    policy: &RetryPolicy,
+    retry: u32,
+    previous: Option<Duration>,
+    rng: &mut fastrand::Rng,
+) -> Duration {
     let initial = policy.initial_delay_ms as f64;
     let cap = policy.max_delay_ms as f64;
     let base = match policy.backoff {
@@ -97,7 +102,10 @@ mod tests {
 
     #[test]
     fn constant_backoff_repeats_the_initial_delay() {
-        assert_eq!(sequence(&policy(Backoff::Constant, Jitter::None), 4, 1), [100, 100, 100, 100]);
+        assert_eq!(
+            sequence(&policy(Backoff::Constant, Jitter::None), 4, 1),
+            [100, 100, 100, 100]
+        );
     }
 
     #[test]
@@ -133,7 +141,10 @@ mod tests {
             let seq = sequence(&p, 8, seed);
             let mut prev = 100u64;
             for d in seq {
-                assert!(d >= 100 && d <= (prev * 3).min(1000), "seed {seed}: {d} after {prev}");
+                assert!(
+                    d >= 100 && d <= (prev * 3).min(1000),
+                    "seed {seed}: {d} after {prev}"
+                );
                 prev = d;
             }
         }
@@ -171,8 +182,14 @@ mod tests {
         for seed in 0..200 {
             for (i, d) in sequence(&p, 5, seed).into_iter().enumerate() {
                 let nominal = (100u64 << i).min(1000) as f64;
-                assert!(d as f64 >= nominal * 0.75 - 0.5, "seed {seed}: {d} vs {nominal}");
-                assert!(d as f64 <= (nominal * 1.25).min(1000.0) + 0.5, "seed {seed}: {d} vs {nominal}");
+                assert!(
+                    d as f64 >= nominal * 0.75 - 0.5,
+                    "seed {seed}: {d} vs {nominal}"
+                );
+                assert!(
+                    d as f64 <= (nominal * 1.25).min(1000.0) + 0.5,
+                    "seed {seed}: {d} vs {nominal}"
+                );
                 if i == 0 {
                     spread.insert(d);
                 }

@@ -113,7 +113,9 @@ impl Breaker {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn set(&self, inner: &mut Inner, state: State) {
@@ -173,7 +175,11 @@ impl Breaker {
             (State::Closed, false) if failure => {
                 let window = Duration::from_millis(policy.window_ms);
                 inner.failures.push_back(now);
-                while inner.failures.front().is_some_and(|t| now.duration_since(*t) >= window) {
+                while inner
+                    .failures
+                    .front()
+                    .is_some_and(|t| now.duration_since(*t) >= window)
+                {
                     inner.failures.pop_front();
                 }
                 if inner.failures.len() >= policy.failure_threshold as usize {
@@ -222,7 +228,10 @@ fn public_state(state: &State) -> BreakerState {
 
 fn open_error(retry_after: Option<Duration>) -> ToolError {
     let message = match retry_after {
-        Some(d) => format!("circuit breaker is open; probes allowed in {} ms", d.as_millis()),
+        Some(d) => format!(
+            "circuit breaker is open; probes allowed in {} ms",
+            d.as_millis()
+        ),
         None => "circuit breaker is open".to_string(),
     };
     ToolError {
@@ -265,7 +274,9 @@ mod tests {
     }
 
     fn fail(b: &Breaker, p: &BreakerPolicy) {
-        b.admit(p).unwrap().record(&Err(ToolError::transient("x")), p);
+        b.admit(p)
+            .unwrap()
+            .record(&Err(ToolError::transient("x")), p);
     }
 
     #[tokio::test(start_paused = true)]
@@ -291,7 +302,10 @@ mod tests {
         let probe = b.admit(&p).unwrap();
         assert!(b.admit(&p).is_err(), "only one probe at a time");
         drop(probe);
-        assert!(b.admit(&p).is_ok(), "the cancelled probe gave its slot back");
+        assert!(
+            b.admit(&p).is_ok(),
+            "the cancelled probe gave its slot back"
+        );
     }
 
     #[tokio::test(start_paused = true)]

@@ -52,7 +52,9 @@ impl std::fmt::Debug for RetryBudget {
 
 impl Window {
     fn now_sec(&self) -> u64 {
-        Instant::now().saturating_duration_since(self.start).as_secs()
+        Instant::now()
+            .saturating_duration_since(self.start)
+            .as_secs()
     }
 
     fn current(&mut self, sec: u64) -> &mut Bucket {
@@ -131,6 +133,9 @@ mod tests {
             budget.deposit();
         }
         tokio::time::advance(Duration::from_secs(11)).await;
-        assert!(!budget.try_withdraw(0.1, 0.0), "the 100 calls are older than the window");
+        assert!(
+            !budget.try_withdraw(0.1, 0.0),
+            "the 100 calls are older than the window"
+        );
     }
 }

@@ -55,7 +55,12 @@ pub struct CachedResponse {
 struct KeepFor;
 
 impl moka::Expiry<String, Arc<CachedResponse>> for KeepFor {
-    fn expire_after_create(&self, _: &String, value: &Arc<CachedResponse>, _: StdInstant) -> Option<Duration> {
+    fn expire_after_create(
+        &self,
+        _: &String,
+        value: &Arc<CachedResponse>,
+        _: StdInstant,
+    ) -> Option<Duration> {
         Some(value.keep)
     }
 }
@@ -105,23 +110,37 @@ impl<T> ResponseCache<T> {
     /// A cache holding at most `max_entries` responses.
     pub fn new(max_entries: u64) -> Self {
         ResponseCache {
-            entries: Cache::builder().max_capacity(max_entries).expire_after(KeepFor).build(),
+            entries: Cache::builder()
+                .max_capacity(max_entries)
+                .expire_after(KeepFor)
+                .build(),
             flights: Mutex::new(HashMap::new()),
         }
     }
 
     /// A fresh entry, if there is one.
     pub fn fresh(&self, key: &str) -> Option<Arc<CachedResponse>> {
-        self.entries.get(key).filter(|e| Instant::now() < e.fresh_until)
+        self.entries
+            .get(key)
+            .filter(|e| Instant::now() < e.fresh_until)
     }
 
     /// An expired entry still inside its stale-if-error window.
     pub fn stale(&self, key: &str) -> Option<Arc<CachedResponse>> {
-        self.entries.get(key).filter(|e| Instant::now() < e.stale_until)
+        self.entries
+            .get(key)
+            .filter(|e| Instant::now() < e.stale_until)
     }
 
     /// Keep a success.
-    pub fn store(&self, key: &str, policy: &CachePolicy, data: Value, fetched_at: Timestamp, digest: String) {
+    pub fn store(
+        &self,
+        key: &str,
+        policy: &CachePolicy,
+        data: Value,
+        fetched_at: Timestamp,
+        digest: String,
+    ) {
         let ttl = Duration::from_millis(policy.ttl_ms);
         let keep = ttl + Duration::from_millis(policy.stale_if_error_ms);
         let now = Instant::now();
@@ -157,7 +176,10 @@ impl<T> ResponseCache<T> {
     }
 
     fn leave(&self, key: &str) {
-        self.flights.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+        self.flights
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
     }
 }
 
@@ -181,7 +203,10 @@ impl<T> Drop for Leader<'_, T> {
 
 /// Wait for a leader's outcome; `None` when the leader gave up without one.
 pub async fn follow<T>(mut rx: watch::Receiver<FlightValue<T>>) -> Option<Arc<T>> {
-    rx.wait_for(Option::is_some).await.ok().and_then(|v| v.clone())
+    rx.wait_for(Option::is_some)
+        .await
+        .ok()
+        .and_then(|v| v.clone())
 }
 
 #[cfg(test)]
@@ -201,7 +226,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn entries_go_stale_then_vanish() {
         let cache: ResponseCache<()> = ResponseCache::new(10);
-        let p = CachePolicy { ttl_ms: 100, stale_if_error_ms: 50 };
+        let p = CachePolicy {
+            ttl_ms: 100,
+            stale_if_error_ms: 50,
+        };
         cache.store("k", &p, json!(1), Timestamp::now(), "d".into());
         assert!(cache.fresh("k").is_some());
         tokio::time::advance(Duration::from_millis(120)).await;
@@ -214,8 +242,12 @@ mod tests {
     #[tokio::test]
     async fn a_dropped_leader_releases_its_followers() {
         let cache: ResponseCache<u32> = ResponseCache::new(10);
-        let Flight::Leader(leader) = cache.join("k") else { panic!("first is leader") };
-        let Flight::Follower(rx) = cache.join("k") else { panic!("second follows") };
+        let Flight::Leader(leader) = cache.join("k") else {
+            panic!("first is leader")
+        };
+        let Flight::Follower(rx) = cache.join("k") else {
+            panic!("second follows")
+        };
         drop(leader);
         assert!(follow(rx).await.is_none());
         assert!(matches!(cache.join("k"), Flight::Leader(_)));

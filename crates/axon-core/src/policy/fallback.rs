@@ -47,7 +47,11 @@ pub fn applies(primary: &CallResult) -> bool {
 
 /// Try each fallback in order; the first success serves the call. When none does,
 /// the primary's failure stands.
-pub async fn run_chain<F, Fut>(primary: CallResult, chain: &[FallbackCall], mut call: F) -> CallResult
+pub async fn run_chain<F, Fut>(
+    primary: CallResult,
+    chain: &[FallbackCall],
+    mut call: F,
+) -> CallResult
 where
     F: FnMut(&FallbackCall) -> Fut,
     Fut: Future<Output = CallResult>,
@@ -72,7 +76,11 @@ where
                 ..primary
             };
         }
-        if served.error.as_ref().is_some_and(|e| e.kind == ErrorKind::Cancelled) {
+        if served
+            .error
+            .as_ref()
+            .is_some_and(|e| e.kind == ErrorKind::Cancelled)
+        {
             break;
         }
     }

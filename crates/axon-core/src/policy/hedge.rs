@@ -36,7 +36,10 @@ impl Default for HedgePolicy {
 impl HedgePolicy {
     pub(crate) fn check(&self) -> Result<(), PolicyError> {
         if self.after_ms > 0 && self.max_hedges == 0 {
-            return Err(PolicyError::new("hedge.max_hedges", "must be at least 1 when hedge.after_ms is set"));
+            return Err(PolicyError::new(
+                "hedge.max_hedges",
+                "must be at least 1 when hedge.after_ms is set",
+            ));
         }
         Ok(())
     }
@@ -50,7 +53,11 @@ impl HedgePolicy {
 /// Run `start(0)`, and `start(k)` for each hedge k as `after_ms` passes without an
 /// answer. The first success wins; if every execution fails, the last error is
 /// returned. `on_hedge(k)` is told about each hedge started.
-pub async fn race<F, Fut, H>(policy: &HedgePolicy, mut start: F, on_hedge: H) -> Result<Value, ToolError>
+pub async fn race<F, Fut, H>(
+    policy: &HedgePolicy,
+    mut start: F,
+    on_hedge: H,
+) -> Result<Value, ToolError>
 where
     F: FnMut(u32) -> Fut,
     Fut: Future<Output = Result<Value, ToolError>>,
@@ -89,7 +96,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_hedge_answers_when_the_first_execution_is_slow() {
         let started = Cell::new(0);
-        let policy = HedgePolicy { after_ms: 50, max_hedges: 1 };
+        let policy = HedgePolicy {
+            after_ms: 50,
+            max_hedges: 1,
+        };
         let begin = tokio::time::Instant::now();
         let r = race(
             &policy,

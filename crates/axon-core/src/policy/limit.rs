@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use super::timeout::Deadline;
 use super::PolicyError;
+use super::timeout::Deadline;
 use crate::error::{ErrorKind, ToolError};
 
 /// Limit options (`[defaults.limits]`).
@@ -45,7 +45,10 @@ impl Default for LimitPolicy {
 impl LimitPolicy {
     pub(crate) fn check(&self) -> Result<(), PolicyError> {
         if !(self.rate_per_sec >= 0.0 && self.rate_per_sec.is_finite()) {
-            return Err(PolicyError::new("limits.rate_per_sec", "must be a number ≥ 0"));
+            return Err(PolicyError::new(
+                "limits.rate_per_sec",
+                "must be a number ≥ 0",
+            ));
         }
         Ok(())
     }
@@ -67,7 +70,9 @@ impl Reference for TokioInstant {
         self.0.saturating_duration_since(earlier.0).into()
     }
     fn saturating_sub(&self, duration: Nanos) -> Self {
-        self.0.checked_sub(duration.into()).map_or(*self, TokioInstant)
+        self.0
+            .checked_sub(duration.into())
+            .map_or(*self, TokioInstant)
     }
 }
 
@@ -108,25 +113,34 @@ impl Limits {
     pub fn new(policy: &LimitPolicy) -> Self {
         let rate = (policy.rate_per_sec > 0.0).then(|| {
             let period = Duration::from_secs_f64(1.0 / policy.rate_per_sec);
-            let burst = NonZeroU32::new(policy.rate_per_sec.floor().max(1.0) as u32).unwrap_or(NonZeroU32::MIN);
+            let burst = NonZeroU32::new(policy.rate_per_sec.floor().max(1.0) as u32)
+                .unwrap_or(NonZeroU32::MIN);
             let quota = Quota::with_period(period)
                 .unwrap_or_else(|| Quota::per_second(NonZeroU32::MAX))
                 .allow_burst(burst);
             RateLimiter::direct_with_clock(quota, TokioClock)
         });
-        let slots = (policy.max_concurrent > 0).then(|| Arc::new(Semaphore::new(policy.max_concurrent as usize)));
+        let slots = (policy.max_concurrent > 0)
+            .then(|| Arc::new(Semaphore::new(policy.max_concurrent as usize)));
         Limits { rate, slots }
     }
 
     /// Wait for the rate limit, then for a concurrency slot.
-    pub async fn acquire(&self, cancel: &CancellationToken, deadline: Deadline) -> Result<Slot, ToolError> {
+    pub async fn acquire(
+        &self,
+        cancel: &CancellationToken,
+        deadline: Deadline,
+    ) -> Result<Slot, ToolError> {
         let gave_up = |what: &str| {
             if cancel.is_cancelled() {
                 ToolError::new(ErrorKind::Cancelled, "cancelled by the caller")
             } else {
                 ToolError::new(
                     ErrorKind::BudgetExhausted,
-                    format!("deadline of {} ms passed while waiting for the {what}", deadline.total_ms()),
+                    format!(
+                        "deadline of {} ms passed while waiting for the {what}",
+                        deadline.total_ms()
+                    ),
                 )
                 .with_code("deadline")
             }
@@ -171,7 +185,10 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_rate_limit_spaces_attempts_after_the_burst() {
-        let limits = Limits::new(&LimitPolicy { max_concurrent: 0, rate_per_sec: 2.0 });
+        let limits = Limits::new(&LimitPolicy {
+            max_concurrent: 0,
+            rate_per_sec: 2.0,
+        });
         let cancel = CancellationToken::new();
         let start = Instant::now();
         let mut at = Vec::new();
@@ -184,10 +201,17 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn waiting_for_a_slot_gives_up_at_the_deadline() {
-        let limits = Limits::new(&LimitPolicy { max_concurrent: 1, rate_per_sec: 0.0 });
+        let limits = Limits::new(&LimitPolicy {
+            max_concurrent: 1,
+            rate_per_sec: 0.0,
+        });
         let cancel = CancellationToken::new();
         let _held = limits.acquire(&cancel, Deadline::start(0)).await.unwrap();
-        let err = limits.acquire(&cancel, Deadline::start(100)).await.err().unwrap();
+        let err = limits
+            .acquire(&cancel, Deadline::start(100))
+            .await
+            .err()
+            .unwrap();
         assert_eq!(err.kind, ErrorKind::BudgetExhausted);
     }
 }

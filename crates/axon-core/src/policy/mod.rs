@@ -106,7 +106,8 @@ impl Policy {
         &self,
         layers: impl IntoIterator<Item = &'a Value>,
     ) -> Result<Policy, PolicyError> {
-        let mut merged = serde_json::to_value(self).map_err(|e| PolicyError::new("", e.to_string()))?;
+        let mut merged =
+            serde_json::to_value(self).map_err(|e| PolicyError::new("", e.to_string()))?;
         for layer in layers {
             if !layer.is_object() && !layer.is_null() {
                 return Err(PolicyError::new("", "a policy must be an object"));
@@ -142,7 +143,11 @@ fn merge(base: &mut Value, layer: &Value, path: &str) -> Result<(), PolicyError>
         return Ok(());
     };
     for (key, value) in layer_map {
-        let key_path = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+        let key_path = if path.is_empty() {
+            key.clone()
+        } else {
+            format!("{path}.{key}")
+        };
         match base_map.get_mut(key) {
             Some(slot) if slot.is_object() && value.is_object() => merge(slot, value, &key_path)?,
             Some(slot) => *slot = value.clone(),
@@ -176,7 +181,8 @@ mod tests {
 
     #[test]
     fn layers_merge_key_by_key_most_specific_last() {
-        let config = json!({"timeout_ms": 10_000, "retry": {"max_attempts": 5, "backoff": "linear"}});
+        let config =
+            json!({"timeout_ms": 10_000, "retry": {"max_attempts": 5, "backoff": "linear"}});
         let step = json!({"retry": {"max_attempts": 2}});
         let p = Policy::layered([&config, &step]).unwrap();
         assert_eq!(p.timeout_ms, 10_000);

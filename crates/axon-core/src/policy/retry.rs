@@ -16,10 +16,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::PolicyError;
 use super::backoff::{self, Backoff, Jitter};
 use super::budget::RetryBudget;
 use super::timeout::Deadline;
-use super::PolicyError;
 use crate::error::{ErrorKind, ToolError};
 use crate::events::Observer;
 
@@ -73,7 +73,10 @@ impl RetryPolicy {
     pub(crate) fn check(&self) -> Result<(), PolicyError> {
         let err = |key: &str, msg: &str| Err(PolicyError::new(&format!("retry.{key}"), msg));
         if self.max_attempts == 0 {
-            return err("max_attempts", "must be at least 1 (the first attempt counts)");
+            return err(
+                "max_attempts",
+                "must be at least 1 (the first attempt counts)",
+            );
         }
         if !(self.multiplier >= 1.0 && self.multiplier.is_finite()) {
             return err("multiplier", "must be a number ≥ 1");
@@ -201,18 +204,30 @@ impl RetryLoop<'_> {
         let delay = match (error.kind, error.retry_after) {
             (ErrorKind::RateLimited, Some(after)) if p.respect_retry_after => after,
             _ => {
-                let mut rng = self.rng.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                let mut rng = self
+                    .rng
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
                 backoff::delay(p, attempt, previous, &mut rng)
             }
         };
         if !self.deadline.allows(delay) {
-            return Next::Stop(deadline_spent(self.deadline.total_ms(), Some(error.clone())));
+            return Next::Stop(deadline_spent(
+                self.deadline.total_ms(),
+                Some(error.clone()),
+            ));
         }
-        if !self.budget.try_withdraw(p.budget_ratio, p.budget_min_per_sec) {
+        if !self
+            .budget
+            .try_withdraw(p.budget_ratio, p.budget_min_per_sec)
+        {
             return Next::Stop(
                 ToolError::new(
                     ErrorKind::BudgetExhausted,
-                    format!("retry budget of the tool is spent; last error: {}", error.reason()),
+                    format!(
+                        "retry budget of the tool is spent; last error: {}",
+                        error.reason()
+                    ),
                 )
                 .with_code("retry_budget"),
             );
@@ -226,7 +241,9 @@ fn cancelled() -> ToolError {
 }
 
 fn deadline_spent(total_ms: u64, last: Option<ToolError>) -> ToolError {
-    let last = last.map(|e| format!("; last error: {}", e.reason())).unwrap_or_default();
+    let last = last
+        .map(|e| format!("; last error: {}", e.reason()))
+        .unwrap_or_default();
     ToolError::new(
         ErrorKind::BudgetExhausted,
         format!("deadline of {total_ms} ms spent{last}"),

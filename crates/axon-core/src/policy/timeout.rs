@@ -32,7 +32,8 @@ impl Deadline {
 
     /// Time left; `None` when there is no deadline.
     pub fn remaining(&self) -> Option<Duration> {
-        self.at.map(|at| at.saturating_duration_since(Instant::now()))
+        self.at
+            .map(|at| at.saturating_duration_since(Instant::now()))
     }
 
     /// The hard timeout of the next attempt: `timeout` shortened to what is left of
@@ -70,7 +71,9 @@ where
         ))
     };
     let Some(soft) = soft.filter(|s| *s < hard) else {
-        return tokio::time::timeout(hard, attempt).await.unwrap_or_else(|_| timed_out());
+        return tokio::time::timeout(hard, attempt)
+            .await
+            .unwrap_or_else(|_| timed_out());
     };
     let hard_at = tokio::time::sleep(hard);
     let soft_at = tokio::time::sleep(soft);
@@ -101,7 +104,9 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(200)).await;
             Ok(json!(1))
         };
-        let err = within(Duration::from_millis(100), None, |_| {}, slow).await.unwrap_err();
+        let err = within(Duration::from_millis(100), None, |_| {}, slow)
+            .await
+            .unwrap_err();
         assert_eq!(err.kind, ErrorKind::Timeout);
         assert_eq!(err.message, "exceeded 100 ms");
     }
@@ -113,7 +118,13 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(150)).await;
             Ok(json!("done"))
         };
-        let r = within(Duration::from_millis(300), Some(Duration::from_millis(100)), |_| fired.set(fired.get() + 1), slow).await;
+        let r = within(
+            Duration::from_millis(300),
+            Some(Duration::from_millis(100)),
+            |_| fired.set(fired.get() + 1),
+            slow,
+        )
+        .await;
         assert_eq!(r.unwrap(), json!("done"));
         assert_eq!(fired.get(), 1);
     }
@@ -121,12 +132,18 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_deadline_shortens_the_attempt_and_then_expires() {
         let d = Deadline::start(250);
-        assert_eq!(d.attempt_limit(Duration::from_secs(1)), Some(Duration::from_millis(250)));
+        assert_eq!(
+            d.attempt_limit(Duration::from_secs(1)),
+            Some(Duration::from_millis(250))
+        );
         tokio::time::advance(Duration::from_millis(200)).await;
         assert!(d.allows(Duration::from_millis(40)));
         assert!(!d.allows(Duration::from_millis(60)));
         tokio::time::advance(Duration::from_millis(50)).await;
         assert_eq!(d.attempt_limit(Duration::from_secs(1)), None);
-        assert_eq!(Deadline::start(0).attempt_limit(Duration::from_secs(1)), Some(Duration::from_secs(1)));
+        assert_eq!(
+            Deadline::start(0).attempt_limit(Duration::from_secs(1)),
+            Some(Duration::from_secs(1))
+        );
     }
 }

@@ -20,11 +20,15 @@ pub fn check_output(data: Value, schema: Option<&Schema>) -> Result<Value, ToolE
         });
         match (obj.get("success"), error_text) {
             (Some(Value::Bool(true)), Some(err)) => {
-                return Err(inconsistent(format!("data says success: true but carries an error: {err}")));
+                return Err(inconsistent(format!(
+                    "data says success: true but carries an error: {err}"
+                )));
             }
             (Some(Value::Bool(false)), Some(err)) => return Err(ToolError::failed(err)),
             (Some(Value::Bool(false)), None) => {
-                return Err(inconsistent("data says success: false but gives no error message".into()));
+                return Err(inconsistent(
+                    "data says success: false but gives no error message".into(),
+                ));
             }
             _ => {}
         }
@@ -55,7 +59,9 @@ pub fn warnings(data: &Value, duration_ms: u64, slow_warn_ms: u64) -> Vec<String
         out.push("tool succeeded but returned null data".to_string());
     }
     if slow_warn_ms > 0 && duration_ms > slow_warn_ms {
-        out.push(format!("slow call: {duration_ms} ms (warning threshold {slow_warn_ms} ms)"));
+        out.push(format!(
+            "slow call: {duration_ms} ms (warning threshold {slow_warn_ms} ms)"
+        ));
     }
     out
 }
@@ -74,7 +80,10 @@ mod tests {
     #[test]
     fn success_false_with_an_error_is_a_domain_failure() {
         let e = check_output(json!({"success": false, "error": "no such user"}), None).unwrap_err();
-        assert_eq!((e.kind, e.message.as_str()), (ErrorKind::Failed, "no such user"));
+        assert_eq!(
+            (e.kind, e.message.as_str()),
+            (ErrorKind::Failed, "no such user")
+        );
     }
 
     #[test]
