@@ -58,16 +58,26 @@ impl Write for HashWriter<'_> {
     }
 }
 
-/// Lower-case hex SHA-256 of the canonical JSON of `value`.
-pub fn sha256_hex(value: &Value) -> String {
+fn hex_into(prefix: &str, value: &Value) -> String {
     let mut hasher = Sha256::new();
     let _ = write_canonical(value, &mut HashWriter(&mut hasher));
-    hex::encode(hasher.finalize())
+    let mut hex = [0u8; 64];
+    // 32 bytes always fit 64 hex digits.
+    let _ = hex::encode_to_slice(hasher.finalize(), &mut hex);
+    let mut out = String::with_capacity(prefix.len() + 64);
+    out.push_str(prefix);
+    out.push_str(std::str::from_utf8(&hex).unwrap_or_default());
+    out
+}
+
+/// Lower-case hex SHA-256 of the canonical JSON of `value`.
+pub fn sha256_hex(value: &Value) -> String {
+    hex_into("", value)
 }
 
 /// `"sha256:<hex>"`, the form of `provenance.response_digest`.
 pub fn digest(value: &Value) -> String {
-    format!("sha256:{}", sha256_hex(value))
+    hex_into("sha256:", value)
 }
 
 #[cfg(test)]

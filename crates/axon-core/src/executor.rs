@@ -33,7 +33,7 @@ use crate::policy::limit::Limits;
 use crate::policy::retry::{Attempt, RetryLoop};
 use crate::policy::timeout::{self, Deadline};
 use crate::policy::{Policy, PolicyError, fallback, hedge, validate};
-use crate::redact::redact;
+use crate::redact::redact_owned;
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::{CallResult, Provenance, Source, Timestamp};
 use crate::state::{SharedState, ToolState};
@@ -293,9 +293,14 @@ impl Executor {
 
     /// Call a tool. Never fails: every failure is described in the result.
     pub async fn call(&self, call: ToolCall) -> CallResult {
-        let call_id = Ulid::new().to_string();
+        let started_at = Timestamp::now();
+        let call_id = Ulid::from_datetime(started_at.0).to_string();
         let span = tracing::debug_span!("tool_call", tool = %call.tool, call_id = %call_id);
-        self.pipeline(call, call_id).instrument(span).await
+        // The pipeline's state machine is a few KB: box it once so that it is not
+        // copied each time the future moves.
+        Box::pin(self.pipeline(call, call_id, started_at))
+            .instrument(span)
+            .await
     }
 
     /// Run several calls at once, at most `max_parallel` (default 10) together, and
@@ -322,8 +327,7 @@ impl Executor {
     }
 
     /// The pipeline of one call.
-    async fn pipeline(&self, call: ToolCall, call_id: String) -> CallResult {
-        let started_at = Timestamp::now();
+    async fn pipeline(&self, call: ToolCall, call_id: String, started_at: Timestamp) -> CallResult {
         let clock = Instant::now();
         let scope = Arc::new(CallScope {
             correlation_id: call
@@ -341,7 +345,11 @@ impl Executor {
             );
             metrics::counter!("tool_errors_total", "tool" => "_unknown", "reason" => "unknown_tool").increment(1);
             let result = assemble(Outcome::failed(error), &call.tool, &scope, started_at);
-            return self.record(result, &call.args, &scope, clock).await;
+            let result = CallResult {
+                duration_ms: clock.elapsed().as_millis() as u64,
+                ..result
+            };
+            return self.record(result, call.args, &scope).await;
         };
         let observer = Observer {
             metrics: &entry.metrics,
@@ -384,7 +392,7 @@ impl Executor {
             Some(_) => Vec::new(),
         };
         observer.finished(&result, &warnings);
-        self.record(result, &call.args, &scope, clock).await
+        self.record(result, call.args, &scope).await
     }
 
     /// Validate arguments → cache lookup → the attempts (single-flight when cached)
@@ -519,15 +527,8 @@ impl Executor {
         }
     }
 
-    async fn record(
-        &self,
-        result: CallResult,
-        args: &Value,
-        scope: &CallScope,
-        clock: Instant,
-    ) -> CallResult {
-        let mut result = result;
-        result.duration_ms = clock.elapsed().as_millis() as u64;
+    /// Record the call; its arguments move into the entry, redacted.
+    async fn record(&self, result: CallResult, args: Value, scope: &CallScope) -> CallResult {
         let secrets = scope
             .secret_pointers
             .lock()
@@ -535,7 +536,7 @@ impl Executor {
             .unwrap_or_default();
         let entry = HistoryEntry {
             result: result.clone(),
-            args: redact(args, &secrets),
+            args: redact_owned(args, &secrets),
         };
         if let Err(e) = self.inner.history.record(entry).await {
             tracing::warn!(call_id = %result.call_id, error = %e, "could not record the call in history");

@@ -157,12 +157,14 @@ impl HistoryStore for InMemoryHistory {
             .lock()
             .map_err(|_| StoreError("history lock poisoned".into()))?;
         let book = &mut *guard;
-        let corr = entry.result.correlation_id.clone();
-        book.call_index
-            .insert(entry.result.call_id.clone(), corr.clone());
-        let list = match book.by_correlation.get_mut(&corr) {
+        book.call_index.insert(
+            entry.result.call_id.clone(),
+            entry.result.correlation_id.clone(),
+        );
+        let list = match book.by_correlation.get_mut(&entry.result.correlation_id) {
             Some(list) => list,
             None => {
+                let corr = entry.result.correlation_id.clone();
                 book.order.push_back(corr.clone());
                 while book.order.len() > self.limits.max_correlations.max(1) {
                     if let Some(old) = book.order.pop_front() {

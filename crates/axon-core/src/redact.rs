@@ -9,38 +9,50 @@ pub const REDACTED: &str = "***";
 
 /// Whether a field name looks like it holds a secret (case-insensitive, ignoring
 /// `-` and `_`): password, passwd, secret, token, api_key, authorization, cookie,
-/// private_key, credential.
+/// private_key, credential. Allocation-free: it runs on every argument of every call.
 pub fn is_secret_field(name: &str) -> bool {
-    let norm: String = name
-        .chars()
-        .filter(|c| *c != '_' && *c != '-')
-        .flat_map(char::to_lowercase)
-        .collect();
-    const NEEDLES: [&str; 9] = [
-        "password",
-        "passwd",
-        "secret",
-        "token",
-        "apikey",
-        "authorization",
-        "cookie",
-        "privatekey",
-        "credential",
+    const NEEDLES: [&[u8]; 9] = [
+        b"password",
+        b"passwd",
+        b"secret",
+        b"token",
+        b"apikey",
+        b"authorization",
+        b"cookie",
+        b"privatekey",
+        b"credential",
     ];
-    NEEDLES.iter().any(|n| norm.contains(n))
+    let mut buf = [0u8; 64];
+    let mut len = 0;
+    for b in name.bytes().filter(|b| *b != b'_' && *b != b'-') {
+        if len == buf.len() {
+            // Longer than any sensible field name: compare the first 64 bytes only.
+            break;
+        }
+        buf[len] = b.to_ascii_lowercase();
+        len += 1;
+    }
+    let norm = &buf[..len];
+    NEEDLES
+        .iter()
+        .any(|n| norm.windows(n.len()).any(|w| w == *n))
 }
 
 /// A copy of `args` with secret-looking fields (at any depth) and the fields at
 /// `pointers` replaced by `"***"`.
 pub fn redact(args: &Value, pointers: &[String]) -> Value {
-    let mut out = args.clone();
-    redact_in_place(&mut out);
+    redact_owned(args.clone(), pointers)
+}
+
+/// [`redact`] on a value the caller no longer needs (no copy).
+pub fn redact_owned(mut args: Value, pointers: &[String]) -> Value {
+    redact_in_place(&mut args);
     for pointer in pointers {
-        if let Some(v) = out.pointer_mut(pointer) {
+        if let Some(v) = args.pointer_mut(pointer) {
             *v = Value::String(REDACTED.into());
         }
     }
-    out
+    args
 }
 
 fn redact_in_place(value: &mut Value) {

@@ -207,7 +207,6 @@ pub struct FnTool<A, O, F> {
 /// use axon_core::{tool_fn, ToolError};
 /// use schemars::JsonSchema;
 /// use serde::{Deserialize, Serialize};
-
 ///
 /// #[derive(Deserialize, JsonSchema)]
 /// struct Add { a: i64, b: i64 }

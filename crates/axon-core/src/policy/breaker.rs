@@ -135,8 +135,8 @@ impl Breaker {
             return Ok(permit(false));
         }
         let mut inner = self.lock();
-        let now = Instant::now();
         if let State::Open { until } = inner.state {
+            let now = Instant::now();
             if now < until {
                 return Err(open_error(Some(until - now)));
             }
@@ -158,10 +158,14 @@ impl Breaker {
         if policy.failure_threshold == 0 {
             return;
         }
-        let mut inner = self.lock();
-        let now = Instant::now();
         let failure = kind.is_some_and(ErrorKind::counts_for_breaker);
         let success = kind.is_none();
+        if success && !probe {
+            // The hot path: a success outside half-open changes nothing.
+            return;
+        }
+        let mut inner = self.lock();
+        let now = Instant::now();
         match (&mut inner.state, probe) {
             (State::HalfOpen { .. }, true) if success => {
                 inner.failures.clear();
