@@ -1,0 +1,21 @@
+//! # axon-plan
+//!
+//! Multi-step plans (seed 002, DESIGN.md "Plans"): a DAG of tool calls whose steps
+//! feed each other through templates. Parse ([`Plan::parse`]), validate
+//! ([`validate`]), then run ([`PlanRunner::run`]): each step starts the moment its
+//! dependencies are done, within `max_parallel` and each tool's `max_concurrent`,
+//! longest remaining path first; each call goes through the core executor's
+//! pipeline; every finished step is checkpointed so a run resumes after a crash.
+
+#![warn(missing_docs)]
+
+pub mod plan;
+pub mod run;
+pub mod store;
+pub mod template;
+pub mod validate;
+
+pub use plan::{DEFAULT_MAX_PARALLEL, Fallback, ParseError, Plan, Step, StepRef};
+pub use run::{PlanEvent, PlanResult, PlanRunner, RunOptions, RunStatus, StepOutcome, StepStatus};
+pub use store::{InMemoryRunStore, RunRecord, RunStore};
+pub use validate::{Graph, PlanErrors, Problem, validate};

@@ -1,0 +1,163 @@
+//! The plan document (DESIGN.md, "Plans"): a name, how many steps may run at once,
+//! whether the first failure stops everything, default policy keys, and the steps —
+//! each a tool call with parameters that may reference earlier results, its
+//! dependencies, policy overrides and fallbacks. Parsed from YAML or JSON.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Steps running at once unless the plan says otherwise (seed 002).
+pub const DEFAULT_MAX_PARALLEL: usize = 5;
+
+/// A plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    /// A name for humans and history.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Steps running at once.
+    #[serde(default = "default_max_parallel")]
+    pub max_parallel: usize,
+    /// Cancel running steps and skip the rest at the first failure.
+    #[serde(default)]
+    pub fail_fast: bool,
+    /// Policy keys for every step (over the executor's configuration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defaults: Option<Value>,
+    /// The steps, addressable by index or by id.
+    pub steps: Vec<Step>,
+}
+
+fn default_max_parallel() -> usize {
+    DEFAULT_MAX_PARALLEL
+}
+
+/// One step: a tool call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// Optional name other steps can reference (`steps.<id>`, `depends_on: [id]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The tool to call.
+    pub tool: String,
+    /// Its arguments; strings may hold templates (`${step[0].data.*.id}`).
+    #[serde(default = "empty_object")]
+    pub params: Value,
+    /// Steps that must finish first, by id or index.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<StepRef>,
+    /// Policy keys for this step only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<Value>,
+    /// Tools to try if this one fails for good; params may hold templates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<Fallback>,
+    /// How long the step is expected to take, ms. When every step declares it, the
+    /// scheduler orders ready steps by remaining duration instead of step count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_ms: Option<u64>,
+}
+
+/// A fallback of a step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fallback {
+    /// The tool.
+    pub tool: String,
+    /// Its arguments (templates allowed).
+    #[serde(default = "empty_object")]
+    pub params: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+/// A reference to a step: its index or its id.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StepRef {
+    /// By position, from 0.
+    Index(usize),
+    /// By id.
+    Id(String),
+}
+
+impl std::fmt::Display for StepRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StepRef::Index(i) => write!(f, "step[{i}]"),
+            StepRef::Id(id) => write!(f, "{id}"),
+        }
+    }
+}
+
+/// The document could not be read as a plan.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("plan: {0}")]
+pub struct ParseError(pub String);
+
+impl Plan {
+    /// Parse YAML or JSON (a document starting with `{` is read as JSON, for its
+    /// more precise error messages; anything else as YAML).
+    pub fn parse(text: &str) -> Result<Plan, ParseError> {
+        if text.trim_start().starts_with('{') {
+            Self::from_json(text)
+        } else {
+            Self::from_yaml(text)
+        }
+    }
+
+    /// Parse JSON.
+    pub fn from_json(text: &str) -> Result<Plan, ParseError> {
+        serde_json::from_str(text).map_err(|e| ParseError(e.to_string()))
+    }
+
+    /// Parse YAML.
+    pub fn from_yaml(text: &str) -> Result<Plan, ParseError> {
+        serde_yaml_ng::from_str(text).map_err(|e| ParseError(e.to_string()))
+    }
+
+    /// How a step is named in messages: its id, or `step[N]`.
+    pub fn label(&self, index: usize) -> String {
+        match self.steps.get(index).and_then(|s| s.id.as_deref()) {
+            Some(id) => id.to_string(),
+            None => format!("step[{index}]"),
+        }
+    }
+
+    /// The index of a step reference, if it names a step.
+    pub fn index_of(&self, r: &StepRef) -> Option<usize> {
+        match r {
+            StepRef::Index(i) => (*i < self.steps.len()).then_some(*i),
+            StepRef::Id(id) => self.steps.iter().position(|s| s.id.as_deref() == Some(id)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_and_json_give_the_same_plan() {
+        let yaml = "name: p\nsteps:\n  - id: a\n    tool: echo\n    params: {x: 1}\n  - tool: echo\n    depends_on: [a, 0]\n";
+        let json = r#"{"name":"p","steps":[{"id":"a","tool":"echo","params":{"x":1}},{"tool":"echo","depends_on":["a",0]}]}"#;
+        let (y, j) = (Plan::parse(yaml).unwrap(), Plan::parse(json).unwrap());
+        assert_eq!(y, j);
+        assert_eq!(y.max_parallel, 5);
+        assert!(!y.fail_fast);
+        assert_eq!(
+            y.steps[1].depends_on,
+            [StepRef::Id("a".into()), StepRef::Index(0)]
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_naming_the_key() {
+        let err = Plan::parse("steps:\n  - tool: echo\n    parms: {}\n").unwrap_err();
+        assert!(err.0.contains("parms"), "{err}");
+    }
+}

@@ -1,0 +1,648 @@
+//! Running a plan. A step starts the moment its dependencies have succeeded — not
+//! in waves, as seed 002 does — within `max_parallel` and each tool's
+//! `max_concurrent`; when more steps are ready than there are slots, the one with
+//! the longest remaining path (by step count, or by `expected_ms` when every step
+//! declares it) goes first. A failed step skips its dependents and independent
+//! branches go on; with `fail_fast` the run cancels what is running and skips the
+//! rest. Every finished step is checkpointed; a run id that was seen before
+//! resumes, reusing its finished steps.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::sync::Arc;
+
+use axon_core::{
+    CallError, CallEvent, CallResult, CancellationToken, ErrorKind, Executor, FallbackCall,
+    Provenance, Timestamp, ToolCall,
+};
+use futures::stream::{FuturesUnordered, StreamExt};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use crate::plan::{Plan, StepRef};
+use crate::store::{InMemoryRunStore, RunStore};
+use crate::template::{Source, resolve};
+use crate::validate::{Graph, PlanErrors, validate};
+
+/// How a step ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    /// Its call succeeded (perhaps through a fallback).
+    Succeeded,
+    /// Its call failed.
+    Failed,
+    /// It never ran: a dependency did not succeed, or fail_fast stopped the run.
+    Skipped,
+    /// It was running, or about to, when the run was cancelled.
+    Cancelled,
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every step succeeded.
+    Succeeded,
+    /// At least one step did not succeed.
+    Failed,
+    /// The run was cancelled from outside.
+    Cancelled,
+}
+
+impl RunStatus {
+    /// The snake_case name (metric label, JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Succeeded => "succeeded",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// One step in a plan result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepOutcome {
+    /// Position in the plan.
+    pub index: usize,
+    /// Its id, if it has one.
+    pub id: Option<String>,
+    /// Its tool.
+    pub tool: String,
+    /// How it ended.
+    pub status: StepStatus,
+    /// Its call result; null when it never ran.
+    pub result: Option<CallResult>,
+    /// Why it was skipped, cancelled or failed.
+    pub reason: Option<String>,
+}
+
+/// The result of a run (DESIGN.md's plan result JSON).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlanResult {
+    /// The run.
+    pub run_id: String,
+    /// The correlation id of every call of the run.
+    pub correlation_id: String,
+    /// How it ended.
+    pub status: RunStatus,
+    /// Wall time of this execution of the run, ms.
+    pub duration_ms: u64,
+    /// Every step, in plan order.
+    pub steps: Vec<StepOutcome>,
+}
+
+impl PlanResult {
+    /// Whether every step succeeded (seed 002's `success`).
+    pub fn success(&self) -> bool {
+        self.status == RunStatus::Succeeded
+    }
+}
+
+/// Progress of a run, for any front end (terminal, SSE, MCP progress).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum PlanEvent {
+    /// The run started; `resumed` steps were reused from checkpoints.
+    RunStarted {
+        /// The run.
+        run_id: String,
+        /// Steps in the plan.
+        steps: usize,
+        /// Steps reused from an earlier execution.
+        resumed: usize,
+    },
+    /// A step's call started.
+    StepStarted {
+        /// The run.
+        run_id: String,
+        /// The step.
+        index: usize,
+        /// Its id.
+        id: Option<String>,
+        /// Its tool.
+        tool: String,
+    },
+    /// An attempt of a step failed and will be retried.
+    StepRetrying {
+        /// The run.
+        run_id: String,
+        /// The step.
+        index: usize,
+        /// The attempt that failed.
+        attempt: u32,
+        /// Why.
+        error: CallError,
+        /// Backoff before the next attempt, ms.
+        delay_ms: u64,
+    },
+    /// A step ended (including skipped and resumed ones).
+    StepFinished {
+        /// The run.
+        run_id: String,
+        /// The outcome.
+        step: Box<StepOutcome>,
+    },
+    /// The run ended.
+    RunFinished {
+        /// The run.
+        run_id: String,
+        /// How.
+        status: RunStatus,
+        /// How long, ms.
+        duration_ms: u64,
+    },
+}
+
+/// How to run: under which id (an id seen before resumes), a cancellation token,
+/// and where to send progress events.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    /// The run id; a new ULID when absent.
+    pub run_id: Option<String>,
+    /// The correlation id of the calls; the run id when absent.
+    pub correlation_id: Option<String>,
+    /// Cancels the run from outside.
+    pub cancel: Option<CancellationToken>,
+    /// Receives progress events.
+    pub events: Option<UnboundedSender<PlanEvent>>,
+}
+
+/// Runs plans on an executor, checkpointing to a run store.
+#[derive(Clone)]
+pub struct PlanRunner {
+    executor: Executor,
+    store: Arc<dyn RunStore>,
+}
+
+impl PlanRunner {
+    /// A runner that keeps runs in memory.
+    pub fn new(executor: Executor) -> Self {
+        Self::with_store(executor, Arc::new(InMemoryRunStore::new()))
+    }
+
+    /// A runner that keeps runs in `store`.
+    pub fn with_store(executor: Executor, store: Arc<dyn RunStore>) -> Self {
+        PlanRunner { executor, store }
+    }
+
+    /// The executor it calls through.
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
+    /// The run store.
+    pub fn store(&self) -> &Arc<dyn RunStore> {
+        &self.store
+    }
+
+    /// Validate without running.
+    pub fn validate(&self, plan: &Plan) -> Result<Graph, PlanErrors> {
+        validate(plan, self.executor.registry())
+    }
+
+    /// Validate, then run. Only validation fails the call; everything that happens
+    /// while running is in the result.
+    pub async fn run(&self, plan: &Plan, options: RunOptions) -> Result<PlanResult, PlanErrors> {
+        let graph = self.validate(plan)?;
+        let run_id = options
+            .run_id
+            .clone()
+            .unwrap_or_else(|| ulid::Ulid::new().to_string());
+        let span = tracing::info_span!("plan_run", run_id = %run_id, plan = plan.name.as_deref().unwrap_or(""));
+        let run = Run::new(self, plan, &graph, run_id, options);
+        Ok(run.execute().instrument(span).await)
+    }
+}
+
+/// The state of one execution of a run.
+struct Run<'a> {
+    runner: &'a PlanRunner,
+    plan: &'a Plan,
+    graph: &'a Graph,
+    run_id: String,
+    correlation_id: String,
+    cancel: CancellationToken,
+    stop: CancellationToken,
+    events: Option<UnboundedSender<PlanEvent>>,
+    outcomes: Vec<Option<StepOutcome>>,
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        runner: &'a PlanRunner,
+        plan: &'a Plan,
+        graph: &'a Graph,
+        run_id: String,
+        options: RunOptions,
+    ) -> Self {
+        let cancel = options.cancel.unwrap_or_default();
+        Run {
+            runner,
+            plan,
+            graph,
+            correlation_id: options.correlation_id.unwrap_or_else(|| run_id.clone()),
+            run_id,
+            stop: cancel.child_token(),
+            cancel,
+            events: options.events,
+            outcomes: vec![None; plan.steps.len()],
+        }
+    }
+
+    fn emit(&self, event: PlanEvent) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(event);
+        }
+    }
+
+    async fn execute(mut self) -> PlanResult {
+        let clock = Instant::now();
+        let resumed = self.resume().await;
+        if let Err(e) = self.runner.store.begin(&self.run_id, self.plan).await {
+            tracing::warn!(error = %e, "could not record the run start");
+        }
+        self.emit(PlanEvent::RunStarted {
+            run_id: self.run_id.clone(),
+            steps: self.plan.steps.len(),
+            resumed,
+        });
+
+        let priority = critical_path(self.plan, self.graph);
+        let mut pending: Vec<usize> = self.graph.deps.iter().map(Vec::len).collect();
+        let mut ready: BinaryHeap<(u64, Reverse<usize>)> = BinaryHeap::new();
+        let mut settled: VecDeque<usize> = VecDeque::new();
+        for i in 0..self.plan.steps.len() {
+            if self.outcomes[i].is_some() {
+                settled.push_back(i);
+            } else if pending[i] == 0 {
+                ready.push((priority[i], Reverse(i)));
+            }
+        }
+        let mut running = FuturesUnordered::new();
+        let mut per_tool: HashMap<&str, u32> = HashMap::new();
+        let mut fail_fast_reason: Option<String> = None;
+        let executor = &self.runner.executor;
+
+        loop {
+            // Propagate what finished: dependents become ready, or are skipped.
+            while let Some(i) = settled.pop_front() {
+                self.settle(i, &mut pending, &mut ready, &mut settled, &priority);
+            }
+            // Start what may start, longest remaining path first.
+            if !self.stop.is_cancelled() {
+                let mut deferred = Vec::new();
+                while running.len() < self.plan.max_parallel {
+                    let Some((p, Reverse(i))) = ready.pop() else {
+                        break;
+                    };
+                    let tool = self.plan.steps[i].tool.as_str();
+                    let cap = executor.policy(tool).map_or(0, |p| p.limits.max_concurrent);
+                    let busy = per_tool.entry(tool).or_insert(0);
+                    if cap > 0 && *busy >= cap {
+                        deferred.push((p, Reverse(i)));
+                        continue;
+                    }
+                    match self.prepare(i) {
+                        Ok(call) => {
+                            *busy += 1;
+                            self.emit(PlanEvent::StepStarted {
+                                run_id: self.run_id.clone(),
+                                index: i,
+                                id: self.plan.steps[i].id.clone(),
+                                tool: tool.to_string(),
+                            });
+                            running.push(async move { (i, executor.call(call).await) });
+                        }
+                        Err(result) => {
+                            self.finish_step(i, *result).await;
+                            settled.push_back(i);
+                        }
+                    }
+                }
+                ready.extend(deferred);
+                if !settled.is_empty() {
+                    continue;
+                }
+            }
+            if running.is_empty() {
+                break;
+            }
+            let (i, result) = tokio::select! {
+                biased;
+                Some(done) = running.next() => done,
+                _ = self.cancel.cancelled(), if !self.stop.is_cancelled() => {
+                    self.stop.cancel();
+                    continue;
+                }
+            };
+            if let Some(busy) = per_tool.get_mut(self.plan.steps[i].tool.as_str()) {
+                *busy = busy.saturating_sub(1);
+            }
+            let failed = !result.success;
+            self.finish_step(i, result).await;
+            settled.push_back(i);
+            if failed && self.plan.fail_fast && !self.stop.is_cancelled() {
+                fail_fast_reason = Some(format!("fail_fast: {} failed", self.plan.label(i)));
+                self.stop.cancel();
+            }
+        }
+
+        // Whatever never ran.
+        for i in 0..self.plan.steps.len() {
+            if self.outcomes[i].is_some() {
+                continue;
+            }
+            let (status, reason) = if self.cancel.is_cancelled() {
+                (StepStatus::Cancelled, "the run was cancelled".to_string())
+            } else {
+                (
+                    StepStatus::Skipped,
+                    fail_fast_reason.clone().unwrap_or_else(|| "not run".into()),
+                )
+            };
+            let outcome = self.outcome(i, status, None, Some(reason));
+            self.emit_finished(&outcome);
+            self.outcomes[i] = Some(outcome);
+        }
+
+        let steps: Vec<StepOutcome> = self.outcomes.into_iter().flatten().collect();
+        let status = if self.cancel.is_cancelled() {
+            RunStatus::Cancelled
+        } else if steps.iter().all(|s| s.status == StepStatus::Succeeded) {
+            RunStatus::Succeeded
+        } else {
+            RunStatus::Failed
+        };
+        let result = PlanResult {
+            run_id: self.run_id.clone(),
+            correlation_id: self.correlation_id.clone(),
+            status,
+            duration_ms: clock.elapsed().as_millis() as u64,
+            steps,
+        };
+        metrics::counter!("plan_runs_total", "status" => status.as_str()).increment(1);
+        if let Err(e) = self.runner.store.finish(&self.run_id, &result).await {
+            tracing::warn!(error = %e, "could not record the run result");
+        }
+        if let Some(tx) = &self.events {
+            let _ = tx.send(PlanEvent::RunFinished {
+                run_id: self.run_id.clone(),
+                status,
+                duration_ms: result.duration_ms,
+            });
+        }
+        result
+    }
+
+    /// Reuse the finished steps of an earlier execution of this run id.
+    async fn resume(&mut self) -> usize {
+        let record = match self.runner.store.load(&self.run_id).await {
+            Ok(Some(record)) => record,
+            Ok(None) => return 0,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not load the run's checkpoints; starting afresh");
+                return 0;
+            }
+        };
+        let mut reused = 0;
+        for (i, outcome) in record.steps {
+            let same_step = self
+                .plan
+                .steps
+                .get(i)
+                .is_some_and(|s| s.tool == outcome.tool);
+            let finished = matches!(outcome.status, StepStatus::Succeeded | StepStatus::Failed);
+            if same_step && finished {
+                self.outcomes[i] = Some(outcome);
+                reused += 1;
+            }
+        }
+        reused
+    }
+
+    /// Step `i` settled: its dependents lose a pending dependency, or are skipped
+    /// when it did not succeed.
+    fn settle(
+        &mut self,
+        i: usize,
+        pending: &mut [usize],
+        ready: &mut BinaryHeap<(u64, Reverse<usize>)>,
+        settled: &mut VecDeque<usize>,
+        priority: &[u64],
+    ) {
+        let Some(status) = self.outcomes[i].as_ref().map(|o| o.status) else {
+            return;
+        };
+        for &d in &self.graph.dependents[i] {
+            if self.outcomes[d].is_some() {
+                continue;
+            }
+            if status == StepStatus::Succeeded {
+                pending[d] -= 1;
+                if pending[d] == 0 {
+                    ready.push((priority[d], Reverse(d)));
+                }
+            } else {
+                let word = match status {
+                    StepStatus::Failed => "failed",
+                    StepStatus::Cancelled => "was cancelled",
+                    _ => "was skipped",
+                };
+                let reason = format!("dependency {} {word}", self.plan.label(i));
+                let outcome = self.outcome(d, StepStatus::Skipped, None, Some(reason));
+                self.emit_finished(&outcome);
+                self.outcomes[d] = Some(outcome);
+                settled.push_back(d);
+            }
+        }
+    }
+
+    /// The call of step `i` with its templates resolved, or the failure to resolve them.
+    fn prepare(&self, i: usize) -> Result<ToolCall, Box<CallResult>> {
+        let step = &self.plan.steps[i];
+        let data = |source: &Source| -> Option<&Value> {
+            let r = match source {
+                Source::Index(n) => StepRef::Index(*n),
+                Source::Id(id) => StepRef::Id(id.clone()),
+            };
+            let j = self.plan.index_of(&r)?;
+            self.outcomes[j].as_ref()?.result.as_ref().map(|r| &r.data)
+        };
+        let fail = |message: String| Box::new(self.template_failure(i, message));
+        let args = resolve(&step.params, &data).map_err(fail)?;
+        let fallbacks = step
+            .fallbacks
+            .iter()
+            .map(|f| resolve(&f.params, &data).map(|args| FallbackCall::new(f.tool.clone(), args)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(fail)?;
+        let policy = merge_policies(self.plan.defaults.as_ref(), step.policy.as_ref());
+        let events = self.events.clone().map(|tx| {
+            let run_id = self.run_id.clone();
+            Arc::new(move |e: CallEvent| {
+                if let CallEvent::Retrying {
+                    attempt,
+                    error,
+                    delay_ms,
+                    ..
+                } = e
+                {
+                    let _ = tx.send(PlanEvent::StepRetrying {
+                        run_id: run_id.clone(),
+                        index: i,
+                        attempt,
+                        error,
+                        delay_ms,
+                    });
+                }
+            }) as axon_core::EventSink
+        });
+        Ok(ToolCall {
+            tool: step.tool.clone(),
+            args,
+            correlation_id: Some(self.correlation_id.clone()),
+            policy,
+            fallbacks,
+            cancel: Some(self.stop.clone()),
+            events,
+        })
+    }
+
+    /// A call result for a step whose templates could not be resolved.
+    fn template_failure(&self, i: usize, message: String) -> CallResult {
+        CallResult {
+            call_id: ulid::Ulid::new().to_string(),
+            correlation_id: self.correlation_id.clone(),
+            tool: self.plan.steps[i].tool.clone(),
+            success: false,
+            data: Value::Null,
+            error: Some(CallError {
+                kind: ErrorKind::InvalidArguments,
+                code: Some("template".into()),
+                message,
+                retryable: false,
+                retry_after_ms: None,
+            }),
+            attempts: 0,
+            retry_reasons: Vec::new(),
+            retry_delays_ms: Vec::new(),
+            started_at: Timestamp::now(),
+            duration_ms: 0,
+            fallback: None,
+            provenance: Provenance::none(),
+        }
+    }
+
+    async fn finish_step(&mut self, i: usize, result: CallResult) {
+        let (status, reason) = match &result.error {
+            None => (StepStatus::Succeeded, None),
+            Some(e) if e.kind == ErrorKind::Cancelled => {
+                (StepStatus::Cancelled, Some(e.message.clone()))
+            }
+            Some(e) => (
+                StepStatus::Failed,
+                Some(format!("{}: {}", e.kind, e.message)),
+            ),
+        };
+        let outcome = self.outcome(i, status, Some(result), reason);
+        if status != StepStatus::Cancelled {
+            if let Err(e) = self.runner.store.checkpoint(&self.run_id, &outcome).await {
+                tracing::warn!(error = %e, step = i, "could not checkpoint the step");
+            }
+        }
+        self.emit_finished(&outcome);
+        self.outcomes[i] = Some(outcome);
+    }
+
+    fn outcome(
+        &self,
+        i: usize,
+        status: StepStatus,
+        result: Option<CallResult>,
+        reason: Option<String>,
+    ) -> StepOutcome {
+        let step = &self.plan.steps[i];
+        StepOutcome {
+            index: i,
+            id: step.id.clone(),
+            tool: step.tool.clone(),
+            status,
+            result,
+            reason,
+        }
+    }
+
+    fn emit_finished(&self, outcome: &StepOutcome) {
+        self.emit(PlanEvent::StepFinished {
+            run_id: self.run_id.clone(),
+            step: Box::new(outcome.clone()),
+        });
+    }
+}
+
+/// Longest remaining path from each step to the end of the plan, itself included:
+/// in steps, or in `expected_ms` when every step declares it.
+pub fn critical_path(plan: &Plan, graph: &Graph) -> Vec<u64> {
+    let by_duration = plan.steps.iter().all(|s| s.expected_ms.is_some());
+    let weight = |i: usize| {
+        if by_duration {
+            plan.steps[i].expected_ms.unwrap_or(1).max(1)
+        } else {
+            1
+        }
+    };
+    // Kahn's order from the sinks back (the graph is acyclic after validation).
+    let n = plan.steps.len();
+    let mut remaining: Vec<usize> = graph.dependents.iter().map(Vec::len).collect();
+    let mut queue: VecDeque<usize> = (0..n).filter(|&i| remaining[i] == 0).collect();
+    let mut longest = vec![0u64; n];
+    while let Some(i) = queue.pop_front() {
+        let below = graph.dependents[i]
+            .iter()
+            .map(|&d| longest[d])
+            .max()
+            .unwrap_or(0);
+        longest[i] = weight(i) + below;
+        for &d in &graph.deps[i] {
+            remaining[d] -= 1;
+            if remaining[d] == 0 {
+                queue.push_back(d);
+            }
+        }
+    }
+    longest
+}
+
+/// Deep-merge a plan's defaults and a step's policy into one call-level layer.
+fn merge_policies(defaults: Option<&Value>, step: Option<&Value>) -> Option<Value> {
+    match (defaults, step) {
+        (None, None) => None,
+        (Some(v), None) | (None, Some(v)) => Some(v.clone()),
+        (Some(base), Some(over)) => {
+            let mut merged = base.clone();
+            merge(&mut merged, over);
+            Some(merged)
+        }
+    }
+}
+
+fn merge(base: &mut Value, layer: &Value) {
+    match (base, layer) {
+        (Value::Object(b), Value::Object(l)) => {
+            for (k, v) in l {
+                match b.get_mut(k) {
+                    Some(slot) => merge(slot, v),
+                    None => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v.clone(),
+    }
+}

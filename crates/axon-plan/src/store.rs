@@ -1,0 +1,99 @@
+//! Checkpoints: every finished step of a run is saved as it finishes, so a run that
+//! was interrupted (a crash, a kill, a restart) resumes under the same run id
+//! without executing its finished steps again. [`RunStore`] is the seam; the
+//! in-memory store is the library default and `axon-store` adds SQLite and
+//! PostgreSQL.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use axon_core::StoreError;
+use serde::{Deserialize, Serialize};
+
+use crate::plan::Plan;
+use crate::run::{PlanResult, StepOutcome};
+
+/// What a store knows about one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The run.
+    pub run_id: String,
+    /// The plan it runs.
+    pub plan: Plan,
+    /// Finished steps by index.
+    pub steps: BTreeMap<usize, StepOutcome>,
+    /// The final result, once the run has finished.
+    pub result: Option<PlanResult>,
+}
+
+/// Where runs and their checkpoints are kept.
+#[async_trait]
+pub trait RunStore: Send + Sync + 'static {
+    /// A run, if the store has it.
+    async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError>;
+    /// Note that a run started (or resumed) with this plan.
+    async fn begin(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError>;
+    /// Save a finished step.
+    async fn checkpoint(&self, run_id: &str, step: &StepOutcome) -> Result<(), StoreError>;
+    /// Save the final result.
+    async fn finish(&self, run_id: &str, result: &PlanResult) -> Result<(), StoreError>;
+}
+
+/// Runs in memory.
+#[derive(Default)]
+pub struct InMemoryRunStore {
+    runs: Mutex<HashMap<String, RunRecord>>,
+}
+
+impl InMemoryRunStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+fn poisoned() -> StoreError {
+    StoreError("run store lock poisoned".into())
+}
+
+#[async_trait]
+impl RunStore for InMemoryRunStore {
+    async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
+        Ok(self
+            .runs
+            .lock()
+            .map_err(|_| poisoned())?
+            .get(run_id)
+            .cloned())
+    }
+
+    async fn begin(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
+        let mut runs = self.runs.lock().map_err(|_| poisoned())?;
+        let record = runs.entry(run_id.to_string()).or_insert_with(|| RunRecord {
+            run_id: run_id.to_string(),
+            plan: plan.clone(),
+            steps: BTreeMap::new(),
+            result: None,
+        });
+        record.plan = plan.clone();
+        record.result = None;
+        Ok(())
+    }
+
+    async fn checkpoint(&self, run_id: &str, step: &StepOutcome) -> Result<(), StoreError> {
+        let mut runs = self.runs.lock().map_err(|_| poisoned())?;
+        if let Some(record) = runs.get_mut(run_id) {
+            record.steps.insert(step.index, step.clone());
+        }
+        Ok(())
+    }
+
+    async fn finish(&self, run_id: &str, result: &PlanResult) -> Result<(), StoreError> {
+        let mut runs = self.runs.lock().map_err(|_| poisoned())?;
+        if let Some(record) = runs.get_mut(run_id) {
+            record.result = Some(result.clone());
+        }
+        Ok(())
+    }
+}

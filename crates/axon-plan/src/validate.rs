@@ -1,0 +1,349 @@
+//! Validation before anything runs. Every problem is collected — not just the
+//! first — and each names its step and field: unknown tools, bad or duplicate ids,
+//! references to unknown steps or to the step itself, malformed templates, literal
+//! parameters that break the tool's schema, bad policy keys, and cycles, named as
+//! `cycle: a → b → a`. A step referenced by a template becomes a dependency even
+//! when `depends_on` omits it. `axon validate` runs only this.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+
+use axon_core::{ErrorKind, Policy, ToolRegistry};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::plan::{Plan, StepRef};
+use crate::template::{Source, templates_in};
+
+/// One thing wrong with a plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// The step, when the problem belongs to one.
+    pub step: Option<usize>,
+    /// The field, as a path (`steps[2].params`, `max_parallel`).
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+/// Everything wrong with a plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
+pub struct PlanErrors(pub Vec<Problem>);
+
+impl fmt::Display for PlanErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lines: Vec<String> = self.0.iter().map(Problem::to_string).collect();
+        write!(f, "invalid plan:\n  {}", lines.join("\n  "))
+    }
+}
+
+/// Who waits for whom, after validation.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    /// `deps[i]`: the steps `i` waits for.
+    pub deps: Vec<Vec<usize>>,
+    /// `dependents[i]`: the steps that wait for `i`.
+    pub dependents: Vec<Vec<usize>>,
+}
+
+fn valid_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && id.len() <= 64
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Check a plan against the tools that exist; on success, its dependency graph.
+pub fn validate(plan: &Plan, registry: &ToolRegistry) -> Result<Graph, PlanErrors> {
+    let mut problems = Vec::new();
+    let mut push = |step: Option<usize>, field: String, message: String| {
+        problems.push(Problem {
+            step,
+            field,
+            message,
+        })
+    };
+
+    if plan.steps.is_empty() {
+        push(
+            None,
+            "steps".into(),
+            "a plan needs at least one step".into(),
+        );
+    }
+    if plan.max_parallel == 0 {
+        push(None, "max_parallel".into(), "must be at least 1".into());
+    }
+    if let Some(defaults) = &plan.defaults {
+        if let Err(e) = Policy::layered([defaults]) {
+            push(None, format!("defaults.{}", e.key), e.message);
+        }
+    }
+
+    let mut ids: HashMap<&str, usize> = HashMap::new();
+    for (i, step) in plan.steps.iter().enumerate() {
+        if let Some(id) = &step.id {
+            if !valid_id(id) {
+                push(
+                    Some(i),
+                    format!("steps[{i}].id"),
+                    format!(
+                        "{id:?} is not a valid id: letters, digits, '_' and '-', starting with a letter or '_'"
+                    ),
+                );
+            } else if let Some(first) = ids.insert(id, i) {
+                push(
+                    Some(i),
+                    format!("steps[{i}].id"),
+                    format!("duplicate id {id:?} (also steps[{first}])"),
+                );
+            }
+        }
+    }
+    let index_of = |r: &StepRef| -> Option<usize> {
+        match r {
+            StepRef::Index(n) => (*n < plan.steps.len()).then_some(*n),
+            StepRef::Id(id) => ids.get(id.as_str()).copied(),
+        }
+    };
+
+    let mut deps: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); plan.steps.len()];
+    for (i, step) in plan.steps.iter().enumerate() {
+        let here = format!("steps[{i}]");
+        let tool = registry.get(&step.tool);
+        if tool.is_none() {
+            push(
+                Some(i),
+                format!("{here}.tool"),
+                format!("unknown tool {:?}", step.tool),
+            );
+        }
+        for (k, r) in step.depends_on.iter().enumerate() {
+            match index_of(r) {
+                None => push(
+                    Some(i),
+                    format!("{here}.depends_on[{k}]"),
+                    format!("no step {r}"),
+                ),
+                Some(j) if j == i => push(
+                    Some(i),
+                    format!("{here}.depends_on[{k}]"),
+                    "a step cannot depend on itself".into(),
+                ),
+                Some(j) => {
+                    deps[i].insert(j);
+                }
+            }
+        }
+        let mut check_params =
+            |field: String,
+             tool_name: &str,
+             params: &Value,
+             problems: &mut dyn FnMut(Option<usize>, String, String)| {
+                if !params.is_object() {
+                    problems(Some(i), field.clone(), "params must be an object".into());
+                    return;
+                }
+                let templates = templates_in(params);
+                for t in &templates {
+                    match t {
+                        Err(e) => problems(Some(i), field.clone(), e.clone()),
+                        Ok(t) => {
+                            for r in t.references() {
+                                let target = match &r.source {
+                                    Source::Index(n) => index_of(&StepRef::Index(*n)),
+                                    Source::Id(id) => index_of(&StepRef::Id(id.clone())),
+                                };
+                                match target {
+                                    None => problems(
+                                        Some(i),
+                                        field.clone(),
+                                        format!("template {} refers to no step", r.text),
+                                    ),
+                                    Some(j) if j == i => problems(
+                                        Some(i),
+                                        field.clone(),
+                                        format!("template {} refers to its own step", r.text),
+                                    ),
+                                    Some(j) => {
+                                        deps[i].insert(j);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                // Literal parameters can be checked now; templated ones when resolved.
+                if templates.is_empty() {
+                    if let Some(t) = registry.get(tool_name) {
+                        if let Err(e) = t.input.check(params, ErrorKind::InvalidArguments, "params")
+                        {
+                            problems(Some(i), field, e.message);
+                        }
+                    }
+                }
+            };
+        check_params(
+            format!("{here}.params"),
+            &step.tool,
+            &step.params,
+            &mut push,
+        );
+        for (k, fb) in step.fallbacks.iter().enumerate() {
+            if registry.get(&fb.tool).is_none() {
+                push(
+                    Some(i),
+                    format!("{here}.fallbacks[{k}].tool"),
+                    format!("unknown tool {:?}", fb.tool),
+                );
+            }
+            check_params(
+                format!("{here}.fallbacks[{k}].params"),
+                &fb.tool,
+                &fb.params,
+                &mut push,
+            );
+        }
+        let layers: Vec<&Value> = plan.defaults.iter().chain(step.policy.iter()).collect();
+        if step.policy.is_some() {
+            if let Err(e) = Policy::layered(layers) {
+                push(Some(i), format!("{here}.policy.{}", e.key), e.message);
+            }
+        }
+    }
+
+    let deps: Vec<Vec<usize>> = deps.into_iter().map(|d| d.into_iter().collect()).collect();
+    for cycle in cycles(&deps) {
+        let names: Vec<String> = cycle.iter().map(|&i| plan.label(i)).collect();
+        push(
+            Some(cycle[0]),
+            format!("steps[{}].depends_on", cycle[0]),
+            format!("cycle: {}", names.join(" → ")),
+        );
+    }
+
+    if !problems.is_empty() {
+        return Err(PlanErrors(problems));
+    }
+    let mut dependents = vec![Vec::new(); deps.len()];
+    for (i, ds) in deps.iter().enumerate() {
+        for &d in ds {
+            dependents[d].push(i);
+        }
+    }
+    Ok(Graph { deps, dependents })
+}
+
+/// The cycles of a dependency graph, each as a closed path (first = last).
+fn cycles(deps: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    let mut mark = vec![Mark::New; deps.len()];
+    let mut found = Vec::new();
+    for root in 0..deps.len() {
+        if mark[root] != Mark::New {
+            continue;
+        }
+        // Iterative DFS: (node, next child to visit).
+        let mut stack = vec![(root, 0usize)];
+        mark[root] = Mark::Open;
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            if let Some(&child) = deps[node].get(*next) {
+                *next += 1;
+                match mark[child] {
+                    Mark::New => {
+                        mark[child] = Mark::Open;
+                        stack.push((child, 0));
+                    }
+                    Mark::Open => {
+                        let start = stack.iter().position(|(n, _)| *n == child).unwrap_or(0);
+                        let mut cycle: Vec<usize> =
+                            stack[start..].iter().map(|(n, _)| *n).collect();
+                        cycle.push(child);
+                        found.push(cycle);
+                    }
+                    Mark::Done => {}
+                }
+            } else {
+                mark[node] = Mark::Done;
+                stack.pop();
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(yaml: &str) -> Plan {
+        Plan::parse(yaml).unwrap()
+    }
+
+    fn problems(yaml: &str) -> Vec<String> {
+        validate(&plan(yaml), &ToolRegistry::with_utilities())
+            .err()
+            .map(|e| e.0.into_iter().map(|p| p.to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_cycle_is_named() {
+        let p = problems(
+            "steps:\n- {id: a, tool: echo, depends_on: [b]}\n- {id: b, tool: echo, depends_on: [a]}\n",
+        );
+        assert_eq!(p, ["steps[0].depends_on: cycle: a → b → a"]);
+    }
+
+    #[test]
+    fn a_cycle_through_a_template_is_named() {
+        let p = problems(
+            "steps:\n- {id: a, tool: echo, params: {x: '${steps.c.data.x}'}}\n- {id: b, tool: echo, depends_on: [a]}\n- {id: c, tool: echo, depends_on: [1]}\n",
+        );
+        assert_eq!(p, ["steps[0].depends_on: cycle: a → c → b → a"]);
+    }
+
+    #[test]
+    fn every_problem_is_reported_with_its_step_and_field() {
+        let p = problems(
+            "max_parallel: 0\nsteps:\n- {id: a, tool: nope}\n- {id: a, tool: echo, depends_on: [zz, 1]}\n- {id: '9x', tool: sleep, params: {ms: -1}}\n- {tool: echo, params: {v: '${steps.ghost.data}'}, policy: {retry: {max_attempts: 0}}}\n",
+        );
+        let want = [
+            "max_parallel: must be at least 1",
+            "steps[1].id: duplicate id \"a\" (also steps[0])",
+            "steps[2].id: \"9x\" is not a valid id",
+            "steps[0].tool: unknown tool \"nope\"",
+            "steps[1].depends_on[0]: no step zz",
+            "steps[1].depends_on[1]: a step cannot depend on itself",
+            "steps[2].params: params invalid at /ms",
+            "steps[3].params: template ${steps.ghost.data} refers to no step",
+            "steps[3].policy.retry.max_attempts: must be at least 1",
+        ];
+        for w in want {
+            assert!(
+                p.iter().any(|got| got.starts_with(w)),
+                "missing {w:?} in {p:#?}"
+            );
+        }
+        assert_eq!(p.len(), want.len(), "{p:#?}");
+    }
+
+    #[test]
+    fn template_references_become_dependencies() {
+        let p = plan("steps:\n- {tool: echo}\n- {tool: echo, params: {x: '${step[0].data}'}}\n");
+        let g = validate(&p, &ToolRegistry::with_utilities()).unwrap();
+        assert_eq!(g.deps, [vec![], vec![0]]);
+        assert_eq!(g.dependents, [vec![1], vec![]]);
+    }
+}
