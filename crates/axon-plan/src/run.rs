@@ -578,10 +578,12 @@ impl<'a> Run<'a> {
     }
 
     fn emit_finished(&self, outcome: &StepOutcome) {
-        self.emit(PlanEvent::StepFinished {
-            run_id: self.run_id.clone(),
-            step: Box::new(outcome.clone()),
-        });
+        if self.events.is_some() {
+            self.emit(PlanEvent::StepFinished {
+                run_id: self.run_id.clone(),
+                step: Box::new(outcome.clone()),
+            });
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 //! in-memory store is the library default and `axon-store` adds SQLite and
 //! PostgreSQL.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
@@ -40,16 +40,46 @@ pub trait RunStore: Send + Sync + 'static {
     async fn finish(&self, run_id: &str, result: &PlanResult) -> Result<(), StoreError>;
 }
 
-/// Runs in memory.
-#[derive(Default)]
+/// Runs kept by [`InMemoryRunStore::new`]; the oldest go first.
+pub const DEFAULT_MAX_RUNS: usize = 1_000;
+
+/// Runs in memory, bounded: at most `max_runs`, the least recently begun dropped
+/// first.
 pub struct InMemoryRunStore {
     runs: Mutex<HashMap<String, RunRecord>>,
+    order: Mutex<VecDeque<String>>,
+    max_runs: usize,
+}
+
+impl Default for InMemoryRunStore {
+    fn default() -> Self {
+        Self::with_max_runs(DEFAULT_MAX_RUNS)
+    }
 }
 
 impl InMemoryRunStore {
-    /// An empty store.
+    /// An empty store keeping up to 1 000 runs.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty store keeping up to `max_runs` runs.
+    pub fn with_max_runs(max_runs: usize) -> Self {
+        InMemoryRunStore {
+            runs: Mutex::new(HashMap::new()),
+            order: Mutex::new(VecDeque::new()),
+            max_runs: max_runs.max(1),
+        }
+    }
+
+    /// Runs held.
+    pub fn len(&self) -> usize {
+        self.runs.lock().map(|r| r.len()).unwrap_or(0)
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -70,13 +100,24 @@ impl RunStore for InMemoryRunStore {
 
     async fn begin(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
         let mut runs = self.runs.lock().map_err(|_| poisoned())?;
+        if !runs.contains_key(run_id) {
+            let mut order = self.order.lock().map_err(|_| poisoned())?;
+            order.push_back(run_id.to_string());
+            while order.len() > self.max_runs {
+                if let Some(old) = order.pop_front() {
+                    runs.remove(&old);
+                }
+            }
+        }
         let record = runs.entry(run_id.to_string()).or_insert_with(|| RunRecord {
             run_id: run_id.to_string(),
             plan: plan.clone(),
             steps: BTreeMap::new(),
             result: None,
         });
-        record.plan = plan.clone();
+        if record.plan != *plan {
+            record.plan = plan.clone();
+        }
         record.result = None;
         Ok(())
     }

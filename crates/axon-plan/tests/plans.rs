@@ -480,3 +480,16 @@ fn the_plan_result_json_has_the_design_fields() {
     );
     assert_eq!(v["steps"][0]["result"]["correlation_id"], "r1");
 }
+
+#[tokio::test]
+async fn the_in_memory_run_store_keeps_the_newest_runs() {
+    use axon_plan::{InMemoryRunStore, RunStore};
+    let store = InMemoryRunStore::with_max_runs(2);
+    let p = plan("steps:\n- {tool: echo}\n");
+    for id in ["a", "b", "c"] {
+        store.begin(id, &p).await.unwrap();
+    }
+    assert_eq!(store.len(), 2);
+    assert!(store.load("a").await.unwrap().is_none());
+    assert!(store.load("c").await.unwrap().is_some());
+}
