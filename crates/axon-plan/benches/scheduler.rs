@@ -22,8 +22,11 @@ use serde_json::json;
 fn random_dag(n: usize, fan_in: usize, window: usize, rng: &mut fastrand::Rng) -> Vec<Vec<usize>> {
     (0..n)
         .map(|j| {
+            if j == 0 {
+                return Vec::new();
+            }
             let mut deps: Vec<usize> = (0..rng.usize(0..=fan_in))
-                .filter_map(|_| (j > 0).then(|| j - 1 - rng.usize(0..j.min(window))))
+                .map(|_| j - 1 - rng.usize(0..j.min(window)))
                 .collect();
             deps.sort_unstable();
             deps.dedup();
