@@ -22,10 +22,13 @@ use serde_json::json;
 fn random_dag(n: usize, fan_in: usize, window: usize, rng: &mut fastrand::Rng) -> Vec<Vec<usize>> {
     (0..n)
         .map(|j| {
+            // Draw the count first, even for step 0, so the DAGs (and the figures in
+            // docs/benchmarks.md) stay the same for a given seed.
+            let count = rng.usize(0..=fan_in);
             if j == 0 {
                 return Vec::new();
             }
-            let mut deps: Vec<usize> = (0..rng.usize(0..=fan_in))
+            let mut deps: Vec<usize> = (0..count)
                 .map(|_| j - 1 - rng.usize(0..j.min(window)))
                 .collect();
             deps.sort_unstable();
