@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axon_core::policy::BreakerState;
-use axon_core::{CancellationToken, ErrorKind, Executor, SharedState, ToolCall};
+use axon_core::{ErrorKind, Executor, SharedState, ToolCall};
 use serde_json::json;
 use support::*;
 
@@ -163,12 +163,7 @@ async fn cancellations_do_not_count() {
         .build()
         .unwrap();
     for _ in 0..10 {
-        let token = CancellationToken::new();
-        let canceller = token.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            canceller.cancel();
-        });
+        let token = cancel_after(50);
         let r = ex
             .call(ToolCall::new("t", json!({})).cancel_token(token))
             .await;

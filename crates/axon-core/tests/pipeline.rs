@@ -151,12 +151,7 @@ async fn cancelling_aborts_the_running_attempt() {
         })
     });
     let ex = executor(vec![tool]);
-    let token = CancellationToken::new();
-    let canceller = token.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        canceller.cancel();
-    });
+    let token = cancel_after(100);
     let start = Instant::now();
     let r = ex
         .call(ToolCall::new("long", json!({})).cancel_token(token))
@@ -173,12 +168,7 @@ async fn cancelling_during_backoff_stops_before_the_next_attempt() {
         .defaults(json!({"retry": {"initial_delay_ms": 5_000, "max_delay_ms": 5_000}}))
         .build()
         .unwrap();
-    let token = CancellationToken::new();
-    let canceller = token.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(1_000)).await;
-        canceller.cancel();
-    });
+    let token = cancel_after(1_000);
     let r = ex
         .call(ToolCall::new("t", json!({})).cancel_token(token))
         .await;

@@ -72,6 +72,17 @@ fn plan(yaml: &str) -> Plan {
     Plan::parse(yaml).unwrap()
 }
 
+/// A token that cancels itself after `ms` (on the test's clock).
+fn cancel_after(ms: u64) -> CancellationToken {
+    let token = CancellationToken::new();
+    let canceller = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        canceller.cancel();
+    });
+    token
+}
+
 fn log() -> Arc<Mutex<Vec<String>>> {
     Arc::new(Mutex::new(Vec::new()))
 }
@@ -385,12 +396,7 @@ async fn progress_events_arrive_in_order() {
 
 #[tokio::test(start_paused = true)]
 async fn a_run_cancelled_from_outside_reports_cancelled() {
-    let token = CancellationToken::new();
-    let c = token.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        c.cancel();
-    });
+    let token = cancel_after(50);
     let p = plan("steps:\n- {tool: sleep, params: {ms: 10000}}\n- {tool: echo, depends_on: [0]}\n");
     let r = runner(log())
         .run(
@@ -415,12 +421,7 @@ async fn rerunning_a_run_id_resumes_without_repeating_finished_steps() {
         "steps:\n- {id: first, tool: mark, params: {name: first}}\n- {id: slow, tool: mark, params: {name: slow, ms: 10000}, depends_on: [first]}\n- {id: last, tool: echo, params: {from: '${steps.first.data.name}'}, depends_on: [slow]}\n",
     );
     // Interrupt the run while `slow` is running.
-    let token = CancellationToken::new();
-    let c = token.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        c.cancel();
-    });
+    let token = cancel_after(100);
     let opts = |cancel| RunOptions {
         run_id: Some("resume-me".into()),
         cancel,

@@ -102,3 +102,14 @@ pub fn executor(tools: Vec<Scripted>) -> Executor {
 pub fn calls(c: &Arc<AtomicU32>) -> u32 {
     c.load(Ordering::SeqCst)
 }
+
+/// A token that cancels itself after `ms` (on the test's clock).
+pub fn cancel_after(ms: u64) -> axon_core::CancellationToken {
+    let token = axon_core::CancellationToken::new();
+    let canceller = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        canceller.cancel();
+    });
+    token
+}
