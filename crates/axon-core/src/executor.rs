@@ -455,7 +455,8 @@ impl Executor {
                 }
             }
         };
-        if outcome.result.is_err() && policy.cache.stale_if_error_ms > 0 {
+        let cancelled = matches!(&outcome.result, Err(e) if e.kind == ErrorKind::Cancelled);
+        if outcome.result.is_err() && !cancelled && policy.cache.stale_if_error_ms > 0 {
             if let Some(stale) = cache.stale(&key) {
                 return Outcome {
                     attempts: outcome.attempts,

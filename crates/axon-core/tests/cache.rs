@@ -151,3 +151,24 @@ async fn failures_are_not_cached() {
     assert!(ex.call(ToolCall::new("t", json!({}))).await.success);
     assert_eq!(calls(&n), 2);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_call_is_not_served_stale() {
+    let (tool, _) = Scripted::new("t", |i, _| {
+        if i == 1 {
+            ok(json!("fresh"))
+        } else {
+            after(10_000, json!("late"))
+        }
+    });
+    let ex = builder(vec![tool])
+        .defaults(json!({"cache": {"ttl_ms": 1_000, "stale_if_error_ms": 60_000}}))
+        .build()
+        .unwrap();
+    ex.call(ToolCall::new("t", json!({}))).await;
+    tokio::time::advance(Duration::from_millis(2_000)).await;
+    let r = ex
+        .call(ToolCall::new("t", json!({})).cancel_token(cancel_after(100)))
+        .await;
+    assert_eq!(r.error.unwrap().kind, ErrorKind::Cancelled);
+}

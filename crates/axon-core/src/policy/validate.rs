@@ -8,12 +8,14 @@ use serde_json::Value;
 use crate::error::{ErrorKind, ToolError};
 use crate::schema::Schema;
 
-/// Check a successful answer. Seed 001's consistency rules apply to data that
-/// carries its own `success`/`error` fields: `success: true` with an error is
-/// inconsistent; `success: false` is the tool reporting a failure (`failed` with its
-/// error text), and `success: false` without an error message is inconsistent.
+/// Check a successful answer. Seed 001's consistency rules apply to data shaped
+/// like a result envelope, with both a boolean `success` and an `error` field:
+/// `success: true` with an error is inconsistent; `success: false` is the tool
+/// reporting a failure (`failed` with its error text), and `success: false` with an
+/// empty error is inconsistent. Data with only one of the two fields (an `echo` of
+/// `{"success": false}`) is left alone.
 pub fn check_output(data: Value, schema: Option<&Schema>) -> Result<Value, ToolError> {
-    if let Some(obj) = data.as_object() {
+    if let Some(obj) = data.as_object().filter(|o| o.contains_key("error")) {
         let error_text = obj.get("error").filter(|e| !is_empty(e)).map(|e| match e {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -90,6 +92,12 @@ mod tests {
     fn success_false_without_an_error_is_inconsistent() {
         let e = check_output(json!({"success": false, "error": null}), None).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidOutput);
+    }
+
+    #[test]
+    fn data_without_an_error_field_is_not_an_envelope() {
+        assert!(check_output(json!({"success": false}), None).is_ok());
+        assert!(check_output(json!({"success": true, "value": 1}), None).is_ok());
     }
 
     #[test]
