@@ -494,3 +494,21 @@ async fn the_in_memory_run_store_keeps_the_newest_runs() {
     assert!(store.load("a").await.unwrap().is_none());
     assert!(store.load("c").await.unwrap().is_some());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_can_be_spawned_on_a_multi_threaded_runtime() {
+    let runner = runner(log());
+    let p = plan(
+        "steps:\n- {tool: sleep, params: {ms: 20}}\n- {tool: echo, params: {x: '${step[0].data.slept_ms}'}}\n",
+    );
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let (runner, p) = (runner.clone(), p.clone());
+            tokio::spawn(async move { runner.run(&p, RunOptions::default()).await })
+        })
+        .collect();
+    for h in handles {
+        let r = h.await.unwrap().unwrap();
+        assert_eq!(r.steps[1].result.as_ref().unwrap().data, json!({"x": 20}));
+    }
+}
