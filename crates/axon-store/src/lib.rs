@@ -1,0 +1,308 @@
+//! # axon-store
+//!
+//! Durable stores for Axon's embedded default: call history ([`HistoryStore`]) and
+//! plan runs with their step checkpoints ([`RunStore`]) in one SQLite file, in WAL
+//! mode, with migrations embedded in the binary and applied when the file is
+//! opened. History and checkpoints survive restarts, so `axon history` can explain
+//! yesterday's run and a killed run resumes where it stopped.
+//!
+//! Each row keeps the whole record as JSON beside the few columns that queries
+//! filter on, so the same tables and statements carry over to PostgreSQL.
+
+#![warn(missing_docs)]
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use axon_core::{HistoryEntry, HistoryStats, HistoryStore, StoreError, Timestamp};
+use axon_plan::{Plan, PlanResult, RunRecord, RunStore, StepOutcome};
+use sqlx::Row;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+/// How much history to keep.
+#[derive(Clone, Copy, Debug)]
+pub struct Retention {
+    /// Entries kept per correlation id; the oldest go first (FIFO).
+    pub max_per_correlation: u64,
+    /// Entries kept in all; the oldest go first. 0 = no limit.
+    pub max_calls: u64,
+    /// Entries older than this are dropped. `None` = no limit.
+    pub max_age: Option<Duration>,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention {
+            max_per_correlation: 100,
+            max_calls: 1_000_000,
+            max_age: Some(Duration::from_secs(30 * 24 * 3600)),
+        }
+    }
+}
+
+/// Prune the whole history after this many records (and when the file is opened).
+const PRUNE_EVERY: u64 = 1_000;
+
+/// History and runs in one SQLite file.
+pub struct SqliteStore {
+    pool: SqlitePool,
+    retention: Retention,
+    recorded: AtomicU64,
+}
+
+fn err(e: impl std::fmt::Display) -> StoreError {
+    StoreError(e.to_string())
+}
+
+fn now_ms() -> i64 {
+    Timestamp::now().unix_ms() as i64
+}
+
+impl SqliteStore {
+    /// Open (creating it and its folder if needed) the store at `path`, apply
+    /// migrations and prune by the retention rules.
+    pub async fn open(
+        path: impl AsRef<Path>,
+        retention: Retention,
+    ) -> Result<SqliteStore, StoreError> {
+        let path = path.as_ref();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(5));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
+        sqlx::migrate!("./migrations/sqlite")
+            .run(&pool)
+            .await
+            .map_err(|e| StoreError(format!("cannot migrate {}: {e}", path.display())))?;
+        let store = SqliteStore {
+            pool,
+            retention,
+            recorded: AtomicU64::new(0),
+        };
+        store.prune().await?;
+        Ok(store)
+    }
+
+    /// Drop history older than `max_age` and beyond `max_calls`.
+    pub async fn prune(&self) -> Result<(), StoreError> {
+        if let Some(age) = self.retention.max_age {
+            let cutoff = SystemTime::now()
+                .checked_sub(age)
+                .map(|t| Timestamp(t).unix_ms() as i64)
+                .unwrap_or(0);
+            sqlx::query("DELETE FROM calls WHERE started_at_ms < ?")
+                .bind(cutoff)
+                .execute(&self.pool)
+                .await
+                .map_err(err)?;
+        }
+        if self.retention.max_calls > 0 {
+            sqlx::query("DELETE FROM calls WHERE rowid <= (SELECT rowid FROM calls ORDER BY rowid DESC LIMIT 1 OFFSET ?)")
+                .bind(self.retention.max_calls as i64)
+                .execute(&self.pool)
+                .await
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the file takes a write now (for health checks).
+    pub async fn check_writable(&self) -> Result<(), StoreError> {
+        sqlx::query("INSERT OR REPLACE INTO health (id, at_ms) VALUES (1, ?)")
+            .bind(now_ms())
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+
+    /// Close the pool, flushing the WAL.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| StoreError(format!("corrupt record: {e}")))
+}
+
+fn encode<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(err)
+}
+
+#[async_trait]
+impl HistoryStore for SqliteStore {
+    async fn record(&self, entry: HistoryEntry) -> Result<(), StoreError> {
+        let r = &entry.result;
+        sqlx::query(
+            "INSERT OR REPLACE INTO calls (call_id, correlation_id, tool, success, retried, duration_ms, started_at_ms, entry) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&r.call_id)
+        .bind(&r.correlation_id)
+        .bind(&r.tool)
+        .bind(r.success)
+        .bind(r.was_retried())
+        .bind(r.duration_ms as i64)
+        .bind(r.started_at.unix_ms() as i64)
+        .bind(encode(&entry)?)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?;
+        // FIFO per correlation id.
+        sqlx::query(
+            "DELETE FROM calls WHERE correlation_id = ?1 AND rowid <= \
+             (SELECT rowid FROM calls WHERE correlation_id = ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2)",
+        )
+        .bind(&r.correlation_id)
+        .bind(self.retention.max_per_correlation.max(1) as i64)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?;
+        if self.recorded.fetch_add(1, Ordering::Relaxed) % PRUNE_EVERY == PRUNE_EVERY - 1 {
+            self.prune().await?;
+        }
+        Ok(())
+    }
+
+    async fn by_correlation(&self, correlation_id: &str) -> Result<Vec<HistoryEntry>, StoreError> {
+        let rows = sqlx::query("SELECT entry FROM calls WHERE correlation_id = ? ORDER BY rowid")
+            .bind(correlation_id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(err)?;
+        rows.iter()
+            .map(|row| decode(row.get::<&str, _>("entry")))
+            .collect()
+    }
+
+    async fn by_call_id(&self, call_id: &str) -> Result<Option<HistoryEntry>, StoreError> {
+        let row = sqlx::query("SELECT entry FROM calls WHERE call_id = ?")
+            .bind(call_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(err)?;
+        row.map(|row| decode(row.get::<&str, _>("entry")))
+            .transpose()
+    }
+
+    async fn stats(&self, correlation_id: &str) -> Result<HistoryStats, StoreError> {
+        let row = sqlx::query(
+            "SELECT count(*) AS total, coalesce(sum(success), 0) AS ok, coalesce(sum(retried), 0) AS retried, \
+             coalesce(sum(duration_ms), 0) AS duration FROM calls WHERE correlation_id = ?",
+        )
+        .bind(correlation_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(err)?;
+        let (total, ok, retried, duration): (i64, i64, i64, i64) = (
+            row.get("total"),
+            row.get("ok"),
+            row.get("retried"),
+            row.get("duration"),
+        );
+        let mut s = HistoryStats {
+            total: total as u64,
+            succeeded: ok as u64,
+            failed: (total - ok) as u64,
+            retried: retried as u64,
+            total_duration_ms: duration as u64,
+            ..HistoryStats::default()
+        };
+        if total > 0 {
+            s.average_duration_ms = duration as f64 / total as f64;
+            s.success_rate = ok as f64 / total as f64;
+        }
+        Ok(s)
+    }
+}
+
+#[async_trait]
+impl RunStore for SqliteStore {
+    async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
+        let Some(run) = sqlx::query("SELECT plan, result FROM runs WHERE run_id = ?")
+            .bind(run_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(err)?
+        else {
+            return Ok(None);
+        };
+        let plan: Plan = decode(run.get::<&str, _>("plan"))?;
+        let result: Option<PlanResult> = run
+            .get::<Option<&str>, _>("result")
+            .map(decode)
+            .transpose()?;
+        let rows =
+            sqlx::query("SELECT outcome FROM run_steps WHERE run_id = ? ORDER BY step_index")
+                .bind(run_id)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(err)?;
+        let mut steps = std::collections::BTreeMap::new();
+        for row in rows {
+            let outcome: StepOutcome = decode(row.get::<&str, _>("outcome"))?;
+            steps.insert(outcome.index, outcome);
+        }
+        Ok(Some(RunRecord {
+            run_id: run_id.to_string(),
+            plan,
+            steps,
+            result,
+        }))
+    }
+
+    async fn begin(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO runs (run_id, plan, result, updated_at_ms) VALUES (?1, ?2, NULL, ?3) \
+             ON CONFLICT (run_id) DO UPDATE SET plan = ?2, result = NULL, updated_at_ms = ?3",
+        )
+        .bind(run_id)
+        .bind(encode(plan)?)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await
+        .map(|_| ())
+        .map_err(err)
+    }
+
+    async fn checkpoint(&self, run_id: &str, step: &StepOutcome) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT OR REPLACE INTO run_steps (run_id, step_index, outcome) VALUES (?, ?, ?)",
+        )
+        .bind(run_id)
+        .bind(step.index as i64)
+        .bind(encode(step)?)
+        .execute(&self.pool)
+        .await
+        .map(|_| ())
+        .map_err(err)
+    }
+
+    async fn finish(&self, run_id: &str, result: &PlanResult) -> Result<(), StoreError> {
+        sqlx::query("UPDATE runs SET result = ?, updated_at_ms = ? WHERE run_id = ?")
+            .bind(encode(result)?)
+            .bind(now_ms())
+            .bind(run_id)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+}
