@@ -44,6 +44,25 @@ impl Default for Retention {
     }
 }
 
+/// Figures of one tool over the history kept (`axon stats`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ToolStats {
+    /// The tool.
+    pub tool: String,
+    /// Calls recorded.
+    pub calls: u64,
+    /// Calls that succeeded.
+    pub succeeded: u64,
+    /// `succeeded / calls`.
+    pub success_rate: f64,
+    /// Median duration, ms.
+    pub p50_ms: u64,
+    /// 95th percentile duration, ms.
+    pub p95_ms: u64,
+    /// Calls that needed retries.
+    pub retried: u64,
+}
+
 /// Prune the whole history after this many records (and when the file is opened).
 const PRUNE_EVERY: u64 = 1_000;
 
@@ -130,6 +149,47 @@ impl SqliteStore {
             .await
             .map(|_| ())
             .map_err(err)
+    }
+
+    /// Figures per tool over the history kept, sorted by tool.
+    pub async fn tool_stats(&self) -> Result<Vec<ToolStats>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT tool, success, retried, duration_ms FROM calls ORDER BY tool, duration_ms",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(err)?;
+        let mut out: Vec<ToolStats> = Vec::new();
+        let mut durations: Vec<Vec<u64>> = Vec::new();
+        for row in rows {
+            let tool: String = row.get("tool");
+            if out.last().is_none_or(|s| s.tool != tool) {
+                out.push(ToolStats {
+                    tool,
+                    calls: 0,
+                    succeeded: 0,
+                    success_rate: 0.0,
+                    p50_ms: 0,
+                    p95_ms: 0,
+                    retried: 0,
+                });
+                durations.push(Vec::new());
+            }
+            if let (Some(s), Some(d)) = (out.last_mut(), durations.last_mut()) {
+                s.calls += 1;
+                s.succeeded += u64::from(row.get::<bool, _>("success"));
+                s.retried += u64::from(row.get::<bool, _>("retried"));
+                d.push(row.get::<i64, _>("duration_ms").max(0) as u64);
+            }
+        }
+        for (s, d) in out.iter_mut().zip(&durations) {
+            // Nearest rank over the sorted durations.
+            let rank = |p: f64| d[((p * d.len() as f64).ceil() as usize).clamp(1, d.len()) - 1];
+            s.success_rate = s.succeeded as f64 / s.calls as f64;
+            s.p50_ms = rank(0.50);
+            s.p95_ms = rank(0.95);
+        }
+        Ok(out)
     }
 
     /// Close the pool, flushing the WAL.

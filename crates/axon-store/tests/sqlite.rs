@@ -265,3 +265,40 @@ async fn an_unopenable_path_is_a_clear_error() {
         .unwrap();
     assert!(err.to_string().contains("/proc/axon"), "{err}");
 }
+
+#[tokio::test]
+async fn tool_stats_give_counts_success_rates_and_percentiles() {
+    let store = Arc::new(
+        SqliteStore::open(temp_db("stats.db"), Retention::default())
+            .await
+            .unwrap(),
+    );
+    let ex = executor(store.clone());
+    for i in 0..20 {
+        ex.call(ToolCall::new("sleep", json!({"ms": i}))).await;
+    }
+    ex.call(ToolCall::new(
+        "flaky",
+        json!({"key": format!("s-{}", ulid::Ulid::new()), "fail_times": 1}),
+    ))
+    .await;
+    ex.call(ToolCall::new(
+        "flaky",
+        json!({"key": "never", "fail_times": 99, "kind": "failed"}),
+    ))
+    .await;
+    let stats = store.tool_stats().await.unwrap();
+    let names: Vec<_> = stats.iter().map(|s| s.tool.as_str()).collect();
+    assert_eq!(names, ["flaky", "sleep"]);
+    assert_eq!(
+        (stats[0].calls, stats[0].succeeded, stats[0].retried),
+        (2, 1, 1)
+    );
+    assert_eq!(stats[0].success_rate, 0.5);
+    assert_eq!(stats[1].calls, 20);
+    assert!(
+        stats[1].p50_ms >= 9 && stats[1].p95_ms >= 18 && stats[1].p95_ms >= stats[1].p50_ms,
+        "{:?}",
+        stats[1]
+    );
+}

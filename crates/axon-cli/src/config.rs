@@ -1,0 +1,289 @@
+//! `axon.toml`: where the config comes from (`--config`, `AXON_CONFIG`, or none at
+//! all for the defaults), what it may hold, and the `AXON_…` environment overrides.
+//! Unknown keys and bad values are errors naming the key and the line.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The whole configuration.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub server: Server,
+    pub store: Store,
+    /// Policy keys for every tool (DESIGN.md, "Policy configuration").
+    pub defaults: toml::Table,
+    /// Policy keys per tool.
+    pub tools: BTreeMap<String, toml::Table>,
+    pub history: History,
+    pub browser: Browser,
+    pub mcp: Mcp,
+    pub llm: Option<Llm>,
+    pub log: Log,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Server {
+    pub bind: String,
+    pub auth_tokens: Vec<String>,
+    pub body_limit_bytes: u64,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Server {
+            bind: "127.0.0.1:7878".into(),
+            auth_tokens: Vec::new(),
+            body_limit_bytes: 1 << 20,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Store {
+    /// The SQLite file; the platform data dir when unset.
+    pub path: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct History {
+    pub max_per_correlation: u64,
+    pub max_calls: u64,
+    /// Days of history kept; 0 = forever.
+    pub max_age_days: u64,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        History {
+            max_per_correlation: 100,
+            max_calls: 1_000_000,
+            max_age_days: 30,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Browser {
+    pub executable: Option<PathBuf>,
+    pub allow_hosts: Vec<String>,
+    pub deny_hosts: Vec<String>,
+    pub allow_file_urls: bool,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Mcp {
+    pub servers: Vec<McpServer>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServer {
+    pub name: String,
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    pub prefix: Option<String>,
+    #[serde(default)]
+    pub optional: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Llm {
+    pub base_url: String,
+    pub model: String,
+    /// The name of the environment variable holding the API key (never the key).
+    pub api_key_env: Option<String>,
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Log {
+    /// `text` or `json`.
+    pub format: String,
+    /// A tracing filter (`info`, `axon_core=debug`).
+    pub level: String,
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Log {
+            format: "text".into(),
+            // The CLI shows retries and failures itself; -v brings the logs back.
+            level: "error".into(),
+        }
+    }
+}
+
+/// A config that could not be used. The message names the file, the key and the
+/// line when the file is at fault.
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Config {
+    /// Load from `path` (or `AXON_CONFIG`, or nothing), then apply `AXON_…`
+    /// overrides and check the policy keys.
+    pub fn load(path: Option<&Path>) -> Result<Config, ConfigError> {
+        let mut config = match path {
+            None => Config::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    ConfigError(format!("cannot read config {}: {e}", path.display()))
+                })?;
+                Self::parse(&text).map_err(|e| ConfigError(format!("{}: {e}", path.display())))?
+            }
+        };
+        config.apply_env(|k| std::env::var(k).ok())?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Parse TOML text (errors carry the line and the key).
+    pub fn parse(text: &str) -> Result<Config, String> {
+        toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())
+    }
+
+    fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        if let Some(v) = var("AXON_STORE_PATH") {
+            self.store.path = Some(PathBuf::from(v));
+        }
+        if let Some(v) = var("AXON_SERVER_BIND") {
+            self.server.bind = v;
+        }
+        if let Some(v) = var("AXON_LOG_FORMAT") {
+            self.log.format = v;
+        }
+        if let Some(v) = var("AXON_LOG_LEVEL") {
+            self.log.level = v;
+        }
+        if let Some(v) = var("AXON_HISTORY_MAX_PER_CORRELATION") {
+            self.history.max_per_correlation = v.parse().map_err(|_| {
+                ConfigError(format!(
+                    "AXON_HISTORY_MAX_PER_CORRELATION: {v:?} is not a number"
+                ))
+            })?;
+        }
+        Ok(())
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        if !matches!(self.log.format.as_str(), "text" | "json") {
+            return Err(ConfigError(format!(
+                "log.format: {:?} must be \"text\" or \"json\"",
+                self.log.format
+            )));
+        }
+        axon_core::Policy::layered([&self.defaults_json()])
+            .map_err(|e| ConfigError(format!("defaults.{}: {}", e.key, e.message)))?;
+        for (tool, table) in &self.tools {
+            let layer = table_json(table);
+            axon_core::Policy::layered([&self.defaults_json(), &layer])
+                .map_err(|e| ConfigError(format!("tools.{tool}.{}: {}", e.key, e.message)))?;
+        }
+        Ok(())
+    }
+
+    /// `[defaults]` as a policy layer.
+    pub fn defaults_json(&self) -> Value {
+        table_json(&self.defaults)
+    }
+
+    /// The SQLite file: configured, or `<data dir>/axon/axon.db`.
+    pub fn store_path(&self) -> PathBuf {
+        self.store.path.clone().unwrap_or_else(|| {
+            dirs::data_dir()
+                .unwrap_or_else(std::env::temp_dir)
+                .join("axon")
+                .join("axon.db")
+        })
+    }
+
+    /// The effective config as TOML, secrets masked.
+    pub fn show(&self) -> String {
+        let mut masked = self.clone();
+        masked.server.auth_tokens = masked
+            .server
+            .auth_tokens
+            .iter()
+            .map(|_| "***".to_string())
+            .collect();
+        for server in &mut masked.mcp.servers {
+            for (k, v) in server.env.iter_mut().chain(server.headers.iter_mut()) {
+                if axon_core::redact::is_secret_field(k) {
+                    *v = "***".into();
+                }
+            }
+        }
+        masked.store.path = Some(self.store_path());
+        toml::to_string_pretty(&masked).unwrap_or_default()
+    }
+}
+
+/// A TOML table as a policy layer.
+pub fn table_json(table: &toml::Table) -> Value {
+    serde_json::to_value(table).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_name_the_key_and_the_line() {
+        let err = Config::parse("[server]\nbind = \"127.0.0.1:1\"\nbindd = 3\n").unwrap_err();
+        assert!(err.contains("line 3") && err.contains("bindd"), "{err}");
+    }
+
+    #[test]
+    fn policy_keys_are_checked_with_their_section() {
+        let mut c = Config::parse("[tools.echo.retry]\nmax_attempts = 0\n").unwrap();
+        c.apply_env(|_| None).unwrap();
+        let err = c.check().unwrap_err().0;
+        assert_eq!(
+            err,
+            "tools.echo.retry.max_attempts: must be at least 1 (the first attempt counts)"
+        );
+    }
+
+    #[test]
+    fn env_overrides_apply() {
+        let mut c = Config::default();
+        c.apply_env(|k| (k == "AXON_STORE_PATH").then(|| "/tmp/x.db".to_string()))
+            .unwrap();
+        assert_eq!(c.store_path(), PathBuf::from("/tmp/x.db"));
+    }
+
+    #[test]
+    fn show_masks_secrets() {
+        let c = Config::parse("[server]\nauth_tokens = [\"s3cret\"]\n[[mcp.servers]]\nname = \"gh\"\ncommand = \"x\"\nenv = { GITHUB_TOKEN = \"t0k\" }\n").unwrap();
+        let shown = c.show();
+        assert!(
+            !shown.contains("s3cret") && !shown.contains("t0k"),
+            "{shown}"
+        );
+    }
+}

@@ -1,0 +1,418 @@
+//! `axon`: call a tool, run a plan, and see afterwards what happened and why.
+//!
+//! Exit codes (DESIGN.md): 0 success, 1 the call or plan failed, 2 bad input or
+//! usage, 3 infrastructure (store, browser, upstream config) unusable.
+
+mod config;
+mod output;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use axon_core::{CancellationToken, ErrorKind, Executor, HistoryStore, ToolCall, ToolRegistry};
+use axon_plan::{Plan, PlanRunner, RunOptions, RunStore};
+use axon_store::{Retention, SqliteStore};
+use clap::{Parser, Subcommand, ValueEnum};
+use serde_json::{Map, Value};
+
+use crate::config::Config;
+
+#[derive(Parser)]
+#[command(
+    name = "axon",
+    version,
+    about = "Execute AI agents' tool calls reliably: call tools, run plans, read history."
+)]
+struct Cli {
+    /// Config file (axon.toml); none is needed for the defaults.
+    #[arg(long, global = true, env = "AXON_CONFIG")]
+    config: Option<PathBuf>,
+    /// Machine output: one JSON document on stdout and nothing else.
+    #[arg(long, global = true)]
+    json: bool,
+    /// More logging on stderr (-v info, -vv debug).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Only errors on stderr.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Call one tool through the policy pipeline.
+    Call {
+        /// The tool's name (see `axon tools`).
+        tool: String,
+        /// Arguments as a JSON object.
+        #[arg(long)]
+        args: Option<String>,
+        /// Arguments as key=value (a value that parses as JSON is used as JSON).
+        #[arg(value_name = "KEY=VALUE")]
+        pairs: Vec<String>,
+        /// Group the call with others in history.
+        #[arg(long)]
+        correlation_id: Option<String>,
+    },
+    /// Run a plan (YAML or JSON); a run id seen before resumes that run.
+    Run {
+        /// The plan file.
+        plan: PathBuf,
+        /// Run id (a new one when absent).
+        #[arg(long)]
+        run_id: Option<String>,
+    },
+    /// Check a plan without running it.
+    Validate {
+        /// The plan file.
+        plan: PathBuf,
+    },
+    /// List the tools.
+    Tools {
+        /// table, json, openai (function-calling schemas) or mcp (tools/list).
+        #[arg(long, value_enum, default_value_t = ToolsFormat::Table)]
+        format: ToolsFormat,
+    },
+    /// Show what happened: a call id, a run id or a correlation id.
+    History {
+        /// The id.
+        id: String,
+    },
+    /// Per-tool figures from history.
+    Stats,
+    /// Check or show the configuration.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigAction {
+    /// Validate a config file (or the one in use).
+    Check {
+        /// The file; `--config`/`AXON_CONFIG` when absent.
+        file: Option<PathBuf>,
+    },
+    /// Print the effective configuration, secrets masked.
+    Show,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ToolsFormat {
+    Table,
+    Json,
+    Openai,
+    Mcp,
+}
+
+/// Why the command stopped: the exit code and what to tell the user.
+struct Fail(u8, String);
+
+type Outcome = Result<ExitCode, Fail>;
+
+fn usage(msg: impl Into<String>) -> Fail {
+    Fail(2, msg.into())
+}
+
+fn infra(msg: impl Into<String>) -> Fail {
+    Fail(3, msg.into())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("axon: cannot start the runtime: {e}");
+            return ExitCode::from(3);
+        }
+    };
+    match runtime.block_on(dispatch(cli)) {
+        Ok(code) => code,
+        Err(Fail(code, message)) => {
+            eprintln!("axon: {message}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+async fn dispatch(cli: Cli) -> Outcome {
+    let config = Config::load(cli.config.as_deref()).map_err(|e| usage(e.to_string()))?;
+    init_logging(&config, cli.verbose, cli.quiet);
+    let ui = output::Ui {
+        json: cli.json,
+        quiet: cli.quiet,
+    };
+    match cli.command {
+        Command::Call {
+            tool,
+            args,
+            pairs,
+            correlation_id,
+        } => call(&config, ui, tool, args, pairs, correlation_id).await,
+        Command::Run { plan, run_id } => run(&config, ui, &plan, run_id).await,
+        Command::Validate { plan } => validate(&config, ui, &plan),
+        Command::Tools { format } => tools(&config, format),
+        Command::History { id } => history(&config, ui, &id).await,
+        Command::Stats => stats(&config, ui).await,
+        Command::Config { action } => match action {
+            ConfigAction::Check { file } => {
+                let path = file
+                    .or(cli.config)
+                    .ok_or_else(|| usage("config check: name a file (or set --config)"))?;
+                Config::load(Some(&path)).map_err(|e| usage(e.to_string()))?;
+                ui.note(&format!("{}: ok", path.display()));
+                Ok(ExitCode::SUCCESS)
+            }
+            ConfigAction::Show => {
+                print!("{}", config.show());
+                Ok(ExitCode::SUCCESS)
+            }
+        },
+    }
+}
+
+fn init_logging(config: &Config, verbose: u8, quiet: bool) {
+    let level = match (quiet, verbose) {
+        (true, _) => "error".to_string(),
+        (false, 0) => config.log.level.clone(),
+        (false, 1) => "info".to_string(),
+        (false, _) => "debug".to_string(),
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(level)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if config.log.format == "json" {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+fn registry() -> ToolRegistry {
+    ToolRegistry::with_utilities()
+}
+
+async fn open_store(config: &Config) -> Result<Arc<SqliteStore>, Fail> {
+    let retention = Retention {
+        max_per_correlation: config.history.max_per_correlation,
+        max_calls: config.history.max_calls,
+        max_age: (config.history.max_age_days > 0)
+            .then(|| std::time::Duration::from_secs(config.history.max_age_days * 24 * 3600)),
+    };
+    SqliteStore::open(config.store_path(), retention)
+        .await
+        .map(Arc::new)
+        .map_err(|e| infra(e.to_string()))
+}
+
+fn executor(config: &Config, store: Option<Arc<SqliteStore>>) -> Result<Executor, Fail> {
+    let mut builder = Executor::builder(registry()).defaults(config.defaults_json());
+    for (tool, table) in &config.tools {
+        builder = builder.tool_policy(tool, config::table_json(table));
+    }
+    if let Some(store) = store {
+        builder = builder.history(store);
+    }
+    builder.build().map_err(|e| usage(format!("config: {e}")))
+}
+
+fn parse_args(args: Option<String>, pairs: Vec<String>) -> Result<Value, Fail> {
+    let mut map = match args {
+        None => Map::new(),
+        Some(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(map)) => map,
+            Ok(_) => return Err(usage("--args must be a JSON object")),
+            Err(e) => return Err(usage(format!("--args is not valid JSON: {e}"))),
+        },
+    };
+    for pair in pairs {
+        let (key, raw) = pair
+            .split_once('=')
+            .ok_or_else(|| usage(format!("{pair:?}: arguments are key=value")))?;
+        let value = serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+        map.insert(key.to_string(), value);
+    }
+    Ok(Value::Object(map))
+}
+
+async fn call(
+    config: &Config,
+    ui: output::Ui,
+    tool: String,
+    args: Option<String>,
+    pairs: Vec<String>,
+    correlation_id: Option<String>,
+) -> Outcome {
+    let args = parse_args(args, pairs)?;
+    let store = open_store(config).await?;
+    let executor = executor(config, Some(store.clone()))?;
+    let mut call = ToolCall::new(tool, args);
+    call.correlation_id = correlation_id;
+    let result = executor.call(call).await;
+    store.close().await;
+    output::call_result(ui, &result);
+    Ok(match &result.error {
+        None => ExitCode::SUCCESS,
+        Some(e) if matches!(e.kind, ErrorKind::InvalidArguments | ErrorKind::UnknownTool) => {
+            ExitCode::from(2)
+        }
+        Some(_) => ExitCode::from(1),
+    })
+}
+
+fn read_plan(path: &Path) -> Result<Plan, Fail> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("cannot read {}: {e}", path.display())))?;
+    Plan::parse(&text).map_err(|e| usage(format!("{}: {e}", path.display())))
+}
+
+fn validate(config: &Config, ui: output::Ui, path: &Path) -> Outcome {
+    let plan = read_plan(path)?;
+    let runner = PlanRunner::new(executor(config, None)?);
+    match runner.validate(&plan) {
+        Ok(_) => {
+            if ui.json {
+                println!(
+                    "{}",
+                    serde_json::json!({"valid": true, "steps": plan.steps.len()})
+                );
+            } else {
+                ui.note(&format!(
+                    "{}: valid ({} steps)",
+                    path.display(),
+                    plan.steps.len()
+                ));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(errors) => {
+            if ui.json {
+                println!(
+                    "{}",
+                    serde_json::json!({"valid": false, "problems": errors.0})
+                );
+                Ok(ExitCode::from(2))
+            } else {
+                Err(usage(format!("{}: {errors}", path.display())))
+            }
+        }
+    }
+}
+
+async fn run(config: &Config, ui: output::Ui, path: &Path, run_id: Option<String>) -> Outcome {
+    let plan = read_plan(path)?;
+    let store = open_store(config).await?;
+    let runner = PlanRunner::with_store(executor(config, Some(store.clone()))?, store.clone());
+    runner
+        .validate(&plan)
+        .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    let quiet = ui.quiet;
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            if !quiet {
+                eprintln!("axon: cancelling the run (Ctrl-C again to exit at once)");
+            }
+            on_interrupt.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        }
+    });
+
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let live = !ui.json && !ui.quiet;
+    let progress = live.then(|| {
+        let tty = std::io::stderr().is_terminal();
+        tokio::spawn(output::progress(plan.clone(), rx, tty))
+    });
+    let options = RunOptions {
+        run_id,
+        cancel: Some(cancel),
+        events: live.then_some(tx),
+        ..RunOptions::default()
+    };
+    let result = runner
+        .run(&plan, options)
+        .await
+        .map_err(|e| usage(e.to_string()))?;
+    if let Some(p) = progress {
+        let _ = p.await;
+    }
+    store.close().await;
+    output::plan_result(ui, &result);
+    Ok(if result.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn tools(config: &Config, format: ToolsFormat) -> Outcome {
+    let executor = executor(config, None)?;
+    let specs = executor.registry().specs();
+    match format {
+        ToolsFormat::Table => output::tools_table(&specs),
+        ToolsFormat::Json => output::print_json(&specs),
+        ToolsFormat::Openai => output::print_json(&output::openai_tools(&specs)),
+        ToolsFormat::Mcp => output::print_json(&output::mcp_tools(&specs)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn history(config: &Config, ui: output::Ui, id: &str) -> Outcome {
+    let store = open_store(config).await?;
+    let found = if let Some(entry) = store
+        .by_call_id(id)
+        .await
+        .map_err(|e| infra(e.to_string()))?
+    {
+        output::history_calls(ui, id, &[entry]);
+        true
+    } else if let Some(run) = store.load(id).await.map_err(|e| infra(e.to_string()))? {
+        output::history_run(ui, &run);
+        true
+    } else {
+        let entries = store
+            .by_correlation(id)
+            .await
+            .map_err(|e| infra(e.to_string()))?;
+        let found = !entries.is_empty();
+        if found {
+            output::history_calls(ui, id, &entries);
+        }
+        found
+    };
+    store.close().await;
+    if found {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Err(usage(format!(
+            "no call, run or correlation id {id:?} in {}",
+            config.store_path().display()
+        )))
+    }
+}
+
+async fn stats(config: &Config, ui: output::Ui) -> Outcome {
+    let store = open_store(config).await?;
+    let stats = store.tool_stats().await.map_err(|e| infra(e.to_string()))?;
+    let executor = executor(config, None)?;
+    store.close().await;
+    output::stats(ui, &stats, &executor);
+    Ok(ExitCode::SUCCESS)
+}

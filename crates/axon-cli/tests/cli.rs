@@ -1,0 +1,323 @@
+//! The real `axon` binary, end to end, each test on its own SQLite file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Axon {
+    dir: PathBuf,
+}
+
+impl Axon {
+    fn new() -> Self {
+        let dir = std::env::temp_dir().join(format!("axon-cli-test-{}", ulid::Ulid::new()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Axon { dir }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_axon"));
+        c.args(args)
+            .env("AXON_STORE_PATH", self.dir.join("axon.db"))
+            .env_remove("AXON_CONFIG")
+            .current_dir(repo_root());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    fn file(&self, name: &str, text: &str) -> String {
+        let path = self.dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn stdout_json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON document ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn call_with_valid_arguments_prints_the_data() {
+    let axon = Axon::new();
+    let o = axon.run(&[
+        "call",
+        "echo",
+        "greeting=hi",
+        "n=3",
+        "--args",
+        r#"{"list": [1]}"#,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout_json(&o),
+        json!({"greeting": "hi", "n": 3, "list": [1]})
+    );
+}
+
+#[test]
+fn call_with_invalid_arguments_exits_2_naming_the_field() {
+    let o = Axon::new().run(&["call", "sleep", "ms=-5"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("/ms"), "{}", stderr(&o));
+    let o = Axon::new().run(&["call", "no_such_tool"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no_such_tool"));
+}
+
+#[test]
+fn a_failing_call_exits_1_and_json_mode_prints_one_result() {
+    let o = Axon::new().run(&[
+        "call",
+        "flaky",
+        "key=k",
+        "fail_times=9",
+        "kind=failed",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let r = stdout_json(&o);
+    assert_eq!(r["success"], false);
+    assert_eq!(r["error"]["kind"], "failed");
+    assert_eq!(r["attempts"], 1);
+}
+
+#[test]
+fn run_json_prints_the_plan_result_field_by_field() {
+    let axon = Axon::new();
+    let o = axon.run(&[
+        "run",
+        "examples/plans/retries.yaml",
+        "--json",
+        "--run-id",
+        "r-json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = stdout_json(&o);
+    assert_eq!(r["run_id"], "r-json");
+    assert_eq!(r["correlation_id"], "r-json");
+    assert_eq!(r["status"], "succeeded");
+    assert!(r["duration_ms"].as_u64().unwrap() >= 150);
+    let flaky = &r["steps"][0];
+    assert_eq!(
+        (
+            flaky["index"].clone(),
+            flaky["id"].clone(),
+            flaky["tool"].clone()
+        ),
+        (json!(0), json!("flaky"), json!("flaky"))
+    );
+    assert_eq!(flaky["status"], "succeeded");
+    assert_eq!(flaky["reason"], Value::Null);
+    assert_eq!(flaky["result"]["attempts"], 3);
+    assert_eq!(flaky["result"]["retry_delays_ms"], json!([50, 100]));
+    assert_eq!(r["steps"][1]["result"]["data"], json!({"attempt": 3}));
+}
+
+#[test]
+fn every_example_plan_runs() {
+    let axon = Axon::new();
+    for plan in ["sequential", "parallel", "mixed", "fallbacks", "retries"] {
+        let o = axon.run(&["run", &format!("examples/plans/{plan}.yaml"), "--json"]);
+        assert_eq!(o.status.code(), Some(0), "{plan}: {}", stderr(&o));
+        assert_eq!(stdout_json(&o)["status"], "succeeded", "{plan}");
+    }
+}
+
+#[test]
+fn the_quickstart_shows_parallelism_retries_a_template_a_cache_hit_and_a_fallback() {
+    let o = Axon::new().run(&["run", "examples/quickstart.yaml", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = stdout_json(&o);
+    let step = |id: &str| {
+        r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap()["result"]
+            .clone()
+    };
+    assert!(
+        r["duration_ms"].as_u64().unwrap() < 600,
+        "the two 300 ms steps ran together"
+    );
+    assert_eq!(step("rates")["attempts"], 3);
+    assert_eq!(
+        step("quote")["data"],
+        json!({"eur_rate": 1.08, "waited_ms": 300})
+    );
+    assert_eq!(step("quote_again")["provenance"]["cache_hit"], true);
+    assert_eq!(step("hotels")["fallback"]["index"], 0);
+    assert_eq!(step("hotels")["data"]["source"], "fallback");
+}
+
+#[test]
+fn validate_names_the_cycle_and_exits_2() {
+    let axon = Axon::new();
+    let plan = axon.file(
+        "cycle.yaml",
+        "steps:\n- {id: a, tool: echo, depends_on: [b]}\n- {id: b, tool: echo, depends_on: [a]}\n",
+    );
+    let o = axon.run(&["validate", &plan]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cycle: a → b → a"), "{}", stderr(&o));
+    let o = axon.run(&["validate", "examples/plans/mixed.yaml"]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn history_and_stats_after_runs_persist_across_processes() {
+    let axon = Axon::new();
+    assert_eq!(
+        axon.run(&["run", "examples/plans/fallbacks.yaml", "--run-id", "fb-run"])
+            .status
+            .code(),
+        Some(0)
+    );
+    axon.run(&["call", "sleep", "ms=5", "--correlation-id", "c-1"]);
+    // Each command is a new process: history comes back from the SQLite file.
+    let o = axon.run(&["history", "fb-run"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("run fb-run — succeeded"), "{text}");
+    assert!(
+        text.contains("retried after"),
+        "the timeline shows retry delays: {text}"
+    );
+    assert!(text.contains("fallback #0 served"), "{text}");
+    let o = axon.run(&["history", "c-1", "--json"]);
+    let entries = stdout_json(&o);
+    assert_eq!(entries[0]["tool"], "sleep");
+    let call_id = entries[0]["call_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        stdout_json(&axon.run(&["history", &call_id, "--json"]))[0]["call_id"],
+        call_id
+    );
+    let stats = stdout_json(&axon.run(&["stats", "--json"]));
+    let tools: Vec<_> = stats
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tool"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        tools.contains(&"flaky".to_string()) && tools.contains(&"sleep".to_string()),
+        "{tools:?}"
+    );
+    let o = axon.run(&["history", "nothing-here"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_run_killed_mid_way_resumes_without_re_running_finished_steps() {
+    let axon = Axon::new();
+    let slow = "steps:\n- {id: first, tool: echo, params: {n: 1}}\n- {id: wait, tool: sleep, params: {ms: 60000}, depends_on: [first]}\n- {id: last, tool: echo, params: {from: '${steps.first.data.n}'}, depends_on: [wait]}\n";
+    let plan = axon.file("resume.yaml", slow);
+    let mut child = axon
+        .cmd(&["run", &plan, "--run-id", "killed", "-q"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the first step is checkpointed, then kill -9.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let o = axon.run(&["history", "killed", "--json"]);
+        if o.status.success() && stdout_json(&o)["checkpoints"]["0"]["status"] == "succeeded" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the first step was never checkpointed"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Resume with the wait shortened; the same steps, the same run id.
+    axon.file("resume.yaml", &slow.replace("60000", "10"));
+    let o = axon.run(&["run", &plan, "--run-id", "killed", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let r = stdout_json(&o);
+    assert_eq!(r["steps"][2]["result"]["data"], json!({"from": 1}));
+    let calls = stdout_json(&axon.run(&["history", "killed", "--json"]));
+    assert_eq!(calls["result"]["status"], "succeeded");
+    // The call log of the run: `first` ran once, before the kill.
+    let log = stdout_json(&axon.run(&[
+        "history",
+        r["steps"][0]["result"]["call_id"].as_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(log[0]["tool"], "echo");
+    let entries = {
+        let o = axon.run(&["stats", "--json"]);
+        stdout_json(&o)
+    };
+    let echo_calls = entries
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["tool"] == "echo")
+        .unwrap()["calls"]
+        .clone();
+    assert_eq!(
+        echo_calls, 2,
+        "first once before the kill, last once after; first was not re-run"
+    );
+}
+
+#[test]
+fn config_check_names_the_unknown_key_and_line() {
+    let axon = Axon::new();
+    let cfg = axon.file(
+        "axon.toml",
+        "[defaults]\ntimeout_ms = 1000\n\n[server]\nbindd = \"x\"\n",
+    );
+    let o = axon.run(&["config", "check", &cfg]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("bindd") && e.contains("line 5"), "{e}");
+    let good = axon.file(
+        "good.toml",
+        "[server]\nauth_tokens = [\"s3cret\"]\n[tools.echo]\ntimeout_ms = 5\n",
+    );
+    assert_eq!(axon.run(&["config", "check", &good]).status.code(), Some(0));
+    let shown = axon.run(&["--config", &good, "config", "show"]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(text.contains("***") && !text.contains("s3cret"), "{text}");
+}
+
+#[test]
+fn tools_in_openai_and_mcp_formats() {
+    let axon = Axon::new();
+    let openai = stdout_json(&axon.run(&["tools", "--format", "openai"]));
+    let names: Vec<_> = openai
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "flaky", "sleep"]);
+    assert_eq!(openai[0]["type"], "function");
+    let mcp = stdout_json(&axon.run(&["tools", "--format", "mcp"]));
+    assert_eq!(mcp["tools"][0]["annotations"]["readOnlyHint"], true);
+    assert!(mcp["tools"][2]["inputSchema"]["properties"]["ms"].is_object());
+}
