@@ -358,15 +358,19 @@ impl Executor {
         };
         let _in_flight = entry.metrics.in_flight();
 
-        let outcome = match entry.policy_for(call.policy.as_ref()) {
-            Err(e) => Outcome::failed(
-                ToolError::invalid_arguments(format!("policy: {}: {}", e.key, e.message))
-                    .with_code("invalid_policy"),
+        let (outcome, slow_warn_ms) = match entry.policy_for(call.policy.as_ref()) {
+            Err(e) => (
+                Outcome::failed(
+                    ToolError::invalid_arguments(format!("policy: {}: {}", e.key, e.message))
+                        .with_code("invalid_policy"),
+                ),
+                entry.policy.slow_warn_ms,
             ),
-            Ok(policy) => {
+            Ok(policy) => (
                 self.primary(entry, &call.args, &policy, &scope, &observer)
-                    .await
-            }
+                    .await,
+                policy.slow_warn_ms,
+            ),
         };
         let mut result = assemble(outcome, &call.tool, &scope, started_at);
 
@@ -388,7 +392,7 @@ impl Executor {
         // History, metrics, trace.
         result.duration_ms = clock.elapsed().as_millis() as u64;
         let warnings = match &result.error {
-            None => validate::warnings(&result.data, result.duration_ms, entry.policy.slow_warn_ms),
+            None => validate::warnings(&result.data, result.duration_ms, slow_warn_ms),
             Some(_) => Vec::new(),
         };
         observer.finished(&result, &warnings);
@@ -456,15 +460,17 @@ impl Executor {
             }
         };
         let cancelled = matches!(&outcome.result, Err(e) if e.kind == ErrorKind::Cancelled);
-        if outcome.result.is_err() && !cancelled && policy.cache.stale_if_error_ms > 0 {
-            if let Some(stale) = cache.stale(&key) {
-                return Outcome {
-                    attempts: outcome.attempts,
-                    reasons: outcome.reasons,
-                    delays_ms: outcome.delays_ms,
-                    ..Outcome::from_cache(&stale, true)
-                };
-            }
+        if outcome.result.is_err()
+            && !cancelled
+            && policy.cache.stale_if_error_ms > 0
+            && let Some(stale) = cache.stale(&key)
+        {
+            return Outcome {
+                attempts: outcome.attempts,
+                reasons: outcome.reasons,
+                delays_ms: outcome.delays_ms,
+                ..Outcome::from_cache(&stale, true)
+            };
         }
         outcome
     }

@@ -550,10 +550,10 @@ impl<'a> Run<'a> {
             ),
         };
         let outcome = self.outcome(i, status, Some(result), reason);
-        if status != StepStatus::Cancelled {
-            if let Err(e) = self.runner.store.checkpoint(&self.run_id, &outcome).await {
-                tracing::warn!(error = %e, step = i, "could not checkpoint the step");
-            }
+        if status != StepStatus::Cancelled
+            && let Err(e) = self.runner.store.checkpoint(&self.run_id, &outcome).await
+        {
+            tracing::warn!(error = %e, step = i, "could not checkpoint the step");
         }
         self.emit_finished(&outcome);
         self.outcomes[i] = Some(outcome);

@@ -80,10 +80,10 @@ pub fn validate(plan: &Plan, registry: &ToolRegistry) -> Result<Graph, PlanError
     if plan.max_parallel == 0 {
         push(None, "max_parallel".into(), "must be at least 1".into());
     }
-    if let Some(defaults) = &plan.defaults {
-        if let Err(e) = Policy::layered([defaults]) {
-            push(None, format!("defaults.{}", e.key), e.message);
-        }
+    if let Some(defaults) = &plan.defaults
+        && let Err(e) = Policy::layered([defaults])
+    {
+        push(None, format!("defaults.{}", e.key), e.message);
     }
 
     let mut ids: HashMap<&str, usize> = HashMap::new();
@@ -180,13 +180,11 @@ pub fn validate(plan: &Plan, registry: &ToolRegistry) -> Result<Graph, PlanError
                     }
                 }
                 // Literal parameters can be checked now; templated ones when resolved.
-                if templates.is_empty() {
-                    if let Some(t) = registry.get(tool_name) {
-                        if let Err(e) = t.input.check(params, ErrorKind::InvalidArguments, "params")
-                        {
-                            problems(Some(i), field, e.message);
-                        }
-                    }
+                if templates.is_empty()
+                    && let Some(t) = registry.get(tool_name)
+                    && let Err(e) = t.input.check(params, ErrorKind::InvalidArguments, "params")
+                {
+                    problems(Some(i), field, e.message);
                 }
             };
         check_params(
@@ -211,10 +209,10 @@ pub fn validate(plan: &Plan, registry: &ToolRegistry) -> Result<Graph, PlanError
             );
         }
         let layers: Vec<&Value> = plan.defaults.iter().chain(step.policy.iter()).collect();
-        if step.policy.is_some() {
-            if let Err(e) = Policy::layered(layers) {
-                push(Some(i), format!("{here}.policy.{}", e.key), e.message);
-            }
+        if step.policy.is_some()
+            && let Err(e) = Policy::layered(layers)
+        {
+            push(Some(i), format!("{here}.policy.{}", e.key), e.message);
         }
     }
 
