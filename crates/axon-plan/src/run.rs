@@ -22,7 +22,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::Instant;
 use tracing::Instrument;
 
-use crate::plan::{Plan, StepRef};
+use crate::plan::Plan;
 use crate::store::{InMemoryRunStore, RunStore};
 use crate::template::{Source, resolve};
 use crate::validate::{Graph, PlanErrors, validate};
@@ -230,6 +230,8 @@ struct Run<'a> {
     stop: CancellationToken,
     events: Option<UnboundedSender<PlanEvent>>,
     outcomes: Vec<Option<StepOutcome>>,
+    /// Step ids to indices, for `${steps.<id>…}` templates.
+    ids: HashMap<&'a str, usize>,
 }
 
 impl<'a> Run<'a> {
@@ -251,6 +253,12 @@ impl<'a> Run<'a> {
             cancel,
             events: options.events,
             outcomes: vec![None; plan.steps.len()],
+            ids: plan
+                .steps
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| s.id.as_deref().map(|id| (id, i)))
+                .collect(),
         }
     }
 
@@ -466,12 +474,16 @@ impl<'a> Run<'a> {
     fn prepare(&self, i: usize) -> Result<ToolCall, Box<CallResult>> {
         let step = &self.plan.steps[i];
         let data = |source: &Source| -> Option<&Value> {
-            let r = match source {
-                Source::Index(n) => StepRef::Index(*n),
-                Source::Id(id) => StepRef::Id(id.clone()),
+            let j = match source {
+                Source::Index(n) => *n,
+                Source::Id(id) => *self.ids.get(id.as_str())?,
             };
-            let j = self.plan.index_of(&r)?;
-            self.outcomes[j].as_ref()?.result.as_ref().map(|r| &r.data)
+            self.outcomes
+                .get(j)?
+                .as_ref()?
+                .result
+                .as_ref()
+                .map(|r| &r.data)
         };
         let fail = |message: String| Box::new(self.template_failure(i, message));
         let args = resolve(&step.params, &data).map_err(fail)?;
