@@ -19,6 +19,7 @@ pub struct Config {
     /// Policy keys per tool.
     pub tools: BTreeMap<String, toml::Table>,
     pub history: History,
+    pub http: Http,
     pub browser: Browser,
     pub mcp: Mcp,
     pub llm: Option<Llm>,
@@ -31,6 +32,8 @@ pub struct Server {
     pub bind: String,
     pub auth_tokens: Vec<String>,
     pub body_limit_bytes: u64,
+    /// On shutdown, how long runs in flight may go on before being cancelled.
+    pub shutdown_grace_ms: u64,
 }
 
 impl Default for Server {
@@ -39,6 +42,7 @@ impl Default for Server {
             bind: "127.0.0.1:7878".into(),
             auth_tokens: Vec::new(),
             body_limit_bytes: 1 << 20,
+            shutdown_grace_ms: 10_000,
         }
     }
 }
@@ -65,6 +69,25 @@ impl Default for History {
             max_per_correlation: 100,
             max_calls: 1_000_000,
             max_age_days: 30,
+        }
+    }
+}
+
+/// The `http_request` tool.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Http {
+    /// Hosts it may call (`api.example.com`, `*.example.com`); empty = any.
+    pub allow_hosts: Vec<String>,
+    /// Larger response bodies fail the call.
+    pub max_body_bytes: usize,
+}
+
+impl Default for Http {
+    fn default() -> Self {
+        Http {
+            allow_hosts: Vec::new(),
+            max_body_bytes: 10 << 20,
         }
     }
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use axon_core::{CancellationToken, ErrorKind, Executor, HistoryStore, ToolCall, ToolRegistry};
 use axon_plan::{Plan, PlanRunner, RunOptions, RunStore};
-use axon_store::{Retention, SqliteStore};
+use axon_store::{Retention, SqliteStore, Store};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 
@@ -84,6 +84,12 @@ enum Command {
     },
     /// Per-tool figures from history.
     Stats,
+    /// Serve the HTTP API, /healthz and /metrics.
+    Serve {
+        /// Address to bind (default from config: 127.0.0.1:7878; port 0 picks one).
+        #[arg(long)]
+        bind: Option<String>,
+    },
     /// Check or show the configuration.
     Config {
         #[command(subcommand)]
@@ -164,6 +170,7 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Tools { format } => tools(&config, format),
         Command::History { id } => history(&config, ui, &id).await,
         Command::Stats => stats(&config, ui).await,
+        Command::Serve { bind } => serve(&config, ui, bind).await,
         Command::Config { action } => match action {
             ConfigAction::Check { file } => {
                 let path = file
@@ -200,8 +207,16 @@ fn init_logging(config: &Config, verbose: u8, quiet: bool) {
     }
 }
 
-fn registry() -> ToolRegistry {
-    ToolRegistry::with_utilities()
+/// Every tool the CLI and server offer: the utilities and `http_request`.
+fn registry(config: &Config) -> Result<ToolRegistry, Fail> {
+    let mut registry = ToolRegistry::with_utilities();
+    let http = axon_http::HttpRequest::new(axon_http::HttpConfig {
+        allow_hosts: config.http.allow_hosts.clone(),
+        max_body_bytes: config.http.max_body_bytes,
+    })
+    .map_err(infra)?;
+    registry.register(http).map_err(|e| infra(e.to_string()))?;
+    Ok(registry)
 }
 
 async fn open_store(config: &Config) -> Result<Arc<SqliteStore>, Fail> {
@@ -218,7 +233,7 @@ async fn open_store(config: &Config) -> Result<Arc<SqliteStore>, Fail> {
 }
 
 fn executor(config: &Config, store: Option<Arc<SqliteStore>>) -> Result<Executor, Fail> {
-    let mut builder = Executor::builder(registry()).defaults(config.defaults_json());
+    let mut builder = Executor::builder(registry(config)?).defaults(config.defaults_json());
     for (tool, table) in &config.tools {
         builder = builder.tool_policy(tool, config::table_json(table));
     }
@@ -415,4 +430,65 @@ async fn stats(config: &Config, ui: output::Ui) -> Outcome {
     store.close().await;
     output::stats(ui, &stats, &executor);
     Ok(ExitCode::SUCCESS)
+}
+
+async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome {
+    let bind = bind.unwrap_or_else(|| config.server.bind.clone());
+    let addr: std::net::SocketAddr = bind
+        .parse()
+        .map_err(|e| usage(format!("--bind {bind:?}: {e}")))?;
+    axon_server::check_bind(&addr, &config.server.auth_tokens).map_err(usage)?;
+    // The recorder must exist before the executor registers its metric handles.
+    let metrics = axon_server::install_prometheus().map_err(infra)?;
+    let store = open_store(config).await?;
+    let runner = PlanRunner::with_store(executor(config, Some(store.clone()))?, store.clone());
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| infra(format!("cannot bind {addr}: {e}")))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| infra(format!("cannot read the bound address: {e}")))?;
+    let options = axon_server::ServerOptions {
+        auth_tokens: config.server.auth_tokens.clone(),
+        body_limit_bytes: config.server.body_limit_bytes as usize,
+        shutdown_grace: std::time::Duration::from_millis(config.server.shutdown_grace_ms),
+    };
+    let server = axon_server::Server::new(runner, store.clone(), options).with_metrics(metrics);
+    // One line on stdout, so scripts and tests learn the port when it was 0.
+    println!("axon: listening on http://{local}");
+    if !ui.quiet {
+        eprintln!(
+            "axon: history in {}; Ctrl-C stops (runs in flight finish or are checkpointed)",
+            config.store_path().display()
+        );
+    }
+    server
+        .serve(listener, shutdown_signal())
+        .await
+        .map_err(|e| infra(format!("server failed: {e}")))?;
+    store.close().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

@@ -272,41 +272,12 @@ pub fn tools_table(specs: &[ToolSpec]) {
 
 /// OpenAI function-calling tool definitions.
 pub fn openai_tools(specs: &[ToolSpec]) -> Value {
-    Value::Array(
-        specs
-            .iter()
-            .map(|s| json!({"type": "function", "function": {"name": s.name, "description": s.description, "parameters": s.input_schema}}))
-            .collect(),
-    )
+    specs.iter().map(ToolSpec::openai_function).collect()
 }
 
 /// The MCP `tools/list` result.
 pub fn mcp_tools(specs: &[ToolSpec]) -> Value {
-    let tools: Vec<Value> = specs
-        .iter()
-        .map(|s| {
-            let a = &s.annotations;
-            let mut tool = json!({
-                "name": s.name,
-                "description": s.description,
-                "inputSchema": s.input_schema,
-                "annotations": {
-                    "readOnlyHint": a.read_only,
-                    "destructiveHint": a.destructive,
-                    "idempotentHint": a.idempotent,
-                    "openWorldHint": a.open_world,
-                },
-            });
-            if let Some(out) = &s.output_schema {
-                tool["outputSchema"] = out.clone();
-            }
-            if let Some(title) = &a.title {
-                tool["annotations"]["title"] = json!(title);
-            }
-            tool
-        })
-        .collect();
-    json!({ "tools": tools })
+    json!({ "tools": specs.iter().map(ToolSpec::mcp_tool).collect::<Vec<_>>() })
 }
 
 pub fn history_calls(ui: Ui, id: &str, entries: &[HistoryEntry]) {

@@ -487,7 +487,7 @@ impl Executor {
         let deadline = Deadline::start(policy.deadline_ms);
         let safe_to_repeat = policy
             .idempotent
-            .unwrap_or_else(|| entry.tool.spec().annotations.safe_to_repeat());
+            .unwrap_or_else(|| entry.tool.tool.safe_to_repeat(args));
         let retry = RetryLoop {
             policy: &policy.retry,
             hard_timeout: Duration::from_millis(policy.timeout_ms),

@@ -109,6 +109,38 @@ impl ToolSpec {
         self.annotations = annotations;
         self
     }
+
+    /// The tool as an OpenAI function-calling definition, so an LLM can be handed
+    /// Axon's tools as they are (`axon tools --format openai`, `GET /v1/tools?format=openai`).
+    pub fn openai_function(&self) -> Value {
+        serde_json::json!({
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.input_schema},
+        })
+    }
+
+    /// The tool as an entry of MCP's `tools/list` result, annotations as MCP's hints.
+    pub fn mcp_tool(&self) -> Value {
+        let a = &self.annotations;
+        let mut tool = serde_json::json!({
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": {
+                "readOnlyHint": a.read_only,
+                "destructiveHint": a.destructive,
+                "idempotentHint": a.idempotent,
+                "openWorldHint": a.open_world,
+            },
+        });
+        if let Some(out) = &self.output_schema {
+            tool["outputSchema"] = out.clone();
+        }
+        if let Some(title) = &a.title {
+            tool["annotations"]["title"] = Value::String(title.clone());
+        }
+        tool
+    }
 }
 
 /// What a tool learns about the call it serves: who it is for, which attempt this
@@ -190,6 +222,13 @@ pub trait Tool: Send + Sync + 'static {
     /// Run once. Arguments have already been validated against the input schema.
     /// They are borrowed: retries and hedges reuse them.
     async fn call(&self, args: &Value, ctx: ToolContext) -> Result<Value, ToolError>;
+
+    /// Whether repeating this call after an attempt that may have had effects is
+    /// safe. The annotations answer for most tools; a tool whose idempotency depends
+    /// on its arguments (an HTTP `GET` versus a `POST`) answers per call.
+    fn safe_to_repeat(&self, _args: &Value) -> bool {
+        self.spec().annotations.safe_to_repeat()
+    }
 }
 
 /// A tool made from an async fn over typed arguments. The input schema comes from

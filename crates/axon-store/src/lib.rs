@@ -11,7 +11,7 @@
 
 #![warn(missing_docs)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -69,6 +69,7 @@ const PRUNE_EVERY: u64 = 1_000;
 /// History and runs in one SQLite file.
 pub struct SqliteStore {
     pool: SqlitePool,
+    path: PathBuf,
     retention: Retention,
     recorded: AtomicU64,
 }
@@ -111,6 +112,7 @@ impl SqliteStore {
             .map_err(|e| StoreError(format!("cannot migrate {}: {e}", path.display())))?;
         let store = SqliteStore {
             pool,
+            path: path.to_path_buf(),
             retention,
             recorded: AtomicU64::new(0),
         };
@@ -141,8 +143,37 @@ impl SqliteStore {
         Ok(())
     }
 
-    /// Whether the file takes a write now (for health checks).
-    pub async fn check_writable(&self) -> Result<(), StoreError> {
+    /// Close the pool, flushing the WAL.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// What a server needs from its store beyond history and runs: figures for
+/// `axon stats` / `GET /v1/stats`, and a health probe for `/healthz`. SQLite
+/// implements it today; PostgreSQL implements the same trait with the same queries.
+#[async_trait]
+pub trait Store: HistoryStore + RunStore {
+    /// Figures per tool over the history kept, sorted by tool.
+    async fn tool_stats(&self) -> Result<Vec<ToolStats>, StoreError>;
+
+    /// Whether the store takes a write now.
+    async fn check_writable(&self) -> Result<(), StoreError>;
+
+    /// Where the data lives, for health reports and messages (`sqlite:/path`).
+    fn describe(&self) -> String;
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn check_writable(&self) -> Result<(), StoreError> {
+        // Root writes through permission bits, and an open handle writes on after a
+        // chmod: so a file made read-only counts as unwritable whoever runs us.
+        let meta = std::fs::metadata(&self.path)
+            .map_err(|e| StoreError(format!("{}: {e}", self.path.display())))?;
+        if meta.permissions().readonly() {
+            return Err(StoreError(format!("{} is read-only", self.path.display())));
+        }
         sqlx::query("INSERT OR REPLACE INTO health (id, at_ms) VALUES (1, ?)")
             .bind(now_ms())
             .execute(&self.pool)
@@ -151,8 +182,7 @@ impl SqliteStore {
             .map_err(err)
     }
 
-    /// Figures per tool over the history kept, sorted by tool.
-    pub async fn tool_stats(&self) -> Result<Vec<ToolStats>, StoreError> {
+    async fn tool_stats(&self) -> Result<Vec<ToolStats>, StoreError> {
         let rows = sqlx::query(
             "SELECT tool, success, retried, duration_ms FROM calls ORDER BY tool, duration_ms",
         )
@@ -192,9 +222,8 @@ impl SqliteStore {
         Ok(out)
     }
 
-    /// Close the pool, flushing the WAL.
-    pub async fn close(&self) {
-        self.pool.close().await;
+    fn describe(&self) -> String {
+        format!("sqlite:{}", self.path.display())
     }
 }
 

@@ -1,0 +1,391 @@
+//! # axon-http
+//!
+//! The `http_request` tool (DESIGN.md, "Where tools come from"): an agent calls an
+//! HTTP API and the call goes through Axon's pipeline like any other, so a 503 is
+//! retried, a 429 waits for its `Retry-After`, and a dead host opens a breaker
+//! instead of hanging the agent.
+//!
+//! Responses map onto the core's error kinds: status ≥ 500 → `transient`, 429 →
+//! `rate_limited` (with `Retry-After` in seconds), other 4xx → `failed` with code
+//! `http_<status>`; a refused connection → `unavailable`; the request's own
+//! `timeout_ms` → `timeout`. Only hosts on the allowlist are reached, redirects
+//! included. Whether a failed call may be repeated depends on the method: `GET`,
+//! `HEAD`, `OPTIONS`, `PUT` and `DELETE` are idempotent (RFC 9110), `POST` and
+//! `PATCH` are not, so a `POST` that may have reached the server is not retried.
+
+#![warn(missing_docs)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use axon_core::{Annotations, ErrorKind, Tool, ToolContext, ToolError, ToolSpec};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// The tool's name in the registry.
+pub const NAME: &str = "http_request";
+
+/// What the tool may reach and how much it reads.
+#[derive(Clone, Debug)]
+pub struct HttpConfig {
+    /// Hosts that may be called: `example.com`, or `*.example.com` for its
+    /// subdomains. Empty allows every host.
+    pub allow_hosts: Vec<String>,
+    /// Response bodies larger than this fail the call (code `body_too_large`).
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            allow_hosts: Vec::new(),
+            max_body_bytes: 10 << 20,
+        }
+    }
+}
+
+impl HttpConfig {
+    /// Whether `host` is on the allowlist.
+    pub fn allows(&self, host: &str) -> bool {
+        self.allow_hosts.is_empty()
+            || self
+                .allow_hosts
+                .iter()
+                .any(|pattern| match pattern.strip_prefix("*.") {
+                    Some(domain) => host
+                        .strip_suffix(domain)
+                        .is_some_and(|sub| sub.ends_with('.')),
+                    None => pattern.eq_ignore_ascii_case(host),
+                })
+    }
+}
+
+/// An HTTP method.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+enum Method {
+    #[default]
+    Get,
+    Head,
+    Post,
+    Put,
+    Patch,
+    Delete,
+    Options,
+}
+
+impl Method {
+    fn as_reqwest(self) -> reqwest::Method {
+        match self {
+            Method::Get => reqwest::Method::GET,
+            Method::Head => reqwest::Method::HEAD,
+            Method::Post => reqwest::Method::POST,
+            Method::Put => reqwest::Method::PUT,
+            Method::Patch => reqwest::Method::PATCH,
+            Method::Delete => reqwest::Method::DELETE,
+            Method::Options => reqwest::Method::OPTIONS,
+        }
+    }
+
+    /// RFC 9110's idempotent methods.
+    fn idempotent(self) -> bool {
+        !matches!(self, Method::Post | Method::Patch)
+    }
+}
+
+/// The tool's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// GET (default), HEAD, POST, PUT, PATCH, DELETE or OPTIONS.
+    #[serde(default)]
+    method: Method,
+    /// An http or https URL.
+    url: String,
+    /// Request headers.
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    /// Query parameters, added to the URL's own.
+    #[serde(default)]
+    query: BTreeMap<String, Scalar>,
+    /// A JSON body (sets `Content-Type: application/json`).
+    #[serde(default)]
+    json: Option<Value>,
+    /// A text body, when the body is not JSON.
+    #[serde(default)]
+    body: Option<String>,
+    /// This request's own timeout, ms (the pipeline's per-attempt timeout still applies).
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+}
+
+/// A query value: a string, number or boolean.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum Scalar {
+    Text(String),
+    Number(serde_json::Number),
+    Bool(bool),
+}
+
+impl Scalar {
+    fn text(&self) -> String {
+        match self {
+            Scalar::Text(s) => s.clone(),
+            Scalar::Number(n) => n.to_string(),
+            Scalar::Bool(b) => b.to_string(),
+        }
+    }
+}
+
+/// The `http_request` tool.
+pub struct HttpRequest {
+    spec: ToolSpec,
+    client: reqwest::Client,
+    config: Arc<HttpConfig>,
+}
+
+impl HttpRequest {
+    /// The tool, reaching the hosts `config` allows.
+    pub fn new(config: HttpConfig) -> Result<HttpRequest, String> {
+        // reqwest is built without a default crypto provider (ring is lighter to
+        // build than aws-lc); installing it twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let config = Arc::new(config);
+        let redirects = config.clone();
+        let client = reqwest::Client::builder()
+            .user_agent(concat!("axon/", env!("CARGO_PKG_VERSION")))
+            .redirect(reqwest::redirect::Policy::custom(move |attempt| {
+                let host = attempt.url().host_str().unwrap_or_default().to_string();
+                if attempt.previous().len() >= 10 {
+                    attempt.error("more than 10 redirects")
+                } else if redirects.allows(&host) {
+                    attempt.follow()
+                } else {
+                    attempt.error(format!("redirect to {host}, which is not allowed"))
+                }
+            }))
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let spec = ToolSpec::new(
+            NAME,
+            "Sends an HTTP request and returns {status, headers, json | text}. 5xx and 429 are retried; other 4xx fail with code http_<status>.",
+        )
+        .input_schema(serde_json::to_value(schemars::schema_for!(Args)).unwrap_or(Value::Null))
+        .output_schema(json!({
+            "type": "object",
+            "required": ["status", "headers", "url"],
+            "properties": {
+                "status": {"type": "integer"},
+                "url": {"type": "string"},
+                "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+                "json": {},
+                "text": {"type": "string"}
+            }
+        }))
+        .annotations(Annotations {
+            title: Some("HTTP request".into()),
+            idempotent: false,
+            open_world: true,
+            ..Annotations::default()
+        });
+        Ok(HttpRequest {
+            spec,
+            client,
+            config,
+        })
+    }
+}
+
+/// The URL without its query and credentials, safe for messages and logs (a query
+/// often carries an API key).
+fn shown(url: &reqwest::Url) -> String {
+    format!(
+        "{}://{}{}",
+        url.scheme(),
+        url.host_str().unwrap_or_default(),
+        url.path()
+    )
+}
+
+fn transport_error(e: &reqwest::Error, url: &str) -> ToolError {
+    // reqwest's Display names the URL with its query; say it ourselves.
+    let mut cause = String::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        cause = s.to_string();
+        source = s.source();
+    }
+    let what = if cause.is_empty() {
+        "request failed".to_string()
+    } else {
+        cause
+    };
+    if e.is_timeout() {
+        ToolError::new(ErrorKind::Timeout, format!("{url}: timed out"))
+    } else if e.is_connect() {
+        ToolError::unavailable(format!("{url}: cannot connect: {what}"))
+    } else if e.is_redirect() {
+        ToolError::failed(format!("{url}: {what}")).with_code("redirect_blocked")
+    } else {
+        ToolError::transient(format!("{url}: {what}"))
+    }
+}
+
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_secs)
+}
+
+#[async_trait]
+impl Tool for HttpRequest {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn safe_to_repeat(&self, args: &Value) -> bool {
+        let method = args.get("method").and_then(Value::as_str).unwrap_or("GET");
+        serde_json::from_value::<Method>(Value::String(method.to_string()))
+            .map(Method::idempotent)
+            .unwrap_or(false)
+    }
+
+    async fn call(&self, args: &Value, _ctx: ToolContext) -> Result<Value, ToolError> {
+        let args: Args = serde_json::from_value(args.clone())
+            .map_err(|e| ToolError::invalid_arguments(e.to_string()))?;
+        let mut url = reqwest::Url::parse(&args.url)
+            .map_err(|e| ToolError::invalid_arguments(format!("/url: {e}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ToolError::invalid_arguments(format!(
+                "/url: scheme {:?} is not http or https",
+                url.scheme()
+            )));
+        }
+        let host = url.host_str().unwrap_or_default().to_string();
+        if !self.config.allows(&host) {
+            return Err(
+                ToolError::failed(format!("host {host} is not in http.allow_hosts"))
+                    .with_code("host_not_allowed"),
+            );
+        }
+        if !args.query.is_empty() {
+            let mut pairs = url.query_pairs_mut();
+            for (k, v) in &args.query {
+                pairs.append_pair(k, &v.text());
+            }
+        }
+        let label = format!("{:?} {}", args.method, shown(&url)).to_uppercase();
+        let mut request = self.client.request(args.method.as_reqwest(), url);
+        for (k, v) in &args.headers {
+            request = request.header(k, v);
+        }
+        if let Some(body) = &args.json {
+            request = request.json(body);
+        } else if let Some(body) = args.body {
+            request = request.body(body);
+        }
+        if let Some(ms) = args.timeout_ms {
+            request = request.timeout(Duration::from_millis(ms));
+        }
+        let mut response = request
+            .send()
+            .await
+            .map_err(|e| transport_error(&e, &label))?;
+
+        let status = response.status();
+        let final_url = shown(response.url());
+        let headers: serde_json::Map<String, Value> = response
+            .headers()
+            .iter()
+            .filter_map(|(k, v)| {
+                let name = k.as_str();
+                let keep = !axon_core::redact::is_secret_field(name) && name != "set-cookie";
+                Some((
+                    name.to_string(),
+                    Value::String(v.to_str().ok()?.to_string()),
+                ))
+                .filter(|_| keep)
+            })
+            .collect();
+        let wait = retry_after(response.headers());
+        let is_json = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.contains("json"));
+
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| transport_error(&e, &label))?
+        {
+            if body.len() + chunk.len() > self.config.max_body_bytes {
+                return Err(ToolError::failed(format!(
+                    "{label}: response body over {} bytes",
+                    self.config.max_body_bytes
+                ))
+                .with_code("body_too_large"));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8_lossy(&body);
+
+        if !status.is_success() && !status.is_redirection() {
+            let code = status.as_u16();
+            let excerpt: String = text.chars().take(200).collect();
+            let message = format!("{label} → {status}: {excerpt}");
+            return Err(match code {
+                429 => ToolError::rate_limited(message, wait),
+                500.. => ToolError::transient(message),
+                _ => ToolError::failed(message),
+            }
+            .with_code(format!("http_{code}")));
+        }
+
+        let mut out = json!({"status": status.as_u16(), "url": final_url, "headers": headers});
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(parsed) if is_json => out["json"] = parsed,
+            _ => out["text"] = Value::String(text.into_owned()),
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allowlist_matches_hosts_and_subdomains() {
+        let c = HttpConfig {
+            allow_hosts: vec!["api.example.com".into(), "*.internal".into()],
+            ..HttpConfig::default()
+        };
+        assert!(c.allows("api.example.com"));
+        assert!(c.allows("API.example.com"));
+        assert!(c.allows("db.internal"));
+        assert!(!c.allows("internal"));
+        assert!(!c.allows("evilinternal"));
+        assert!(!c.allows("example.com"));
+        assert!(HttpConfig::default().allows("anything"));
+    }
+
+    #[test]
+    fn only_idempotent_methods_are_safe_to_repeat() {
+        let tool = HttpRequest::new(HttpConfig::default()).unwrap();
+        assert!(tool.safe_to_repeat(&json!({"url": "http://x"})));
+        assert!(tool.safe_to_repeat(&json!({"url": "http://x", "method": "PUT"})));
+        assert!(!tool.safe_to_repeat(&json!({"url": "http://x", "method": "POST"})));
+        assert!(!tool.safe_to_repeat(&json!({"url": "http://x", "method": "PATCH"})));
+    }
+}

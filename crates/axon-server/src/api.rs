@@ -1,0 +1,240 @@
+//! Calls and operations: `/v1/tools…`, `/v1/calls`, `/v1/history`, `/v1/stats`,
+//! `/v1/breakers`.
+
+use std::sync::Arc;
+
+use axon_core::{CallResult, ErrorKind, ToolCall};
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::problem::{JsonBody, Problem};
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+/// The body of `POST /v1/tools/{name}/call`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CallBody {
+    #[serde(default = "empty_object")]
+    args: Value,
+    correlation_id: Option<String>,
+    policy: Option<Value>,
+}
+
+/// One call of `POST /v1/calls`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ManyCall {
+    tool: String,
+    #[serde(default = "empty_object")]
+    args: Value,
+    correlation_id: Option<String>,
+    policy: Option<Value>,
+}
+
+/// The body of `POST /v1/calls`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ManyBody {
+    calls: Vec<ManyCall>,
+    max_parallel: Option<usize>,
+}
+
+fn tool_call(
+    tool: String,
+    args: Value,
+    correlation_id: Option<String>,
+    policy: Option<Value>,
+) -> ToolCall {
+    let mut call = ToolCall::new(tool, args);
+    call.correlation_id = correlation_id;
+    call.policy = policy;
+    call
+}
+
+/// The pointer inside the arguments named by a validation message
+/// (`arguments invalid at /user/age: …` → `/user/age`).
+fn args_pointer(message: &str) -> Option<&str> {
+    let rest = &message[message.find(" at /")? + 4..];
+    Some(rest.split(": ").next().unwrap_or(rest))
+}
+
+/// A call result as a response: 200 on success; bad arguments and unknown tools
+/// as problems (400 naming `/args/…`, 404); other failures with the status of their
+/// kind and the call result as the body, so nothing the pipeline learnt is lost.
+fn call_response(result: CallResult) -> Response {
+    let Some(error) = &result.error else {
+        return Json(result).into_response();
+    };
+    match error.kind {
+        ErrorKind::InvalidArguments => {
+            let pointer = match args_pointer(&error.message) {
+                Some("/") | None => "/args".to_string(),
+                Some(p) => format!("/args{p}"),
+            };
+            Problem::bad_request(error.message.clone(), pointer)
+                .with("result", json!(result))
+                .into_response()
+        }
+        ErrorKind::UnknownTool => Problem::not_found(error.message.clone())
+            .with("result", json!(result))
+            .into_response(),
+        kind => {
+            let status =
+                StatusCode::from_u16(kind.http_status()).unwrap_or(StatusCode::BAD_GATEWAY);
+            (status, Json(result)).into_response()
+        }
+    }
+}
+
+/// `POST /v1/tools/{name}/call`.
+pub(crate) async fn call_tool(
+    State(state): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    JsonBody(body): JsonBody<CallBody>,
+) -> Response {
+    let call = tool_call(name, body.args, body.correlation_id, body.policy);
+    call_response(state.executor().call(call).await)
+}
+
+/// `POST /v1/calls`: results in the order of the calls.
+pub(crate) async fn call_many(
+    State(state): State<Arc<AppState>>,
+    JsonBody(body): JsonBody<ManyBody>,
+) -> Result<Json<Value>, Problem> {
+    if body.max_parallel == Some(0) {
+        return Err(Problem::bad_request(
+            "max_parallel must be at least 1",
+            "/max_parallel",
+        ));
+    }
+    let calls = body
+        .calls
+        .into_iter()
+        .map(|c| tool_call(c.tool, c.args, c.correlation_id, c.policy))
+        .collect();
+    let results = state.executor().call_many(calls, body.max_parallel).await;
+    Ok(Json(json!({ "results": results })))
+}
+
+/// `?format=` of `GET /v1/tools`.
+#[derive(Deserialize)]
+pub(crate) struct ToolsQuery {
+    format: Option<String>,
+}
+
+/// `GET /v1/tools[?format=openai|mcp]`.
+pub(crate) async fn tools(
+    State(state): State<Arc<AppState>>,
+    Query(query): Query<ToolsQuery>,
+) -> Result<Json<Value>, Problem> {
+    let specs = state.executor().registry().specs();
+    let body = match query.format.as_deref().unwrap_or("json") {
+        "json" => json!({ "tools": specs }),
+        "openai" => specs.iter().map(|s| s.openai_function()).collect(),
+        "mcp" => json!({ "tools": specs.iter().map(|s| s.mcp_tool()).collect::<Vec<_>>() }),
+        other => {
+            return Err(Problem::bad_request(
+                format!("format {other:?} is not json, openai or mcp"),
+                "format",
+            ));
+        }
+    };
+    Ok(Json(body))
+}
+
+fn store_failed(e: impl std::fmt::Display) -> Problem {
+    Problem::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "store unavailable",
+        e.to_string(),
+    )
+}
+
+/// `GET /v1/history/{correlation_id}`: the calls, oldest first, and their figures.
+pub(crate) async fn history(
+    State(state): State<Arc<AppState>>,
+    Path(correlation_id): Path<String>,
+) -> Result<Json<Value>, Problem> {
+    let entries = state
+        .store
+        .by_correlation(&correlation_id)
+        .await
+        .map_err(store_failed)?;
+    if entries.is_empty() {
+        return Err(Problem::not_found(format!(
+            "no calls with correlation id {correlation_id:?}"
+        )));
+    }
+    let stats = axon_core::HistoryStats::of(&entries);
+    Ok(Json(json!({
+        "correlation_id": correlation_id,
+        "calls": entries,
+        "stats": stats,
+    })))
+}
+
+/// `GET /v1/stats`: per tool, from history, with each breaker's state.
+pub(crate) async fn stats(State(state): State<Arc<AppState>>) -> Result<Json<Value>, Problem> {
+    let stats = state.store.tool_stats().await.map_err(store_failed)?;
+    let executor = state.executor();
+    let tools: Vec<Value> = stats
+        .into_iter()
+        .map(|s| {
+            let breaker = executor.breaker_state(&s.tool);
+            let mut v = json!(s);
+            v["breaker"] = json!(breaker);
+            v
+        })
+        .collect();
+    Ok(Json(json!({ "tools": tools })))
+}
+
+/// `GET /v1/breakers`: every tool's breaker.
+pub(crate) async fn breakers(State(state): State<Arc<AppState>>) -> Json<Value> {
+    let executor = state.executor();
+    let breakers: Vec<Value> = executor
+        .registry()
+        .iter()
+        .map(|t| {
+            let name = &t.spec().name;
+            json!({"tool": name, "state": executor.breaker_state(name)})
+        })
+        .collect();
+    Json(json!({ "breakers": breakers }))
+}
+
+/// `POST /v1/breakers/{tool}/reset`: close a breaker by hand.
+pub(crate) async fn reset_breaker(
+    State(state): State<Arc<AppState>>,
+    Path(tool): Path<String>,
+) -> Result<Json<Value>, Problem> {
+    let executor = state.executor();
+    if !executor.reset_breaker(&tool) {
+        return Err(Problem::not_found(format!("no tool {tool:?}")));
+    }
+    Ok(Json(
+        json!({"tool": tool, "state": executor.breaker_state(&tool)}),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation_messages_give_their_pointer() {
+        assert_eq!(
+            args_pointer("arguments invalid at /user/age: -1 is less than 0"),
+            Some("/user/age")
+        );
+        assert_eq!(args_pointer("something else"), None);
+    }
+}

@@ -1,0 +1,226 @@
+//! # axon-server
+//!
+//! `axon serve`: Axon for agents written in any language. Every endpoint of
+//! DESIGN.md's HTTP API goes through the same [`Executor`] and [`PlanRunner`] as
+//! the CLI and the library, so retries, breakers, caching and history behave the
+//! same whichever face a call comes through.
+//!
+//! | endpoint | what |
+//! | --- | --- |
+//! | `POST /v1/tools/{name}/call` | one call: `{"args", "correlation_id"?, "policy"?}` → call result |
+//! | `POST /v1/calls` | several calls in parallel, results in order |
+//! | `POST /v1/plans/validate` | check a plan (JSON or YAML) |
+//! | `POST /v1/runs` | start a plan; `?wait=true` blocks, `Accept: text/event-stream` streams progress |
+//! | `GET/DELETE /v1/runs/{id}` | a run's state; cancel it |
+//! | `GET /v1/history/{correlation_id}` | the calls of a correlation id |
+//! | `GET /v1/stats`, `GET /v1/tools`, `GET /v1/breakers`, `POST /v1/breakers/{tool}/reset` | operations |
+//! | `GET /healthz`, `GET /metrics` | health (200/503 per component), Prometheus text |
+//!
+//! Errors are `application/problem+json` naming the JSON pointer of the bad field.
+//! With `auth_tokens` set, every endpoint but `/healthz` wants `Authorization:
+//! Bearer <token>`; [`check_bind`] refuses a non-loopback address without tokens.
+
+#![warn(missing_docs)]
+
+mod api;
+mod ops;
+pub mod problem;
+mod runs;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axon_core::{CancellationToken, Executor};
+use axon_plan::PlanRunner;
+use axon_store::Store;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use metrics_exporter_prometheus::PrometheusHandle;
+use tokio::net::TcpListener;
+use tokio_util::task::TaskTracker;
+
+pub use ops::install_prometheus;
+
+/// How the server behaves at its edges.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// Bearer tokens accepted; empty = no auth (loopback binds only).
+    pub auth_tokens: Vec<String>,
+    /// Request bodies above this size are refused with 413.
+    pub body_limit_bytes: usize,
+    /// On shutdown, how long in-flight runs may go on before they are cancelled
+    /// (their finished steps are checkpointed, so the run resumes later).
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            auth_tokens: Vec::new(),
+            body_limit_bytes: 1 << 20,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What the handlers share.
+pub(crate) struct AppState {
+    runner: PlanRunner,
+    store: Arc<dyn Store>,
+    metrics: Option<PrometheusHandle>,
+    options: ServerOptions,
+    /// Runs in flight, by run id, with the token that cancels each.
+    runs: Mutex<HashMap<String, CancellationToken>>,
+    /// The tasks running plans, awaited on shutdown.
+    tasks: TaskTracker,
+}
+
+impl AppState {
+    fn executor(&self) -> &Executor {
+        self.runner.executor()
+    }
+
+    fn cancel_all_runs(&self) {
+        let runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        for token in runs.values() {
+            token.cancel();
+        }
+    }
+}
+
+/// The HTTP server: build it, get its [`router`](Server::router) for tests or
+/// embedding, or [`serve`](Server::serve) it on a listener.
+pub struct Server {
+    state: Arc<AppState>,
+}
+
+impl Server {
+    /// A server over `runner` (whose executor records into `store`'s history).
+    pub fn new(runner: PlanRunner, store: Arc<dyn Store>, options: ServerOptions) -> Self {
+        Server {
+            state: Arc::new(AppState {
+                runner,
+                store,
+                metrics: None,
+                options,
+                runs: Mutex::new(HashMap::new()),
+                tasks: TaskTracker::new(),
+            }),
+        }
+    }
+
+    /// Serve `/metrics` from this Prometheus recorder (see [`install_prometheus`];
+    /// install it before building the executor so the executor's metric handles
+    /// land in it).
+    pub fn with_metrics(mut self, handle: PrometheusHandle) -> Self {
+        if let Some(state) = Arc::get_mut(&mut self.state) {
+            state.metrics = Some(handle);
+        }
+        self
+    }
+
+    /// The routes, with auth and the body limit applied.
+    pub fn router(&self) -> Router {
+        let state = self.state.clone();
+        let api = Router::new()
+            .route("/v1/tools", get(api::tools))
+            .route("/v1/tools/{name}/call", post(api::call_tool))
+            .route("/v1/calls", post(api::call_many))
+            .route("/v1/plans/validate", post(runs::validate))
+            .route("/v1/runs", post(runs::start))
+            .route("/v1/runs/{id}", get(runs::get).delete(runs::cancel))
+            .route("/v1/history/{correlation_id}", get(api::history))
+            .route("/v1/stats", get(api::stats))
+            .route("/v1/breakers", get(api::breakers))
+            .route("/v1/breakers/{tool}/reset", post(api::reset_breaker))
+            .route("/metrics", get(ops::metrics))
+            .route_layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                ops::require_token,
+            ));
+        Router::new()
+            .route("/healthz", get(ops::healthz))
+            .merge(api)
+            .fallback(ops::not_found)
+            .method_not_allowed_fallback(ops::method_not_allowed)
+            .layer(DefaultBodyLimit::max(state.options.body_limit_bytes))
+            .with_state(state)
+    }
+
+    /// Serve until `shutdown` resolves; then stop accepting, let requests and runs
+    /// in flight finish for up to `shutdown_grace`, cancel what is left (its steps
+    /// are checkpointed) and return once every run has been recorded.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let state = self.state.clone();
+        let grace = state.options.shutdown_grace;
+        let on_signal = state.clone();
+        let signal = async move {
+            shutdown.await;
+            tracing::info!("shutting down: no new requests; finishing runs in flight");
+            // Requests waiting on a run (`?wait=true`, SSE) end when their run does:
+            // bound them by the grace period too.
+            tokio::spawn(async move {
+                tokio::time::sleep(grace).await;
+                on_signal.cancel_all_runs();
+            });
+        };
+        if let Some(handle) = state.metrics.clone() {
+            // Histograms drain into their buckets on upkeep; without it samples pile up.
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                    handle.run_upkeep();
+                }
+            });
+        }
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(signal)
+            .await?;
+        state.tasks.close();
+        if tokio::time::timeout(grace, state.tasks.wait())
+            .await
+            .is_err()
+        {
+            state.cancel_all_runs();
+            state.tasks.wait().await;
+        }
+        Ok(())
+    }
+}
+
+/// Refuse to expose an unauthenticated server beyond this machine.
+pub fn check_bind(addr: &SocketAddr, auth_tokens: &[String]) -> Result<(), String> {
+    if addr.ip().is_loopback() || !auth_tokens.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "refusing to bind {addr} without server.auth_tokens: a non-loopback address needs bearer tokens"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_loopback_binds_need_tokens() {
+        let public: SocketAddr = "0.0.0.0:7878".parse().unwrap();
+        let local: SocketAddr = "127.0.0.1:7878".parse().unwrap();
+        assert!(check_bind(&local, &[]).is_ok());
+        assert!(
+            check_bind(&public, &[])
+                .unwrap_err()
+                .contains("auth_tokens")
+        );
+        assert!(check_bind(&public, &["t".into()]).is_ok());
+    }
+}

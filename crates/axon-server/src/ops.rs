@@ -1,0 +1,125 @@
+//! Operations: `/healthz`, `/metrics`, bearer auth, and the problems for unknown
+//! routes and methods.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use serde_json::json;
+
+use crate::AppState;
+use crate::problem::Problem;
+
+/// Seed 004's latency buckets, ms.
+const LATENCY_BUCKETS_MS: [f64; 9] = [
+    10.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0,
+];
+
+/// Install the process-wide Prometheus recorder with `tool_latency_ms` as a
+/// histogram on seed 004's buckets. Call it before building the executor.
+pub fn install_prometheus() -> Result<PrometheusHandle, String> {
+    PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Full("tool_latency_ms".into()), &LATENCY_BUCKETS_MS)
+        .map_err(|e| e.to_string())?
+        .install_recorder()
+        .map_err(|e| format!("cannot install the metrics recorder: {e}"))
+}
+
+/// `GET /healthz`: 200 `{"status":"ok"}` when every component works, 503
+/// `{"status":"degraded"}` otherwise, each component with its own status.
+pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Response {
+    let store = match state.store.check_writable().await {
+        Ok(()) => json!({"status": "ok", "target": state.store.describe()}),
+        Err(e) => {
+            json!({"status": "failing", "target": state.store.describe(), "error": e.to_string()})
+        }
+    };
+    let healthy = store["status"] == "ok";
+    let body = json!({
+        "status": if healthy { "ok" } else { "degraded" },
+        "version": env!("CARGO_PKG_VERSION"),
+        "components": {"store": store},
+        "runs_in_flight": state.runs.lock().map(|r| r.len()).unwrap_or(0),
+    });
+    let status = if healthy {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, axum::Json(body)).into_response()
+}
+
+/// `GET /metrics`: the Prometheus text format.
+pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    match &state.metrics {
+        Some(handle) => {
+            let mut response = handle.render().into_response();
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            response
+        }
+        None => Problem::not_found("metrics are not enabled on this server").into_response(),
+    }
+}
+
+/// Constant-time comparison, so a token cannot be guessed byte by byte from timings.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Bearer auth when tokens are configured.
+pub(crate) async fn require_token(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let tokens = &state.options.auth_tokens;
+    if tokens.is_empty() {
+        return next.run(request).await;
+    }
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    match presented {
+        Some(token) if tokens.iter().any(|t| same(t.as_bytes(), token.as_bytes())) => {
+            next.run(request).await
+        }
+        _ => {
+            let detail = if presented.is_some() {
+                "the bearer token is not valid"
+            } else {
+                "an Authorization: Bearer <token> header is required"
+            };
+            let mut response =
+                Problem::new(StatusCode::UNAUTHORIZED, "unauthorized", detail).into_response();
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            response
+        }
+    }
+}
+
+pub(crate) async fn not_found(request: Request) -> Problem {
+    Problem::not_found(format!("no endpoint {}", request.uri().path()))
+}
+
+pub(crate) async fn method_not_allowed(request: Request) -> Problem {
+    Problem::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method not allowed",
+        format!(
+            "{} is not allowed on {}",
+            request.method(),
+            request.uri().path()
+        ),
+    )
+}

@@ -1,0 +1,199 @@
+//! `application/problem+json` (RFC 9457) for every error the API returns, with the
+//! JSON pointer of the offending field when there is one, and the body extractors
+//! that turn malformed or oversized bodies into such problems instead of axum's
+//! plain-text rejections.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+/// An error response.
+#[derive(Debug)]
+pub struct Problem {
+    status: StatusCode,
+    title: &'static str,
+    detail: String,
+    pointer: Option<String>,
+    extra: Map<String, Value>,
+}
+
+impl Problem {
+    /// A problem with a status, a short title and a detail for humans.
+    pub fn new(status: StatusCode, title: &'static str, detail: impl Into<String>) -> Self {
+        Problem {
+            status,
+            title,
+            detail: detail.into(),
+            pointer: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// 400: the request body is wrong at `pointer`.
+    pub fn bad_request(detail: impl Into<String>, pointer: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "bad request", detail).at(pointer)
+    }
+
+    /// 404.
+    pub fn not_found(detail: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not found", detail)
+    }
+
+    /// The JSON pointer of the offending field in the request body.
+    pub fn at(mut self, pointer: impl Into<String>) -> Self {
+        self.pointer = Some(pointer.into());
+        self
+    }
+
+    /// An extension member (RFC 9457 §3.2).
+    pub fn with(mut self, key: &str, value: Value) -> Self {
+        self.extra.insert(key.to_string(), value);
+        self
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let mut body = json!({
+            "type": "about:blank",
+            "title": self.title,
+            "status": self.status.as_u16(),
+            "detail": self.detail,
+        });
+        if let Some(p) = self.pointer {
+            body["pointer"] = Value::String(p);
+        }
+        if let Value::Object(map) = &mut body {
+            map.extend(self.extra);
+        }
+        let mut response = (self.status, body.to_string()).into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/problem+json"),
+        );
+        response
+    }
+}
+
+/// A JSON body of type `T`; a body that is too large, not JSON, or not a `T` is a
+/// problem naming the JSON pointer where parsing stopped.
+pub struct JsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+    type Rejection = Problem;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Problem> {
+        let bytes = RawBody::from_request(req, state).await?.0;
+        let mut de = serde_json::Deserializer::from_slice(&bytes);
+        match serde_path_to_error::deserialize(&mut de) {
+            Ok(value) => Ok(JsonBody(value)),
+            Err(e) => {
+                let pointer = pointer_of(e.path());
+                Err(Problem::bad_request(
+                    format!("{pointer}: {}", e.inner()),
+                    pointer,
+                ))
+            }
+        }
+    }
+}
+
+/// The raw body, within the configured size limit.
+pub struct RawBody(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for RawBody {
+    type Rejection = Problem;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Problem> {
+        Bytes::from_request(req, state)
+            .await
+            .map(RawBody)
+            .map_err(|rejection| {
+                let status = rejection.status();
+                let title = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                    "body too large"
+                } else {
+                    "unreadable body"
+                };
+                Problem::new(status, title, rejection.body_text())
+            })
+    }
+}
+
+/// serde_path_to_error's path as a JSON pointer (`calls[0].tool` → `/calls/0/tool`).
+fn pointer_of(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path.iter() {
+        out.push('/');
+        match segment {
+            Segment::Seq { index } => out.push_str(&index.to_string()),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                out.push_str(&key.replace('~', "~0").replace('/', "~1"))
+            }
+            Segment::Unknown => out.push('?'),
+        }
+    }
+    if out.is_empty() { "/".to_string() } else { out }
+}
+
+/// A plan validation field (`steps[2].params`) as a JSON pointer (`/steps/2/params`).
+pub fn field_pointer(field: &str) -> String {
+    let mut out = String::new();
+    for part in field.split('.').filter(|p| !p.is_empty()) {
+        let mut rest = part;
+        if let Some(i) = rest.find('[') {
+            out.push('/');
+            out.push_str(&rest[..i]);
+            rest = &rest[i..];
+            while let Some(end) = rest.find(']') {
+                out.push('/');
+                out.push_str(&rest[1..end]);
+                rest = &rest[end + 1..];
+                if !rest.starts_with('[') {
+                    break;
+                }
+            }
+        } else {
+            out.push('/');
+            out.push_str(rest);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_fields_become_pointers() {
+        assert_eq!(field_pointer("steps[2].params"), "/steps/2/params");
+        assert_eq!(field_pointer("max_parallel"), "/max_parallel");
+        assert_eq!(
+            field_pointer("steps[0].depends_on[1]"),
+            "/steps/0/depends_on/1"
+        );
+    }
+
+    #[test]
+    fn serde_paths_become_pointers() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Call {
+            tool: String,
+        }
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Calls {
+            calls: Vec<Call>,
+        }
+        let text = r#"{"calls": [{"tool": "echo"}, {"tool": 3}]}"#;
+        let mut de = serde_json::Deserializer::from_str(text);
+        let err = serde_path_to_error::deserialize::<_, Calls>(&mut de).unwrap_err();
+        assert_eq!(pointer_of(err.path()), "/calls/1/tool");
+    }
+}

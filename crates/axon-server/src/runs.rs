@@ -1,0 +1,264 @@
+//! Plans and runs: `POST /v1/plans/validate`, `POST /v1/runs` (background,
+//! `?wait=true`, or Server-Sent Events), `GET /v1/runs/{id}`, `DELETE /v1/runs/{id}`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axon_core::CancellationToken;
+use axon_plan::{Plan, PlanErrors, PlanEvent, PlanResult, RunOptions};
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::Stream;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::AppState;
+use crate::problem::{Problem, RawBody, field_pointer};
+
+/// A plan body, JSON or YAML.
+fn parse_plan(body: &[u8]) -> Result<Plan, Problem> {
+    let text = std::str::from_utf8(body)
+        .map_err(|e| Problem::bad_request(format!("the plan is not UTF-8: {e}"), "/"))?;
+    Plan::parse(text).map_err(|e| Problem::bad_request(format!("not a plan: {e}"), "/"))
+}
+
+/// A plan that does not validate: 422 with every problem and its pointer.
+fn invalid_plan(errors: PlanErrors) -> Problem {
+    let problems: Vec<Value> = errors
+        .0
+        .iter()
+        .map(|p| json!({"pointer": field_pointer(&p.field), "step": p.step, "field": p.field, "detail": p.message}))
+        .collect();
+    let first = errors
+        .0
+        .first()
+        .map(|p| field_pointer(&p.field))
+        .unwrap_or_else(|| "/".into());
+    Problem::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "invalid plan",
+        errors.to_string(),
+    )
+    .at(first)
+    .with("errors", Value::Array(problems))
+}
+
+/// `POST /v1/plans/validate`.
+pub(crate) async fn validate(
+    State(state): State<Arc<AppState>>,
+    RawBody(body): RawBody,
+) -> Result<Json<Value>, Problem> {
+    let plan = parse_plan(&body)?;
+    state.runner.validate(&plan).map_err(invalid_plan)?;
+    Ok(Json(json!({"valid": true, "steps": plan.steps.len()})))
+}
+
+/// Query of `POST /v1/runs`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StartQuery {
+    /// Block until the run ends and return its result.
+    #[serde(default)]
+    wait: bool,
+    /// Run (or resume) under this id.
+    run_id: Option<String>,
+    /// Correlation id of the run's calls.
+    correlation_id: Option<String>,
+}
+
+/// Start `plan` in the background; the receiver gets its result.
+fn launch(
+    state: &Arc<AppState>,
+    plan: Plan,
+    run_id: String,
+    correlation_id: Option<String>,
+    events: Option<mpsc::UnboundedSender<PlanEvent>>,
+) -> Result<oneshot::Receiver<PlanResult>, Problem> {
+    let cancel = CancellationToken::new();
+    {
+        let mut runs = state.runs.lock().unwrap_or_else(|e| e.into_inner());
+        if runs.contains_key(&run_id) {
+            return Err(Problem::new(
+                StatusCode::CONFLICT,
+                "run in progress",
+                format!("run {run_id} is already running"),
+            ));
+        }
+        runs.insert(run_id.clone(), cancel.clone());
+    }
+    let (tx, rx) = oneshot::channel();
+    let task_state = state.clone();
+    state.tasks.spawn(async move {
+        let options = RunOptions {
+            run_id: Some(run_id.clone()),
+            correlation_id,
+            cancel: Some(cancel),
+            events,
+        };
+        let outcome = task_state.runner.run(&plan, options).await;
+        task_state
+            .runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&run_id);
+        match outcome {
+            Ok(result) => {
+                let _ = tx.send(result);
+            }
+            Err(e) => tracing::error!(run_id, error = %e, "the plan failed validation at start"),
+        }
+    });
+    Ok(rx)
+}
+
+/// `POST /v1/runs`: 202 with the run id; `?wait=true` → 200 with the plan result;
+/// `Accept: text/event-stream` → the run's progress events, then `result`.
+pub(crate) async fn start(
+    State(state): State<Arc<AppState>>,
+    Query(query): Query<StartQuery>,
+    headers: HeaderMap,
+    RawBody(body): RawBody,
+) -> Result<Response, Problem> {
+    let plan = parse_plan(&body)?;
+    state.runner.validate(&plan).map_err(invalid_plan)?;
+    let run_id = query
+        .run_id
+        .unwrap_or_else(|| ulid::Ulid::new().to_string());
+    let wants_events = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"));
+
+    if wants_events {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let done = launch(&state, plan, run_id, query.correlation_id, Some(tx))?;
+        return Ok(Sse::new(event_stream(rx, done))
+            .keep_alive(KeepAlive::default())
+            .into_response());
+    }
+    let done = launch(&state, plan, run_id.clone(), query.correlation_id, None)?;
+    if query.wait {
+        let result = done.await.map_err(|_| {
+            Problem::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "run lost",
+                format!("run {run_id} ended without a result"),
+            )
+        })?;
+        return Ok(Json(result).into_response());
+    }
+    let location = format!("/v1/runs/{run_id}");
+    let mut response = (
+        StatusCode::ACCEPTED,
+        Json(json!({"run_id": run_id, "status": "running", "href": location})),
+    )
+        .into_response();
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    Ok(response)
+}
+
+/// The run's events as SSE (`event:` is the event's name, `data:` its JSON), then
+/// one `result` event with the plan result.
+fn event_stream(
+    events: mpsc::UnboundedReceiver<PlanEvent>,
+    done: oneshot::Receiver<PlanResult>,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    futures::stream::unfold((events, Some(done)), |(mut events, done)| async move {
+        if let Some(event) = events.recv().await {
+            let value = serde_json::to_value(&event).unwrap_or(Value::Null);
+            let name = value["event"].as_str().unwrap_or("event").to_string();
+            let sse = Event::default().event(name).data(value.to_string());
+            return Some((Ok(sse), (events, done)));
+        }
+        // The run dropped its sender: it has ended.
+        let result = done?.await.ok()?;
+        let data = serde_json::to_string(&result).unwrap_or_default();
+        Some((
+            Ok(Event::default().event("result").data(data)),
+            (events, None),
+        ))
+    })
+}
+
+/// `GET /v1/runs/{id}`: `running`, or how it ended, with the steps finished so far.
+pub(crate) async fn get(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, Problem> {
+    let running = state
+        .runs
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains_key(&id);
+    let record = state.runner.store().load(&id).await.map_err(|e| {
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store unavailable",
+            e.to_string(),
+        )
+    })?;
+    let Some(record) = record else {
+        return if running {
+            Ok(Json(
+                json!({"run_id": id, "status": "running", "steps_total": null, "steps_finished": 0, "steps": [], "result": null}),
+            ))
+        } else {
+            Err(Problem::not_found(format!("no run {id:?}")))
+        };
+    };
+    let status = match (&record.result, running) {
+        (_, true) => "running",
+        (Some(result), false) => result.status.as_str(),
+        // Begun, never finished, not running here: the server stopped mid-run.
+        // POST /v1/runs?run_id=… resumes it.
+        (None, false) => "interrupted",
+    };
+    Ok(Json(json!({
+        "run_id": id,
+        "status": status,
+        "steps_total": record.plan.steps.len(),
+        "steps_finished": record.steps.len(),
+        "steps": record.steps.values().collect::<Vec<_>>(),
+        "result": record.result,
+    })))
+}
+
+/// `DELETE /v1/runs/{id}`: cancel a run in flight (202); 409 when it has ended.
+pub(crate) async fn cancel(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Problem> {
+    let token = state
+        .runs
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&id)
+        .cloned();
+    if let Some(token) = token {
+        token.cancel();
+        return Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({"run_id": id, "status": "cancelling"})),
+        )
+            .into_response());
+    }
+    match state.runner.store().load(&id).await {
+        Ok(Some(_)) => Err(Problem::new(
+            StatusCode::CONFLICT,
+            "run not in progress",
+            format!("run {id} is not running"),
+        )),
+        Ok(None) => Err(Problem::not_found(format!("no run {id:?}"))),
+        Err(e) => Err(Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store unavailable",
+            e.to_string(),
+        )),
+    }
+}
