@@ -63,6 +63,13 @@ impl HttpConfig {
     }
 }
 
+/// Install rustls' ring provider for the process. reqwest is built without a
+/// default one (ring builds faster than aws-lc on small machines), so anything
+/// building a `reqwest::Client` calls this first; calling it again is harmless.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// An HTTP method.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
@@ -151,9 +158,7 @@ pub struct HttpRequest {
 impl HttpRequest {
     /// The tool, reaching the hosts `config` allows.
     pub fn new(config: HttpConfig) -> Result<HttpRequest, String> {
-        // reqwest is built without a default crypto provider (ring is lighter to
-        // build than aws-lc); installing it twice is harmless.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        install_crypto_provider();
         let config = Arc::new(config);
         let redirects = config.clone();
         let client = reqwest::Client::builder()

@@ -10,7 +10,7 @@ use axon_core::{
     tool_fn,
 };
 use axon_plan::{Plan, PlanRunner, RunOptions, RunStatus, RunStore, StepStatus};
-use axon_store::{Retention, SqliteStore};
+use axon_store::{Retention, SqliteStore, Store};
 use schemars::JsonSchema;
 use serde_json::{Value, json};
 

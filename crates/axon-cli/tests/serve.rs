@@ -1,0 +1,574 @@
+//! A real `axon serve` on a random loopback port, driven over HTTP: every endpoint,
+//! SSE order, auth, bad bodies, health and metrics, and graceful shutdown.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+/// One server process with its own SQLite file, killed on drop.
+struct Served {
+    child: Child,
+    base: String,
+    dir: PathBuf,
+    client: reqwest::Client,
+}
+
+impl Served {
+    fn start(config: Option<&str>) -> Served {
+        let dir = std::env::temp_dir().join(format!("axon-serve-test-{}", ulid::Ulid::new()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_axon"));
+        cmd.args(["serve", "--bind", "127.0.0.1:0"])
+            .env("AXON_STORE_PATH", dir.join("axon.db"))
+            .env_remove("AXON_CONFIG")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        if let Some(text) = config {
+            let path = dir.join("axon.toml");
+            std::fs::write(&path, text).unwrap();
+            cmd.arg("--config").arg(path);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base = line
+            .trim()
+            .strip_prefix("axon: listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        Served {
+            child,
+            base,
+            dir,
+            client: {
+                axon_http::install_crypto_provider();
+                reqwest::Client::new()
+            },
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        let r = self
+            .client
+            .post(self.url(path))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        (r.status(), r.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn post_text(&self, path: &str, body: &str) -> reqwest::Response {
+        self.client
+            .post(self.url(path))
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap()
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let r = self.client.get(self.url(path)).send().await.unwrap();
+        (r.status(), r.json().await.unwrap_or(Value::Null))
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.join("axon.db")
+    }
+
+    /// SIGTERM, then wait for the process to exit.
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn is_problem(r: &reqwest::Response) -> bool {
+    r.headers()
+        .get("content-type")
+        .is_some_and(|v| v == "application/problem+json")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_returns_the_call_result_and_problems_name_the_field() {
+    let s = Served::start(None);
+    let (status, body) = s
+        .post(
+            "/v1/tools/echo/call",
+            json!({"args": {"a": 1}, "correlation_id": "c1"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["success"], true);
+    assert_eq!(body["data"], json!({"a": 1}));
+    assert_eq!(body["correlation_id"], "c1");
+    assert_eq!(body["provenance"]["source"], "tool");
+
+    // Invalid arguments: 400 problem+json naming /args/<field>.
+    let r = s
+        .client
+        .post(s.url("/v1/tools/sleep/call"))
+        .json(&json!({"args": {"ms": -5}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(is_problem(&r));
+    let p: Value = r.json().await.unwrap();
+    assert_eq!(p["pointer"], "/args/ms");
+    assert_eq!(p["result"]["error"]["kind"], "invalid_arguments");
+
+    // An unknown tool: 404.
+    let (status, p) = s.post("/v1/tools/nope/call", json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(p["result"]["error"]["kind"], "unknown_tool");
+
+    // A failing tool: the status of its kind, the call result as the body.
+    let (status, body) = s
+        .post(
+            "/v1/tools/flaky/call",
+            json!({"args": {"key": "srv-fail", "fail_times": 9, "kind": "failed"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(body["error"]["kind"], "failed");
+    assert_eq!(body["attempts"], 1);
+
+    // A retried tool: succeeds on the third attempt, reasons recorded.
+    let (status, body) = s
+        .post(
+            "/v1/tools/flaky/call",
+            json!({"args": {"key": "srv-retry", "fail_times": 2},
+                   "policy": {"retry": {"initial_delay_ms": 1, "jitter": "none"}}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["attempts"], 3);
+    assert_eq!(body["retry_reasons"].as_array().unwrap().len(), 2);
+
+    // A body that is not a call: the pointer of the unknown field.
+    let r = s.post_text("/v1/tools/echo/call", r#"{"argz": {}}"#).await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(is_problem(&r));
+    let p: Value = r.json().await.unwrap();
+    assert_eq!(p["pointer"], "/argz");
+    assert!(p["detail"].as_str().unwrap().contains("unknown field"));
+
+    // Malformed JSON: 400, and the server keeps serving.
+    let r = s.post_text("/v1/tools/echo/call", r#"{"args": "#).await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(is_problem(&r));
+    let (status, _) = s.post("/v1/tools/echo/call", json!({})).await;
+    assert_eq!(status, StatusCode::OK);
+
+    // History of the correlation id.
+    let (status, h) = s.get("/v1/history/c1").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(h["calls"].as_array().unwrap().len(), 1);
+    assert_eq!(h["calls"][0]["args"], json!({"a": 1}));
+    assert_eq!(h["stats"]["total"], 1);
+    let (status, _) = s.get("/v1/history/never-seen").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_calls_come_back_in_order() {
+    let s = Served::start(None);
+    let (status, body) = s
+        .post(
+            "/v1/calls",
+            json!({"calls": [
+                {"tool": "sleep", "args": {"ms": 80}},
+                {"tool": "echo", "args": {"i": 1}},
+                {"tool": "sleep", "args": {"ms": "x"}},
+            ], "max_parallel": 3}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let results = body["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0]["data"], json!({"slept_ms": 80}));
+    assert_eq!(results[1]["data"], json!({"i": 1}));
+    assert_eq!(results[2]["error"]["kind"], "invalid_arguments");
+
+    let r = s
+        .post_text("/v1/calls", r#"{"calls": [{"tool": 5}]}"#)
+        .await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let p: Value = r.json().await.unwrap();
+    assert_eq!(p["pointer"], "/calls/0/tool");
+
+    let (status, p) = s
+        .post("/v1/calls", json!({"calls": [], "max_parallel": 0}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(p["pointer"], "/max_parallel");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_breakers_and_stats() {
+    let s = Served::start(None);
+    let (_, tools) = s.get("/v1/tools").await;
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "flaky", "http_request", "sleep"]);
+    let (_, openai) = s.get("/v1/tools?format=openai").await;
+    assert_eq!(openai[0]["type"], "function");
+    assert_eq!(openai[0]["function"]["name"], "echo");
+    let (_, mcp) = s.get("/v1/tools?format=mcp").await;
+    assert_eq!(mcp["tools"][0]["annotations"]["readOnlyHint"], true);
+    let (status, p) = s.get("/v1/tools?format=xml").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(p["detail"].as_str().unwrap().contains("xml"));
+
+    // Open flaky's breaker with failures, see it, reset it.
+    for _ in 0..3 {
+        s.post(
+            "/v1/tools/flaky/call",
+            json!({"args": {"key": "brk", "fail_times": 99},
+                   "policy": {"retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 2}}}),
+        )
+        .await;
+    }
+    let (_, breakers) = s.get("/v1/breakers").await;
+    let flaky = breakers["breakers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["tool"] == "flaky")
+        .unwrap()
+        .clone();
+    assert_eq!(flaky["state"], "open");
+    let (status, body) = s.post("/v1/breakers/flaky/reset", json!({})).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["state"], "closed");
+    let (status, _) = s.post("/v1/breakers/nope/reset", json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let (_, stats) = s.get("/v1/stats").await;
+    let flaky = &stats["tools"][0];
+    assert_eq!(flaky["tool"], "flaky");
+    assert_eq!(flaky["calls"], 3);
+    assert_eq!(flaky["succeeded"], 0);
+    assert_eq!(flaky["breaker"], "closed");
+
+    // Unknown routes and methods are problems too.
+    let r = s.client.get(s.url("/v2/nothing")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert!(is_problem(&r));
+    let r = s.client.put(s.url("/v1/stats")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert!(is_problem(&r));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plans_validate_run_wait_poll_and_cancel() {
+    let s = Served::start(None);
+    let (status, body) = s
+        .post(
+            "/v1/plans/validate",
+            json!({"steps": [{"tool": "echo", "params": {}}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, json!({"valid": true, "steps": 1}));
+
+    let cyclic = json!({"steps": [
+        {"tool": "echo", "depends_on": [1]},
+        {"tool": "echo", "depends_on": [0]},
+    ]});
+    let (status, p) = s.post("/v1/plans/validate", cyclic.clone()).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(p["pointer"], "/steps/0/depends_on");
+    assert!(p["detail"].as_str().unwrap().contains("cycle"));
+    let (status, _) = s.post("/v1/runs", cyclic).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let r = s.post_text("/v1/runs", "steps: [ {tool: ").await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(is_problem(&r));
+
+    // YAML, waited for.
+    let yaml = std::fs::read_to_string(repo_root().join("examples/plans/parallel.yaml")).unwrap();
+    let r = s.post_text("/v1/runs?wait=true&run_id=par-1", &yaml).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let result: Value = r.json().await.unwrap();
+    assert_eq!(result["run_id"], "par-1");
+    assert_eq!(result["status"], "succeeded");
+    let (_, run) = s.get("/v1/runs/par-1").await;
+    assert_eq!(run["status"], "succeeded");
+    assert_eq!(run["steps_finished"], run["steps_total"]);
+    assert_eq!(run["result"]["status"], "succeeded");
+
+    // In the background: 202, running, cancelled.
+    let (status, started) = s
+        .post(
+            "/v1/runs?run_id=slow-1",
+            json!({"steps": [{"tool": "sleep", "params": {"ms": 5000}}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(started["run_id"], "slow-1");
+    let (_, run) = s.get("/v1/runs/slow-1").await;
+    assert_eq!(run["status"], "running");
+    let (status, _) = s
+        .post(
+            "/v1/runs?run_id=slow-1",
+            json!({"steps": [{"tool": "echo"}]}),
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::CONFLICT,
+        "one run id runs once at a time"
+    );
+    let r = s
+        .client
+        .delete(s.url("/v1/runs/slow-1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        status = s.get("/v1/runs/slow-1").await.1["status"].clone();
+        if status != "running" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(status, "cancelled");
+    let r = s
+        .client
+        .delete(s.url("/v1/runs/slow-1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CONFLICT);
+    let r = s
+        .client
+        .delete(s.url("/v1/runs/none"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_progress_streams_as_server_sent_events_in_order() {
+    let s = Served::start(None);
+    let plan = json!({"steps": [
+        {"id": "a", "tool": "echo", "params": {"v": 1}},
+        {"id": "b", "tool": "flaky", "params": {"key": "sse", "fail_times": 1},
+         "policy": {"retry": {"initial_delay_ms": 1, "jitter": "none"}}, "depends_on": ["a"]},
+    ]});
+    let text = s
+        .client
+        .post(s.url("/v1/runs?run_id=sse-1"))
+        .header("accept", "text/event-stream")
+        .json(&plan)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let events: Vec<(&str, Value)> = text
+        .split("\n\n")
+        .filter_map(|block| {
+            let name = block.lines().find_map(|l| l.strip_prefix("event: "))?;
+            let data = block.lines().find_map(|l| l.strip_prefix("data: "))?;
+            Some((name, serde_json::from_str(data).unwrap()))
+        })
+        .collect();
+    let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        names,
+        [
+            "run_started",
+            "step_started",
+            "step_finished",
+            "step_started",
+            "step_retrying",
+            "step_finished",
+            "run_finished",
+            "result"
+        ]
+    );
+    assert_eq!(events[1].1["index"], 0);
+    assert_eq!(events[3].1["index"], 1);
+    assert_eq!(events[4].1["attempt"], 1);
+    let (_, result) = &events[7];
+    assert_eq!(result["run_id"], "sse-1");
+    assert_eq!(result["status"], "succeeded");
+    assert_eq!(result["steps"][1]["result"]["attempts"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_and_health() {
+    let s = Served::start(None);
+    s.post("/v1/tools/echo/call", json!({"args": {}})).await;
+    let text = s
+        .client
+        .get(s.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        text.contains(r#"tool_latency_ms_bucket{tool="echo",outcome="success",le="10"} 1"#),
+        "{text}"
+    );
+    assert!(text.contains(r#"tool_inflight{tool="echo"}"#), "{text}");
+
+    let (status, health) = s.get("/healthz").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["components"]["store"]["status"], "ok");
+
+    // The SQLite file made read-only: degraded, 503, the store named.
+    let db = s.db();
+    let mut perms = std::fs::metadata(&db).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&db, perms.clone()).unwrap();
+    let (status, health) = s.get("/healthz").await;
+    #[allow(clippy::permissions_set_readonly_false)]
+    perms.set_readonly(false);
+    std::fs::set_permissions(&db, perms).unwrap();
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(health["status"], "degraded");
+    assert_eq!(health["components"]["store"]["status"], "failing");
+    assert!(
+        health["components"]["store"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("read-only")
+    );
+    let (status, _) = s.get("/healthz").await;
+    assert_eq!(status, StatusCode::OK, "healthy again once writable");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bearer_auth_and_the_body_limit() {
+    let s = Served::start(Some(
+        "[server]\nauth_tokens = [\"t0ken-1\"]\nbody_limit_bytes = 1024\n",
+    ));
+    let r = s.client.get(s.url("/v1/tools")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    assert!(is_problem(&r));
+    assert_eq!(r.headers()["www-authenticate"], "Bearer");
+    let r = s
+        .client
+        .get(s.url("/v1/tools"))
+        .bearer_auth("wrong")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    let r = s.client.get(s.url("/metrics")).send().await.unwrap();
+    assert_eq!(
+        r.status(),
+        StatusCode::UNAUTHORIZED,
+        "metrics are protected too"
+    );
+    let r = s
+        .client
+        .get(s.url("/v1/tools"))
+        .bearer_auth("t0ken-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let (status, _) = s.get("/healthz").await;
+    assert_eq!(status, StatusCode::OK, "health stays open for probes");
+
+    // Oversized: 413 problem+json; the server keeps serving.
+    let big = json!({"args": {"blob": "x".repeat(4096)}});
+    let r = s
+        .client
+        .post(s.url("/v1/tools/echo/call"))
+        .bearer_auth("t0ken-1")
+        .json(&big)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(is_problem(&r));
+    let r = s
+        .client
+        .post(s.url("/v1/tools/echo/call"))
+        .bearer_auth("t0ken-1")
+        .json(&json!({"args": {"small": true}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+}
+
+#[test]
+fn a_public_bind_without_tokens_is_refused() {
+    let o = Command::new(env!("CARGO_BIN_EXE_axon"))
+        .args(["serve", "--bind", "0.0.0.0:0"])
+        .env(
+            "AXON_STORE_PATH",
+            std::env::temp_dir().join("axon-never.db"),
+        )
+        .env_remove("AXON_CONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("auth_tokens"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_lets_a_run_in_flight_finish() {
+    let mut s = Served::start(None);
+    let (status, _) = s
+        .post(
+            "/v1/runs?run_id=drain-1",
+            json!({"steps": [{"tool": "sleep", "params": {"ms": 400}}, {"tool": "echo", "depends_on": [0]}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let exit = s.terminate();
+    assert!(exit.success(), "{exit:?}");
+    // The store says the run finished, both steps.
+    let o = Command::new(env!("CARGO_BIN_EXE_axon"))
+        .args(["history", "drain-1", "--json"])
+        .env("AXON_STORE_PATH", s.db())
+        .env_remove("AXON_CONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let run: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(run["result"]["status"], "succeeded", "{run}");
+}

@@ -1,0 +1,227 @@
+//! `http_request` through the real pipeline against a real HTTP server on loopback.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use axon_core::{Executor, SharedState, ToolCall, ToolRegistry};
+use axon_http::{HttpConfig, HttpRequest};
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect};
+use axum::routing::{any, get};
+use serde_json::{Value, json};
+
+#[derive(Default)]
+struct Hits {
+    flaky: AtomicU32,
+    post503: AtomicU32,
+    limited: AtomicU32,
+}
+
+async fn upstream() -> (String, Arc<Hits>) {
+    let hits = Arc::new(Hits::default());
+    let app = Router::new()
+        .route(
+            "/json",
+            get(
+                |headers: HeaderMap, q: axum::extract::RawQuery| async move {
+                    axum::Json(json!({
+                        "query": q.0,
+                        "auth": headers.get("authorization").and_then(|v| v.to_str().ok()),
+                    }))
+                },
+            ),
+        )
+        .route("/text", get(|| async { "plain words" }))
+        .route(
+            "/echo",
+            any(|body: String| async move { ([("content-type", "application/json")], body) }),
+        )
+        .route(
+            "/flaky",
+            get(|State(h): State<Arc<Hits>>| async move {
+                if h.flaky.fetch_add(1, Ordering::SeqCst) < 2 {
+                    (StatusCode::SERVICE_UNAVAILABLE, "down").into_response()
+                } else {
+                    axum::Json(json!({"ok": true})).into_response()
+                }
+            }),
+        )
+        .route(
+            "/post503",
+            any(|State(h): State<Arc<Hits>>| async move {
+                h.post503.fetch_add(1, Ordering::SeqCst);
+                (StatusCode::SERVICE_UNAVAILABLE, "down")
+            }),
+        )
+        .route(
+            "/limited",
+            get(|State(h): State<Arc<Hits>>| async move {
+                h.limited.fetch_add(1, Ordering::SeqCst);
+                (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    [("retry-after", "7")],
+                    "slow down",
+                )
+            }),
+        )
+        .route("/missing", get(|| async { (StatusCode::NOT_FOUND, "no") }))
+        .route(
+            "/away",
+            get(|| async { Redirect::temporary("http://elsewhere.invalid/") }),
+        )
+        .with_state(hits.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}"), hits)
+}
+
+fn executor(config: HttpConfig) -> Executor {
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(HttpRequest::new(config).unwrap())
+        .unwrap();
+    // Each test its own breakers: they would otherwise open on each other's failures.
+    Executor::builder(registry)
+        .shared_state(SharedState::new())
+        .defaults(json!({"retry": {"max_attempts": 3, "initial_delay_ms": 1, "jitter": "none", "respect_retry_after": false}}))
+        .build()
+        .unwrap()
+}
+
+async fn call(executor: &Executor, args: Value) -> axon_core::CallResult {
+    executor.call(ToolCall::new("http_request", args)).await
+}
+
+#[tokio::test]
+async fn json_text_query_headers_and_bodies() {
+    let (base, _) = upstream().await;
+    let ex = executor(HttpConfig::default());
+    let r = call(
+        &ex,
+        json!({"url": format!("{base}/json?a=1"), "query": {"b": 2, "c": true}, "headers": {"Authorization": "Bearer s3cret"}}),
+    )
+    .await;
+    assert!(r.success, "{r:?}");
+    assert_eq!(r.data["status"], 200);
+    assert_eq!(r.data["json"]["query"], "a=1&b=2&c=true");
+    assert_eq!(r.data["json"]["auth"], "Bearer s3cret");
+    // The token never reaches history.
+    let entry = ex.history().by_call_id(&r.call_id).await.unwrap().unwrap();
+    assert_eq!(entry.args["headers"]["Authorization"], "***");
+
+    let r = call(&ex, json!({"url": format!("{base}/text")})).await;
+    assert_eq!(r.data["text"], "plain words");
+    assert!(r.data.get("json").is_none());
+
+    let r = call(
+        &ex,
+        json!({"method": "POST", "url": format!("{base}/echo"), "json": {"n": [1, 2]}}),
+    )
+    .await;
+    assert_eq!(r.data["json"], json!({"n": [1, 2]}));
+}
+
+#[tokio::test]
+async fn five_hundreds_are_retried_for_get_but_not_for_post() {
+    let (base, hits) = upstream().await;
+    let ex = executor(HttpConfig::default());
+    let r = call(&ex, json!({"url": format!("{base}/flaky")})).await;
+    assert!(r.success, "{r:?}");
+    assert_eq!(r.attempts, 3);
+    assert!(
+        r.retry_reasons[0].starts_with("transient: GET"),
+        "{:?}",
+        r.retry_reasons
+    );
+    assert_eq!(hits.flaky.load(Ordering::SeqCst), 3);
+
+    let r = call(
+        &ex,
+        json!({"method": "POST", "url": format!("{base}/post503")}),
+    )
+    .await;
+    let e = r.error.unwrap();
+    assert_eq!(e.kind, axon_core::ErrorKind::Transient);
+    assert_eq!(e.code.as_deref(), Some("http_503"));
+    assert_eq!(
+        hits.post503.load(Ordering::SeqCst),
+        1,
+        "a POST that reached the server is not repeated"
+    );
+}
+
+#[tokio::test]
+async fn four_twenty_nine_is_rate_limited_with_retry_after_and_4xx_fails() {
+    let (base, hits) = upstream().await;
+    let ex = executor(HttpConfig::default());
+    let r = call(&ex, json!({"url": format!("{base}/limited")})).await;
+    let e = r.error.unwrap();
+    assert_eq!(e.kind, axon_core::ErrorKind::RateLimited);
+    assert_eq!(e.retry_after_ms, Some(7000));
+    assert_eq!(hits.limited.load(Ordering::SeqCst), 3);
+
+    let r = call(&ex, json!({"url": format!("{base}/missing")})).await;
+    let e = r.error.unwrap();
+    assert_eq!(e.kind, axon_core::ErrorKind::Failed);
+    assert_eq!(e.code.as_deref(), Some("http_404"));
+    assert_eq!(r.attempts, 1);
+}
+
+#[tokio::test]
+async fn refused_connections_are_unavailable_and_bad_urls_are_invalid() {
+    let ex = executor(HttpConfig::default());
+    // A port nothing listens on.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let r = call(
+        &ex,
+        json!({"url": format!("http://127.0.0.1:{port}/?api_key=abc")}),
+    )
+    .await;
+    let e = r.error.unwrap();
+    assert_eq!(e.kind, axon_core::ErrorKind::Unavailable);
+    assert!(
+        !e.message.contains("abc"),
+        "queries stay out of messages: {}",
+        e.message
+    );
+
+    let r = call(&ex, json!({"url": "not a url"})).await;
+    assert_eq!(
+        r.error.unwrap().kind,
+        axon_core::ErrorKind::InvalidArguments
+    );
+    let r = call(&ex, json!({"url": "file:///etc/passwd"})).await;
+    assert!(r.error.unwrap().message.contains("scheme"));
+    let r = call(&ex, json!({"url": "http://x", "method": "BREW"})).await;
+    assert_eq!(
+        r.error.unwrap().kind,
+        axon_core::ErrorKind::InvalidArguments
+    );
+}
+
+#[tokio::test]
+async fn the_allowlist_holds_for_requests_and_redirects() {
+    let (base, _) = upstream().await;
+    let ex = executor(HttpConfig {
+        allow_hosts: vec!["127.0.0.1".into()],
+        ..HttpConfig::default()
+    });
+    let r = call(&ex, json!({"url": "http://example.com/"})).await;
+    let e = r.error.unwrap();
+    assert_eq!(e.code.as_deref(), Some("host_not_allowed"));
+    let r = call(&ex, json!({"url": format!("{base}/away")})).await;
+    let e = r.error.unwrap();
+    assert_eq!(e.code.as_deref(), Some("redirect_blocked"), "{e:?}");
+
+    let small = executor(HttpConfig {
+        max_body_bytes: 4,
+        ..HttpConfig::default()
+    });
+    let r = call(&small, json!({"url": format!("{base}/text")})).await;
+    assert_eq!(r.error.unwrap().code.as_deref(), Some("body_too_large"));
+}
