@@ -12,16 +12,17 @@
 #![warn(missing_docs)]
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use axon_core::{HistoryEntry, HistoryStats, HistoryStore, StoreError, Timestamp};
 use axon_plan::{Plan, PlanResult, RunRecord, RunStore, StepOutcome};
-use sqlx::Row;
+use sqlx::Row as _;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
+use sqlx::{ConnectOptions, Connection, SqliteConnection};
+use tokio::sync::{mpsc, oneshot};
 
 /// How much history to keep.
 #[derive(Clone, Copy, Debug)]
@@ -67,11 +68,43 @@ pub struct ToolStats {
 const PRUNE_EVERY: u64 = 1_000;
 
 /// History and runs in one SQLite file.
+///
+/// History writes go through one writer task that commits whatever has queued up
+/// in a single transaction (group commit), so under load one commit carries
+/// hundreds of calls. `record` returns once the row is queued (the queue is
+/// bounded: a writer that falls behind slows callers down rather than losing
+/// rows); every read of history first waits for the rows queued before it, so a
+/// caller always reads its own writes, and [`close`](SqliteStore::close) commits
+/// everything queued.
 pub struct SqliteStore {
     pool: SqlitePool,
     path: PathBuf,
     retention: Retention,
-    recorded: AtomicU64,
+    writer: mpsc::Sender<Job>,
+}
+
+/// Calls committed together at most.
+const MAX_BATCH: usize = 256;
+
+/// A history row, encoded by the caller so the writer only writes.
+struct Row {
+    call_id: String,
+    correlation_id: String,
+    tool: String,
+    success: bool,
+    retried: bool,
+    duration_ms: i64,
+    started_at_ms: i64,
+    entry: String,
+}
+
+/// Work for the writer task.
+enum Job {
+    Record(Row),
+    /// Answered once everything queued before is committed.
+    Flush(oneshot::Sender<()>),
+    /// Everything queued before is committed; then the writer stops.
+    Close(oneshot::Sender<()>),
 }
 
 fn err(e: impl std::fmt::Display) -> StoreError {
@@ -103,48 +136,60 @@ impl SqliteStore {
             .busy_timeout(Duration::from_secs(5));
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
-            .connect_with(options)
+            .connect_with(options.clone())
             .await
             .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
         sqlx::migrate!("./migrations/sqlite")
             .run(&pool)
             .await
             .map_err(|e| StoreError(format!("cannot migrate {}: {e}", path.display())))?;
-        let store = SqliteStore {
+        let mut first = pool.acquire().await.map_err(err)?;
+        prune(&mut first, &retention).await?;
+        drop(first);
+        // The writer keeps a connection of its own: its page cache stays warm
+        // instead of being invalidated by writes from other pooled connections.
+        let connection = options
+            .clone()
+            .pragma("cache_size", "-16000")
+            .connect()
+            .await
+            .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
+        let (writer, jobs) = mpsc::channel(4 * MAX_BATCH);
+        tokio::spawn(write_history(connection, retention, jobs));
+        Ok(SqliteStore {
             pool,
             path: path.to_path_buf(),
             retention,
-            recorded: AtomicU64::new(0),
-        };
-        store.prune().await?;
-        Ok(store)
+            writer,
+        })
     }
 
     /// Drop history older than `max_age` and beyond `max_calls`.
     pub async fn prune(&self) -> Result<(), StoreError> {
-        if let Some(age) = self.retention.max_age {
-            let cutoff = SystemTime::now()
-                .checked_sub(age)
-                .map(|t| Timestamp(t).unix_ms() as i64)
-                .unwrap_or(0);
-            sqlx::query("DELETE FROM calls WHERE started_at_ms < ?")
-                .bind(cutoff)
-                .execute(&self.pool)
-                .await
-                .map_err(err)?;
-        }
-        if self.retention.max_calls > 0 {
-            sqlx::query("DELETE FROM calls WHERE rowid <= (SELECT rowid FROM calls ORDER BY rowid DESC LIMIT 1 OFFSET ?)")
-                .bind(self.retention.max_calls as i64)
-                .execute(&self.pool)
-                .await
-                .map_err(err)?;
-        }
-        Ok(())
+        self.flush().await?;
+        let mut connection = self.pool.acquire().await.map_err(err)?;
+        prune(&mut connection, &self.retention).await
     }
 
-    /// Close the pool, flushing the WAL.
+    /// Wait until the history queued so far is committed (reads do this first).
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        let (done, flushed) = oneshot::channel();
+        self.writer
+            .send(Job::Flush(done))
+            .await
+            .map_err(|_| StoreError("the store is closed".into()))?;
+        flushed
+            .await
+            .map_err(|_| StoreError("the history writer stopped".into()))
+    }
+
+    /// Commit the history queued so far, then close the pool, flushing the WAL.
+    /// Records after this fail.
     pub async fn close(&self) {
+        let (done, flushed) = oneshot::channel();
+        if self.writer.send(Job::Close(done)).await.is_ok() {
+            let _ = flushed.await;
+        }
         self.pool.close().await;
     }
 }
@@ -183,6 +228,7 @@ impl Store for SqliteStore {
     }
 
     async fn tool_stats(&self) -> Result<Vec<ToolStats>, StoreError> {
+        self.flush().await?;
         let rows = sqlx::query(
             "SELECT tool, success, retried, duration_ms FROM calls ORDER BY tool, duration_ms",
         )
@@ -227,6 +273,126 @@ impl Store for SqliteStore {
     }
 }
 
+/// Drop history older than `max_age` and beyond `max_calls`.
+async fn prune(db: &mut SqliteConnection, retention: &Retention) -> Result<(), StoreError> {
+    if let Some(age) = retention.max_age {
+        let cutoff = SystemTime::now()
+            .checked_sub(age)
+            .map(|t| Timestamp(t).unix_ms() as i64)
+            .unwrap_or(0);
+        sqlx::query("DELETE FROM calls WHERE started_at_ms < ?")
+            .bind(cutoff)
+            .execute(&mut *db)
+            .await
+            .map_err(err)?;
+    }
+    if retention.max_calls > 0 {
+        // Rowids grow with each insert, so the newest `max_calls` rows lie within
+        // `max_calls` of the largest: an index probe instead of a scan of the table
+        // (gaps left by FIFO trimming only make it keep fewer).
+        sqlx::query("DELETE FROM calls WHERE rowid <= (SELECT max(rowid) FROM calls) - ?")
+            .bind(retention.max_calls as i64)
+            .execute(&mut *db)
+            .await
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The writer task: take one job, then whatever else is queued (up to
+/// [`MAX_BATCH`] rows), and commit the rows in one transaction; then answer the
+/// flushes that were waiting for them.
+async fn write_history(
+    mut connection: SqliteConnection,
+    retention: Retention,
+    mut jobs: mpsc::Receiver<Job>,
+) {
+    let mut written: u64 = 0;
+    let mut rows: Vec<Row> = Vec::new();
+    let mut flushed: Vec<oneshot::Sender<()>> = Vec::new();
+    while let Some(job) = jobs.recv().await {
+        let mut close = None;
+        let mut next = Some(job);
+        while let Some(job) = next.take() {
+            match job {
+                Job::Record(row) => rows.push(row),
+                Job::Flush(done) => flushed.push(done),
+                Job::Close(done) => {
+                    close = Some(done);
+                    break;
+                }
+            }
+            if rows.len() < MAX_BATCH {
+                next = jobs.try_recv().ok();
+            }
+        }
+        if !rows.is_empty() {
+            let batch: Vec<&Row> = rows.iter().collect();
+            if let Err(e) =
+                insert_batch(&mut connection, &batch, retention.max_per_correlation).await
+            {
+                tracing::error!(error = %e, calls = rows.len(), "could not record calls in history");
+            }
+            let before = written;
+            written += rows.len() as u64;
+            rows.clear();
+            if before / PRUNE_EVERY != written / PRUNE_EVERY
+                && let Err(e) = prune(&mut connection, &retention).await
+            {
+                tracing::warn!(error = %e, "could not prune history");
+            }
+        }
+        for done in flushed.drain(..) {
+            let _ = done.send(());
+        }
+        if let Some(done) = close {
+            let _ = connection.close().await;
+            let _ = done.send(());
+            return;
+        }
+    }
+}
+
+/// One transaction: the rows, then FIFO per correlation id for the ids touched.
+async fn insert_batch(
+    connection: &mut SqliteConnection,
+    rows: &[&Row],
+    keep: u64,
+) -> Result<(), StoreError> {
+    let mut tx = connection.begin().await.map_err(err)?;
+    let mut insert = sqlx::QueryBuilder::new(
+        "INSERT OR REPLACE INTO calls (call_id, correlation_id, tool, success, retried, duration_ms, started_at_ms, entry) ",
+    );
+    insert.push_values(rows, |mut b, r| {
+        b.push_bind(&r.call_id)
+            .push_bind(&r.correlation_id)
+            .push_bind(&r.tool)
+            .push_bind(r.success)
+            .push_bind(r.retried)
+            .push_bind(r.duration_ms)
+            .push_bind(r.started_at_ms)
+            .push_bind(&r.entry);
+    });
+    insert.build().execute(&mut *tx).await.map_err(err)?;
+
+    let mut ids: Vec<&str> = rows.iter().map(|r| r.correlation_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut fifo = sqlx::QueryBuilder::new(
+        "DELETE FROM calls WHERE rowid IN (SELECT rowid FROM (SELECT rowid, row_number() OVER \
+         (PARTITION BY correlation_id ORDER BY rowid DESC) AS newer FROM calls WHERE correlation_id IN (",
+    );
+    let mut list = fifo.separated(", ");
+    for id in ids {
+        list.push_bind(id);
+    }
+    fifo.push(")) WHERE newer > ");
+    fifo.push_bind(keep.max(1) as i64);
+    fifo.push(")");
+    fifo.build().execute(&mut *tx).await.map_err(err)?;
+    tx.commit().await.map_err(err)
+}
+
 fn decode<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError(format!("corrupt record: {e}")))
 }
@@ -239,38 +405,24 @@ fn encode<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
 impl HistoryStore for SqliteStore {
     async fn record(&self, entry: HistoryEntry) -> Result<(), StoreError> {
         let r = &entry.result;
-        sqlx::query(
-            "INSERT OR REPLACE INTO calls (call_id, correlation_id, tool, success, retried, duration_ms, started_at_ms, entry) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&r.call_id)
-        .bind(&r.correlation_id)
-        .bind(&r.tool)
-        .bind(r.success)
-        .bind(r.was_retried())
-        .bind(r.duration_ms as i64)
-        .bind(r.started_at.unix_ms() as i64)
-        .bind(encode(&entry)?)
-        .execute(&self.pool)
-        .await
-        .map_err(err)?;
-        // FIFO per correlation id.
-        sqlx::query(
-            "DELETE FROM calls WHERE correlation_id = ?1 AND rowid <= \
-             (SELECT rowid FROM calls WHERE correlation_id = ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2)",
-        )
-        .bind(&r.correlation_id)
-        .bind(self.retention.max_per_correlation.max(1) as i64)
-        .execute(&self.pool)
-        .await
-        .map_err(err)?;
-        if self.recorded.fetch_add(1, Ordering::Relaxed) % PRUNE_EVERY == PRUNE_EVERY - 1 {
-            self.prune().await?;
-        }
-        Ok(())
+        let row = Row {
+            call_id: r.call_id.clone(),
+            correlation_id: r.correlation_id.clone(),
+            tool: r.tool.clone(),
+            success: r.success,
+            retried: r.was_retried(),
+            duration_ms: r.duration_ms as i64,
+            started_at_ms: r.started_at.unix_ms() as i64,
+            entry: encode(&entry)?,
+        };
+        self.writer
+            .send(Job::Record(row))
+            .await
+            .map_err(|_| StoreError("the store is closed".into()))
     }
 
     async fn by_correlation(&self, correlation_id: &str) -> Result<Vec<HistoryEntry>, StoreError> {
+        self.flush().await?;
         let rows = sqlx::query("SELECT entry FROM calls WHERE correlation_id = ? ORDER BY rowid")
             .bind(correlation_id)
             .fetch_all(&self.pool)
@@ -282,6 +434,7 @@ impl HistoryStore for SqliteStore {
     }
 
     async fn by_call_id(&self, call_id: &str) -> Result<Option<HistoryEntry>, StoreError> {
+        self.flush().await?;
         let row = sqlx::query("SELECT entry FROM calls WHERE call_id = ?")
             .bind(call_id)
             .fetch_optional(&self.pool)
@@ -292,6 +445,7 @@ impl HistoryStore for SqliteStore {
     }
 
     async fn stats(&self, correlation_id: &str) -> Result<HistoryStats, StoreError> {
+        self.flush().await?;
         let row = sqlx::query(
             "SELECT count(*) AS total, coalesce(sum(success), 0) AS ok, coalesce(sum(retried), 0) AS retried, \
              coalesce(sum(duration_ms), 0) AS duration FROM calls WHERE correlation_id = ?",

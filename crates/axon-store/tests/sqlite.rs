@@ -302,3 +302,45 @@ async fn tool_stats_give_counts_success_rates_and_percentiles() {
         stats[1]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_are_committed_together_and_fifo_holds_within_a_batch() {
+    let path = temp_db("axon.db");
+    let retention = Retention {
+        max_per_correlation: 5,
+        ..Retention::default()
+    };
+    let store = Arc::new(SqliteStore::open(&path, retention).await.unwrap());
+    let ex = executor(store.clone());
+    // 400 calls at once: 300 under their own ids, 100 under one shared id.
+    let calls = (0..400).map(|i| {
+        let id = if i % 4 == 0 {
+            "shared".to_string()
+        } else {
+            format!("own-{i}")
+        };
+        ToolCall::new("echo", json!({"i": i})).correlation_id(id)
+    });
+    let results = ex.call_many(calls.collect(), Some(400)).await;
+    assert!(results.iter().all(|r| r.success));
+    // Every call returned after its row was committed: all are readable now.
+    for r in &results {
+        if r.correlation_id != "shared" {
+            assert!(store.by_call_id(&r.call_id).await.unwrap().is_some());
+        }
+    }
+    let shared = store.by_correlation("shared").await.unwrap();
+    assert_eq!(shared.len(), 5, "FIFO keeps the newest 5 of 100");
+    store.close().await;
+    // After close, nothing is accepted, and nothing queued was lost.
+    let late = store
+        .record(axon_core::HistoryEntry {
+            result: results[1].clone(),
+            args: json!({}),
+        })
+        .await;
+    assert!(late.is_err());
+    let reopened = SqliteStore::open(&path, retention).await.unwrap();
+    let stats = reopened.tool_stats().await.unwrap();
+    assert_eq!(stats[0].calls, 305);
+}
