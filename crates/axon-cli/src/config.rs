@@ -57,6 +57,10 @@ pub struct Store {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct History {
+    /// `sqlite` (default: the store file, survives restarts) or `memory` (bounded,
+    /// lost on exit; for a server that must not write to disk per call —
+    /// `axon stats` and `/v1/stats` read only SQLite history).
+    pub backend: String,
     pub max_per_correlation: u64,
     pub max_calls: u64,
     /// Days of history kept; 0 = forever.
@@ -66,6 +70,7 @@ pub struct History {
 impl Default for History {
     fn default() -> Self {
         History {
+            backend: "sqlite".into(),
             max_per_correlation: 100,
             max_calls: 1_000_000,
             max_age_days: 30,
@@ -214,6 +219,12 @@ impl Config {
     }
 
     fn check(&self) -> Result<(), ConfigError> {
+        if !matches!(self.history.backend.as_str(), "sqlite" | "memory") {
+            return Err(ConfigError(format!(
+                "history.backend: {:?} must be \"sqlite\" or \"memory\"",
+                self.history.backend
+            )));
+        }
         if !matches!(self.log.format.as_str(), "text" | "json") {
             return Err(ConfigError(format!(
                 "log.format: {:?} must be \"text\" or \"json\"",

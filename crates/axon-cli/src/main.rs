@@ -237,8 +237,12 @@ fn executor(config: &Config, store: Option<Arc<SqliteStore>>) -> Result<Executor
     for (tool, table) in &config.tools {
         builder = builder.tool_policy(tool, config::table_json(table));
     }
-    if let Some(store) = store {
-        builder = builder.history(store);
+    match store {
+        Some(_) if config.history.backend == "memory" => {
+            builder = builder.history(Arc::new(axon_core::InMemoryHistory::new()));
+        }
+        Some(store) => builder = builder.history(store),
+        None => {}
     }
     builder.build().map_err(|e| usage(format!("config: {e}")))
 }

@@ -163,8 +163,10 @@ pub(crate) async fn history(
     State(state): State<Arc<AppState>>,
     Path(correlation_id): Path<String>,
 ) -> Result<Json<Value>, Problem> {
+    // The history the executor records into (the store, or memory when so configured).
     let entries = state
-        .store
+        .executor()
+        .history()
         .by_correlation(&correlation_id)
         .await
         .map_err(store_failed)?;
