@@ -304,6 +304,13 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_history_backend_is_named() {
+        let c = Config::parse("[history]\nbackend = \"redis\"\n").unwrap();
+        let err = c.check().unwrap_err().0;
+        assert!(err.starts_with("history.backend"), "{err}");
+    }
+
+    #[test]
     fn env_overrides_apply() {
         let mut c = Config::default();
         c.apply_env(|k| (k == "AXON_STORE_PATH").then(|| "/tmp/x.db".to_string()))

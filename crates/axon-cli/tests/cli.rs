@@ -315,9 +315,13 @@ fn tools_in_openai_and_mcp_formats() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["echo", "flaky", "sleep"]);
+    assert_eq!(names, ["echo", "flaky", "http_request", "sleep"]);
     assert_eq!(openai[0]["type"], "function");
     let mcp = stdout_json(&axon.run(&["tools", "--format", "mcp"]));
     assert_eq!(mcp["tools"][0]["annotations"]["readOnlyHint"], true);
-    assert!(mcp["tools"][2]["inputSchema"]["properties"]["ms"].is_object());
+    let http = &mcp["tools"][2];
+    assert_eq!(http["annotations"]["openWorldHint"], true);
+    assert_eq!(http["annotations"]["idempotentHint"], false);
+    assert!(http["inputSchema"]["properties"]["url"].is_object());
+    assert!(mcp["tools"][3]["inputSchema"]["properties"]["ms"].is_object());
 }
