@@ -84,6 +84,8 @@ enum Command {
     },
     /// Per-tool figures from history.
     Stats,
+    /// Serve every tool (and run_plan) to an MCP client over stdio.
+    Mcp,
     /// Serve the HTTP API, /healthz and /metrics.
     Serve {
         /// Address to bind (default from config: 127.0.0.1:7878; port 0 picks one).
@@ -171,6 +173,7 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::History { id } => history(&config, ui, &id).await,
         Command::Stats => stats(&config, ui).await,
         Command::Serve { bind } => serve(&config, ui, bind).await,
+        Command::Mcp => mcp(&config).await,
         Command::Config { action } => match action {
             ConfigAction::Check { file } => {
                 let path = file
@@ -495,4 +498,14 @@ async fn shutdown_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+async fn mcp(config: &Config) -> Outcome {
+    let store = open_store(config).await?;
+    let runner = PlanRunner::with_store(executor(config, Some(store.clone()))?, store.clone());
+    // stdout carries the protocol; logs go to stderr (init_logging).
+    let served = axon_mcp::serve_stdio(runner).await;
+    store.close().await;
+    served.map_err(infra)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -238,7 +238,7 @@ fn a_run_killed_mid_way_resumes_without_re_running_finished_steps() {
         .spawn()
         .unwrap();
     // Wait until the first step is checkpointed, then kill -9.
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(90);
     loop {
         let o = axon.run(&["history", "killed", "--json"]);
         if o.status.success() && stdout_json(&o)["checkpoints"]["0"]["status"] == "succeeded" {

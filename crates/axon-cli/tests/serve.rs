@@ -572,3 +572,51 @@ async fn shutdown_lets_a_run_in_flight_finish() {
     let run: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(run["result"]["status"], "succeeded", "{run}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_over_streamable_http_lists_and_calls() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+    let s = Served::start(None);
+    let client = ().serve(StreamableHttpClientTransport::from_uri(s.url("/mcp"))).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "echo"));
+    assert!(tools.iter().any(|t| t.name == "run_plan"));
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new("echo")
+                .with_arguments(json!({"via": "mcp"}).as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    let r = serde_json::to_value(&r).unwrap();
+    assert_eq!(r["structuredContent"]["data"], json!({"via": "mcp"}));
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new("run_plan").with_arguments(
+                json!({"plan": {"steps": [{"tool": "echo", "params": {"n": 1}}]}})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+        )
+        .await
+        .unwrap();
+    let r = serde_json::to_value(&r).unwrap();
+    assert_eq!(r["structuredContent"]["status"], "succeeded", "{r}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_over_http_wants_the_token_too() {
+    let s = Served::start(Some("[server]\nauth_tokens = [\"t0ken-2\"]\n"));
+    let r = s
+        .client
+        .post(s.url("/mcp"))
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+}

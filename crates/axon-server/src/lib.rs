@@ -14,6 +14,7 @@
 //! | `GET/DELETE /v1/runs/{id}` | a run's state; cancel it |
 //! | `GET /v1/history/{correlation_id}` | the calls of a correlation id |
 //! | `GET /v1/stats`, `GET /v1/tools`, `GET /v1/breakers`, `POST /v1/breakers/{tool}/reset` | operations |
+//! | `/mcp` | the MCP server (every tool and `run_plan`) over Streamable HTTP |
 //! | `GET /healthz`, `GET /metrics` | health (200/503 per component), Prometheus text |
 //!
 //! Errors are `application/problem+json` naming the JSON pointer of the bad field.
@@ -138,6 +139,10 @@ impl Server {
             .route("/v1/breakers", get(api::breakers))
             .route("/v1/breakers/{tool}/reset", post(api::reset_breaker))
             .route("/metrics", get(ops::metrics))
+            .nest_service(
+                "/mcp",
+                axon_mcp::http_service(state.runner.clone(), state.options.auth_tokens.is_empty()),
+            )
             .route_layer(axum::middleware::from_fn_with_state(
                 state.clone(),
                 ops::require_token,
