@@ -132,6 +132,14 @@ fn infra(msg: impl Into<String>) -> Fail {
 }
 
 fn main() -> ExitCode {
+    // `axon history ID | head` closes our stdout early: end quietly like any Unix
+    // tool instead of panicking in println!. Rust ignores SIGPIPE by default.
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists; restoring a
+    // signal's default disposition has no other effect on the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -288,7 +288,7 @@ impl Tool for HttpRequest {
                 pairs.append_pair(k, &v.text());
             }
         }
-        let label = format!("{:?} {}", args.method, shown(&url)).to_uppercase();
+        let label = format!("{} {}", args.method.as_reqwest(), shown(&url));
         let mut request = self.client.request(args.method.as_reqwest(), url);
         for (k, v) in &args.headers {
             request = request.header(k, v);

@@ -136,6 +136,11 @@ async fn five_hundreds_are_retried_for_get_but_not_for_post() {
         "{:?}",
         r.retry_reasons
     );
+    assert!(
+        r.retry_reasons[0].contains("/flaky"),
+        "{:?}",
+        r.retry_reasons
+    );
     assert_eq!(hits.flaky.load(Ordering::SeqCst), 3);
 
     let r = call(
