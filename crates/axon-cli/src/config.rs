@@ -19,7 +19,8 @@ pub struct Config {
     /// Policy keys per tool.
     pub tools: BTreeMap<String, toml::Table>,
     pub history: History,
-    pub http: Http,
+    /// The `http_request` tool: `allow_hosts`, `max_body_bytes`.
+    pub http: axon_http::HttpConfig,
     pub browser: Browser,
     pub mcp: Mcp,
     pub llm: Option<Llm>,
@@ -74,25 +75,6 @@ impl Default for History {
             max_per_correlation: 100,
             max_calls: 1_000_000,
             max_age_days: 30,
-        }
-    }
-}
-
-/// The `http_request` tool.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Http {
-    /// Hosts it may call (`api.example.com`, `*.example.com`); empty = any.
-    pub allow_hosts: Vec<String>,
-    /// Larger response bodies fail the call.
-    pub max_body_bytes: usize,
-}
-
-impl Default for Http {
-    fn default() -> Self {
-        Http {
-            allow_hosts: Vec::new(),
-            max_body_bytes: 10 << 20,
         }
     }
 }

@@ -221,11 +221,7 @@ fn init_logging(config: &Config, verbose: u8, quiet: bool) {
 /// Every tool the CLI and server offer: the utilities and `http_request`.
 fn registry(config: &Config) -> Result<ToolRegistry, Fail> {
     let mut registry = ToolRegistry::with_utilities();
-    let http = axon_http::HttpRequest::new(axon_http::HttpConfig {
-        allow_hosts: config.http.allow_hosts.clone(),
-        max_body_bytes: config.http.max_body_bytes,
-    })
-    .map_err(infra)?;
+    let http = axon_http::HttpRequest::new(config.http.clone()).map_err(infra)?;
     registry.register(http).map_err(|e| infra(e.to_string()))?;
     Ok(registry)
 }

@@ -28,8 +28,10 @@ use serde_json::{Value, json};
 /// The tool's name in the registry.
 pub const NAME: &str = "http_request";
 
-/// What the tool may reach and how much it reads.
-#[derive(Clone, Debug)]
+/// What the tool may reach and how much it reads: the `[http]` section of
+/// `axon.toml`.
+#[derive(Clone, Debug, serde::Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct HttpConfig {
     /// Hosts that may be called: `example.com`, or `*.example.com` for its
     /// subdomains. Empty allows every host.
