@@ -171,6 +171,19 @@ pub async fn progress(plan: Plan, mut events: UnboundedReceiver<PlanEvent>, tty:
                     None => eprintln!("↻ {}: {text}", name(index)),
                 }
             }
+            PlanEvent::StepProgress {
+                index,
+                progress,
+                total,
+                message,
+                ..
+            } => {
+                let text = progress_text(progress, total, message.as_deref());
+                match bars.get(&index) {
+                    Some(bar) => bar.set_message(text),
+                    None => eprintln!("… {}: {text}", name(index)),
+                }
+            }
             PlanEvent::StepFinished { step, .. } => {
                 let line = step_line(&step);
                 match bars.remove(&step.index) {
@@ -184,6 +197,21 @@ pub async fn progress(plan: Plan, mut events: UnboundedReceiver<PlanEvent>, tty:
             PlanEvent::RunFinished { .. } => break,
         }
     }
+}
+
+/// "3/5 (60 %) · message", or "3 · message" when the end is unknown.
+fn progress_text(progress: f64, total: Option<f64>, message: Option<&str>) -> String {
+    let mut text = match total {
+        Some(total) if total > 0.0 => {
+            format!("{progress}/{total} ({:.0} %)", 100.0 * progress / total)
+        }
+        _ => format!("{progress}"),
+    };
+    if let Some(message) = message {
+        text.push_str(" · ");
+        text.push_str(message);
+    }
+    text
 }
 
 fn step_line(step: &StepOutcome) -> String {

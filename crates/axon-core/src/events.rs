@@ -59,6 +59,23 @@ pub enum CallEvent {
         /// Which hedge (1-based).
         hedge: u32,
     },
+    /// The tool reported progress ([`ToolContext::progress`](crate::ToolContext::progress)).
+    Progress {
+        /// The call.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// The attempt reporting.
+        attempt: u32,
+        /// How far it has got, in the tool's own units.
+        progress: f64,
+        /// The end, when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        /// What it is doing.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
     /// The call finished.
     Finished {
         /// The whole result.

@@ -337,6 +337,8 @@ impl Executor {
             call_id,
             cancel: call.cancel.clone().unwrap_or_default(),
             secret_pointers: Mutex::new(Vec::new()),
+            tool: call.tool.clone(),
+            events: call.events.clone(),
         });
         let Some(entry) = self.inner.entries.get(&call.tool) else {
             let error = ToolError::new(

@@ -20,6 +20,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolError;
+use crate::events::{CallEvent, EventSink};
 
 /// Behaviour hints, as MCP's tool annotations. The executor reads `idempotent`,
 /// `destructive` and `read_only` to decide whether an attempt that may have had side
@@ -153,13 +154,27 @@ pub struct ToolContext {
 }
 
 /// Per-call data shared by every attempt of one call.
-#[derive(Debug)]
 pub(crate) struct CallScope {
     pub(crate) call_id: String,
     pub(crate) correlation_id: String,
     pub(crate) cancel: CancellationToken,
     /// JSON pointers into the arguments that must be stored as `"***"`.
     pub(crate) secret_pointers: Mutex<Vec<String>>,
+    /// The tool's name, for progress events.
+    pub(crate) tool: String,
+    /// The caller's listener, for progress events.
+    pub(crate) events: Option<EventSink>,
+}
+
+impl std::fmt::Debug for CallScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallScope")
+            .field("call_id", &self.call_id)
+            .field("correlation_id", &self.correlation_id)
+            .field("tool", &self.tool)
+            .field("listener", &self.events.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ToolContext {
@@ -176,6 +191,8 @@ impl ToolContext {
                 call_id,
                 cancel: CancellationToken::new(),
                 secret_pointers: Mutex::new(Vec::new()),
+                tool: String::new(),
+                events: None,
             }),
             attempt: 1,
         }
@@ -200,6 +217,23 @@ impl ToolContext {
     /// Fires when the caller cancels the call.
     pub fn cancellation(&self) -> &CancellationToken {
         &self.shared.cancel
+    }
+
+    /// Report how far a long-running attempt has got (an MCP server's
+    /// `notifications/progress`, a browser waiting for a page). The caller's
+    /// listener gets a [`CallEvent::Progress`]: a plan shows it on the step's line,
+    /// the HTTP API streams it. `total` is `None` when the end is unknown.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if let Some(sink) = &self.shared.events {
+            sink(CallEvent::Progress {
+                call_id: self.shared.call_id.clone(),
+                tool: self.shared.tool.clone(),
+                attempt: self.attempt,
+                progress,
+                total,
+                message,
+            });
+        }
     }
 
     /// Ask for an argument to be stored as `"***"` in history, for secrets only the

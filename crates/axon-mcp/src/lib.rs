@@ -1,213 +1,32 @@
 //! # axon-mcp
 //!
-//! Axon as an MCP server (DESIGN.md, "MCP server"): Claude Desktop, Cursor or any
-//! MCP client lists every tool of the registry, with its input and output schemas
-//! and annotations, plus `run_plan`, and every `tools/call` goes through
-//! [`Executor::call`](axon_core::Executor::call) — validation, retries, breakers,
-//! cache and history apply exactly as they do for the CLI and the HTTP API.
+//! Axon on both sides of the Model Context Protocol.
 //!
-//! A call result comes back as `structuredContent` (the call result JSON) with its
+//! **As a client** ([`import`]): every server listed under `[[mcp.servers]]` (a
+//! stdio child process or a Streamable HTTP URL) is connected at start-up, its
+//! tools are listed (all pages) and registered as `<server>__<tool>` with their
+//! schemas and annotations, so calls to them get Axon's whole pipeline. MCP
+//! outcomes become Axon's error kinds: `isError` is `failed`, a lost connection
+//! or a dead child is `unavailable` (the next attempt reconnects or respawns), an
+//! abandoned call (timeout, cancel) sends `notifications/cancelled`, and
+//! `notifications/progress` become progress events.
+//!
+//! **As a server** ([`AxonMcp`]): Claude Desktop, Cursor or any MCP client lists
+//! every tool of the registry, with its input and output schemas and annotations,
+//! plus `run_plan`, and every `tools/call` goes through
+//! [`Executor::call`](axon_core::Executor::call) — validation, retries, breakers,
+//! cache and history apply exactly as they do for the CLI and the HTTP API. A
+//! call result comes back as `structuredContent` (the call result JSON) with its
 //! `data` as JSON text in `content`; a failed call is `isError: true` with its
 //! error's kind, code and message in the text. `run_plan` takes `{"plan": <plan
 //! as JSON or YAML text>, "run_id"?}` and returns the plan result. A client's
-//! `notifications/cancelled` cancels the call (or the run).
-//!
-//! `axon mcp` serves this over stdio ([`serve_stdio`]); `axon serve` mounts
-//! [`http_service`] at `/mcp` (Streamable HTTP). Importing tools *from* MCP
-//! servers is the other half of the bridge.
+//! `notifications/cancelled` cancels the call (or the run). `axon mcp` serves this
+//! over stdio ([`serve_stdio`]); `axon serve` mounts [`http_service`] at `/mcp`.
 
 #![warn(missing_docs)]
 
-use std::sync::Arc;
+mod client;
+mod server;
 
-use axon_core::{CallResult, ToolCall};
-use axon_plan::{Plan, PlanRunner, RunOptions};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use serde_json::{Value, json};
-
-/// The name of the plan tool.
-pub const RUN_PLAN: &str = "run_plan";
-
-/// The MCP face of a [`PlanRunner`] (and its executor's registry).
-#[derive(Clone)]
-pub struct AxonMcp {
-    runner: Arc<PlanRunner>,
-}
-
-impl AxonMcp {
-    /// Serve the tools of `runner`'s executor, and plans on `runner`.
-    pub fn new(runner: PlanRunner) -> Self {
-        AxonMcp {
-            runner: Arc::new(runner),
-        }
-    }
-
-    /// `tools/list`: the registry, then `run_plan`.
-    pub fn tools(&self) -> Vec<Value> {
-        let mut tools: Vec<Value> = self
-            .runner
-            .executor()
-            .registry()
-            .specs()
-            .iter()
-            .map(|s| s.mcp_tool())
-            .collect();
-        tools.push(json!({
-            "name": RUN_PLAN,
-            "description": "Runs a plan (DESIGN.md format: steps with tool, params, depends_on, templates) and returns the plan result. Finished steps are checkpointed; the same run_id resumes.",
-            "inputSchema": {
-                "type": "object",
-                "required": ["plan"],
-                "properties": {
-                    "plan": {"description": "The plan: an object, or JSON/YAML text.", "type": ["object", "string"]},
-                    "run_id": {"type": "string", "description": "Run (or resume) under this id."}
-                },
-                "additionalProperties": false
-            },
-            "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": true}
-        }));
-        tools
-    }
-
-    async fn run_plan(&self, args: Value, cancel: axon_core::CancellationToken) -> Value {
-        let plan = match &args["plan"] {
-            Value::String(text) => Plan::parse(text).map_err(|e| e.to_string()),
-            Value::Object(_) => serde_json::from_value::<Plan>(args["plan"].clone())
-                .map_err(|e| format!("/plan: {e}")),
-            Value::Null => Err("/plan: required".to_string()),
-            _ => Err("/plan: must be an object or JSON/YAML text".to_string()),
-        };
-        let plan = match plan {
-            Ok(plan) => plan,
-            Err(message) => return error_result("invalid_arguments", None, &message),
-        };
-        let options = RunOptions {
-            run_id: args["run_id"].as_str().map(str::to_string),
-            cancel: Some(cancel),
-            ..RunOptions::default()
-        };
-        match self.runner.run(&plan, options).await {
-            Ok(result) => {
-                let structured = json!(result);
-                let text = structured.to_string();
-                json!({
-                    "content": [{"type": "text", "text": text}],
-                    "structuredContent": structured,
-                    "isError": !result.success(),
-                })
-            }
-            Err(errors) => error_result("invalid_arguments", None, &errors.to_string()),
-        }
-    }
-}
-
-/// A failed call as MCP's `isError` result: kind, code and message in the text.
-fn error_result(kind: &str, code: Option<&str>, message: &str) -> Value {
-    let text = match code {
-        Some(code) => format!("{kind} ({code}): {message}"),
-        None => format!("{kind}: {message}"),
-    };
-    json!({"content": [{"type": "text", "text": text}], "isError": true})
-}
-
-/// A call result as an MCP tool result.
-fn call_result(result: &CallResult) -> Value {
-    let structured = json!(result);
-    match &result.error {
-        None => json!({
-            "content": [{"type": "text", "text": result.data.to_string()}],
-            "structuredContent": structured,
-            "isError": false,
-        }),
-        Some(e) => {
-            let mut out = error_result(e.kind.as_str(), e.code.as_deref(), &e.message);
-            out["structuredContent"] = structured;
-            out
-        }
-    }
-}
-
-fn internal(e: impl std::fmt::Display) -> ErrorData {
-    ErrorData::internal_error(e.to_string(), None)
-}
-
-impl ServerHandler for AxonMcp {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("axon", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "Axon runs each tool call through retries, timeouts, circuit breakers and a cache, and records it. Use run_plan for several dependent calls.",
-            )
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let tools = self
-            .tools()
-            .into_iter()
-            .map(serde_json::from_value::<Tool>)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(internal)?;
-        Ok(ListToolsResult::with_all_items(tools))
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let args = Value::Object(request.arguments.unwrap_or_default());
-        let out = if request.name == RUN_PLAN {
-            self.run_plan(args, context.ct.clone()).await
-        } else {
-            let call =
-                ToolCall::new(request.name.to_string(), args).cancel_token(context.ct.clone());
-            call_result(&self.runner.executor().call(call).await)
-        };
-        let result: CallToolResult = serde_json::from_value(out).map_err(internal)?;
-        Ok(result.into())
-    }
-}
-
-/// Serve over stdin/stdout until the client closes the connection.
-pub async fn serve_stdio(runner: PlanRunner) -> Result<(), String> {
-    let service = AxonMcp::new(runner)
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| format!("MCP handshake failed: {e}"))?;
-    service
-        .waiting()
-        .await
-        .map(|_| ())
-        .map_err(|e| format!("MCP server stopped: {e}"))
-}
-
-/// The MCP service over Streamable HTTP, for mounting in an axum router. One MCP
-/// session gets one handler over the shared runner. `check_host` keeps rmcp's
-/// DNS-rebinding protection (loopback `Host` headers only); a server that is
-/// reachable from elsewhere turns it off and relies on its bearer tokens.
-pub fn http_service(
-    runner: PlanRunner,
-    check_host: bool,
-) -> rmcp::transport::streamable_http_server::StreamableHttpService<
-    AxonMcp,
-    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
-> {
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
-    let handler = AxonMcp::new(runner);
-    let mut config = StreamableHttpServerConfig::default();
-    if !check_host {
-        config = config.with_allowed_hosts(Vec::<String>::new());
-    }
-    StreamableHttpService::new(move || Ok(handler.clone()), Default::default(), config)
-}
+pub use client::{McpConnection, McpServerConfig, McpTool, import};
+pub use server::{AxonMcp, RUN_PLAN, http_service, serve_stdio};

@@ -140,6 +140,21 @@ pub enum PlanEvent {
         /// Backoff before the next attempt, ms.
         delay_ms: u64,
     },
+    /// A step's tool reported progress (an MCP server's progress notifications).
+    StepProgress {
+        /// The run.
+        run_id: String,
+        /// The step.
+        index: usize,
+        /// How far it has got, in the tool's units.
+        progress: f64,
+        /// The end, when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        /// What it is doing.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
     /// A step ended (including skipped and resumed ones).
     StepFinished {
         /// The run.
@@ -497,21 +512,34 @@ impl<'a> Run<'a> {
         let events = self.events.clone().map(|tx| {
             let run_id = self.run_id.clone();
             Arc::new(move |e: CallEvent| {
-                if let CallEvent::Retrying {
-                    attempt,
-                    error,
-                    delay_ms,
-                    ..
-                } = e
-                {
-                    let _ = tx.send(PlanEvent::StepRetrying {
+                let event = match e {
+                    CallEvent::Retrying {
+                        attempt,
+                        error,
+                        delay_ms,
+                        ..
+                    } => PlanEvent::StepRetrying {
                         run_id: run_id.clone(),
                         index: i,
                         attempt,
                         error,
                         delay_ms,
-                    });
-                }
+                    },
+                    CallEvent::Progress {
+                        progress,
+                        total,
+                        message,
+                        ..
+                    } => PlanEvent::StepProgress {
+                        run_id: run_id.clone(),
+                        index: i,
+                        progress,
+                        total,
+                        message,
+                    },
+                    _ => return,
+                };
+                let _ = tx.send(event);
             }) as axon_core::EventSink
         });
         Ok(ToolCall {

@@ -46,6 +46,16 @@ fn runner(log: Arc<Mutex<Vec<String>>>) -> PlanRunner {
     ))
     .unwrap();
     r.register(tool_fn(
+        "report",
+        "Reports progress 1/2 and 2/2",
+        |_: Value, ctx: ToolContext| async move {
+            ctx.progress(1.0, Some(2.0), Some("half".into()));
+            ctx.progress(2.0, Some(2.0), None);
+            Ok::<_, ToolError>(json!("done"))
+        },
+    ))
+    .unwrap();
+    r.register(tool_fn(
         "mark",
         "Logs start and end",
         move |a: Mark, _ctx: ToolContext| {
@@ -352,7 +362,7 @@ async fn a_step_fallback_serves_with_templates_resolved() {
 async fn progress_events_arrive_in_order() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let p = plan(
-        "steps:\n- {id: a, tool: flaky, params: {key: events-1, fail_times: 1}}\n- {id: b, tool: echo, depends_on: [a]}\n",
+        "steps:\n- {id: a, tool: flaky, params: {key: events-1, fail_times: 1}}\n- {id: b, tool: report, depends_on: [a]}\n",
     );
     let r = runner(log())
         .run(
@@ -374,6 +384,13 @@ async fn progress_events_arrive_in_order() {
             PlanEvent::StepRetrying { index, attempt, .. } => {
                 format!("retrying {index} after {attempt}")
             }
+            PlanEvent::StepProgress {
+                index,
+                progress,
+                total,
+                message,
+                ..
+            } => format!("progress {index} {progress}/{total:?} {message:?}"),
             PlanEvent::StepFinished { step, .. } => {
                 format!("finished {} {:?}", step.index, step.status)
             }
@@ -388,6 +405,8 @@ async fn progress_events_arrive_in_order() {
             "retrying 0 after 1",
             "finished 0 Succeeded",
             "started 1",
+            "progress 1 1/Some(2.0) Some(\"half\")",
+            "progress 1 2/Some(2.0) None",
             "finished 1 Succeeded",
             "run_finished Succeeded"
         ]

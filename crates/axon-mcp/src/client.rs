@@ -1,0 +1,689 @@
+//! Axon as an MCP client: tools imported from MCP servers, called through the
+//! pipeline like any other tool.
+//!
+//! One [`McpConnection`] per configured server owns the live session (a child
+//! process on stdio, or a Streamable HTTP session). A call that finds the session
+//! gone (the child exited, the connection dropped) fails as `unavailable` and
+//! drops it; the next attempt — the retry loop's, or the next call's — starts a
+//! fresh one. So a server that stays down shows up in the breaker, never as a hang.
+
+use std::collections::{BTreeMap, HashMap};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use axon_core::registry::is_valid_tool_name;
+use axon_core::{Annotations, ErrorKind, Tool, ToolContext, ToolError, ToolSpec};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, ErrorCode,
+    Implementation, ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
+};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::io::AsyncBufReadExt;
+
+/// How long a server may take to start and answer `initialize` and `tools/list`
+/// unless its config says otherwise.
+pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
+
+/// One `[[mcp.servers]]` entry: where the server is and what to call its tools.
+///
+/// Either `command` (with `args`, `env`, `cwd`) for a server that speaks MCP on
+/// its stdin/stdout, or `url` (with `headers`) for Streamable HTTP.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// Names the server in errors and, unless `prefix` is set, its tools:
+    /// `<name>__<tool>`.
+    pub name: String,
+    /// The program to start (stdio transport).
+    pub command: Option<String>,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Environment variables added to Axon's own for the child (tokens go here;
+    /// `axon config show` masks them).
+    pub env: BTreeMap<String, String>,
+    /// The child's working directory.
+    pub cwd: Option<std::path::PathBuf>,
+    /// The endpoint (Streamable HTTP transport).
+    pub url: Option<String>,
+    /// HTTP headers sent with every request (`Authorization` for a token).
+    pub headers: BTreeMap<String, String>,
+    /// Tool names become `<prefix>__<tool>` instead of `<name>__<tool>`.
+    pub prefix: Option<String>,
+    /// A server that fails to start is a warning and its tools are absent,
+    /// instead of a start-up error.
+    pub optional: bool,
+    /// How long starting, the handshake and listing the tools may take.
+    pub startup_timeout_ms: u64,
+}
+
+impl Default for McpServerConfig {
+    fn default() -> Self {
+        McpServerConfig {
+            name: String::new(),
+            command: None,
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: None,
+            url: None,
+            headers: BTreeMap::new(),
+            prefix: None,
+            optional: false,
+            startup_timeout_ms: DEFAULT_STARTUP_TIMEOUT_MS,
+        }
+    }
+}
+
+impl McpServerConfig {
+    /// A stdio server: `command args…`.
+    pub fn stdio(
+        name: impl Into<String>,
+        command: impl Into<String>,
+        args: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        McpServerConfig {
+            name: name.into(),
+            command: Some(command.into()),
+            args: args.into_iter().map(Into::into).collect(),
+            ..McpServerConfig::default()
+        }
+    }
+
+    /// A Streamable HTTP server at `url`.
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        McpServerConfig {
+            name: name.into(),
+            url: Some(url.into()),
+            ..McpServerConfig::default()
+        }
+    }
+
+    /// Check the entry before anything is started; the message names the field.
+    pub fn check(&self) -> Result<(), String> {
+        let prefix = self.prefix.as_deref().unwrap_or(&self.name);
+        if self.name.is_empty() {
+            return Err("mcp.servers: an entry has no name".into());
+        }
+        if !is_valid_tool_name(prefix) || prefix.len() > 40 {
+            return Err(format!(
+                "mcp.servers {:?}: {} {prefix:?} must be 1-40 characters of a-z, A-Z, 0-9, _ and -, since it starts every tool name",
+                self.name,
+                if self.prefix.is_some() {
+                    "prefix"
+                } else {
+                    "name"
+                }
+            ));
+        }
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => Err(format!(
+                "mcp.servers {:?}: give either command or url, not both",
+                self.name
+            )),
+            (None, None) => Err(format!(
+                "mcp.servers {:?}: needs command (stdio) or url (Streamable HTTP)",
+                self.name
+            )),
+            (Some(command), None) if command.trim().is_empty() => {
+                Err(format!("mcp.servers {:?}: command is empty", self.name))
+            }
+            (None, Some(url)) if !(url.starts_with("http://") || url.starts_with("https://")) => {
+                Err(format!(
+                    "mcp.servers {:?}: url must start with http:// or https://",
+                    self.name
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn tool_prefix(&self) -> &str {
+        self.prefix.as_deref().unwrap_or(&self.name)
+    }
+}
+
+/// Routes a server's progress notifications to the call that asked for them.
+#[derive(Clone, Default)]
+struct Handler {
+    progress: Arc<Mutex<HashMap<ProgressToken, ToolContext>>>,
+}
+
+impl ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let ctx = self
+            .progress
+            .lock()
+            .ok()
+            .and_then(|map| map.get(&params.progress_token).cloned());
+        if let Some(ctx) = ctx {
+            ctx.progress(params.progress, params.total, params.message);
+        }
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("axon", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// Unregisters a call's progress token when the call ends, however it ends.
+struct ProgressRoute<'a> {
+    handler: &'a Handler,
+    token: ProgressToken,
+}
+
+impl Drop for ProgressRoute<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut map) = self.handler.progress.lock() {
+            map.remove(&self.token);
+        }
+    }
+}
+
+/// Sends `notifications/cancelled` for a request whose caller stopped waiting
+/// (the attempt timed out or the call was cancelled, and the future was dropped),
+/// so the server can stop the work.
+struct AbandonGuard {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for AbandonGuard {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let notification = CancelledNotification::new(CancelledNotificationParam::new(
+                Some(id),
+                Some("abandoned by the caller (timeout or cancel)".into()),
+            ));
+            let _ = peer.send_notification(notification.into()).await;
+        });
+    }
+}
+
+type Session = RunningService<RoleClient, Handler>;
+
+/// A live session and, for a child process, its pid.
+struct Live {
+    session: Session,
+    pid: Option<u32>,
+}
+
+/// One configured MCP server and its current session, shared by all the tools
+/// imported from it. The session is started lazily again after it was lost.
+pub struct McpConnection {
+    config: McpServerConfig,
+    handler: Handler,
+    live: tokio::sync::Mutex<Option<Arc<Live>>>,
+}
+
+impl std::fmt::Debug for McpConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpConnection")
+            .field("server", &self.config.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpConnection {
+    /// A connection to `config`'s server; nothing is started until it is used.
+    pub fn new(config: McpServerConfig) -> Self {
+        McpConnection {
+            handler: Handler::default(),
+            config,
+            live: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The server's config entry.
+    pub fn config(&self) -> &McpServerConfig {
+        &self.config
+    }
+
+    /// The pid of the child process serving the current session, if one is up
+    /// (for diagnostics and for tests that kill it).
+    pub async fn child_pid(&self) -> Option<u32> {
+        self.live.lock().await.as_ref().and_then(|live| live.pid)
+    }
+
+    /// The live session, started (or restarted) if there is none.
+    async fn session(&self) -> Result<Arc<Live>, String> {
+        let mut slot = self.live.lock().await;
+        if let Some(live) = slot.as_ref()
+            && !live.session.is_closed()
+            && !live.session.peer().is_transport_closed()
+        {
+            return Ok(live.clone());
+        }
+        *slot = None;
+        let live = Arc::new(self.start().await?);
+        *slot = Some(live.clone());
+        Ok(live)
+    }
+
+    /// Forget `live` if it is still the current session (it failed).
+    async fn drop_session(&self, live: &Arc<Live>) {
+        let mut slot = self.live.lock().await;
+        if slot
+            .as_ref()
+            .is_some_and(|current| Arc::ptr_eq(current, live))
+        {
+            *slot = None;
+        }
+    }
+
+    async fn start(&self) -> Result<Live, String> {
+        let timeout = Duration::from_millis(self.config.startup_timeout_ms);
+        let name = &self.config.name;
+        match tokio::time::timeout(timeout, self.start_untimed()).await {
+            Ok(result) => result.map_err(|e| format!("MCP server {name:?}: {e}")),
+            Err(_) => Err(format!(
+                "MCP server {name:?}: no answer to initialize within {} ms",
+                self.config.startup_timeout_ms
+            )),
+        }
+    }
+
+    async fn start_untimed(&self) -> Result<Live, String> {
+        if let Some(command) = &self.config.command {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(&self.config.args)
+                .envs(&self.config.env)
+                .kill_on_drop(true);
+            if let Some(cwd) = &self.config.cwd {
+                cmd.current_dir(cwd);
+            }
+            let (transport, stderr) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            let pid = transport.id();
+            if let Some(stderr) = stderr {
+                // Drained so a chatty server never blocks on a full pipe; kept for `-v`.
+                let server = self.config.name.clone();
+                tokio::spawn(async move {
+                    let mut lines = tokio::io::BufReader::new(stderr).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        tracing::debug!(server, "stderr: {line}");
+                    }
+                });
+            }
+            let session =
+                self.handler.clone().serve(transport).await.map_err(|e| {
+                    format!("`{command}` started but the MCP handshake failed: {e}")
+                })?;
+            tracing::info!(server = %self.config.name, pid, "MCP server started");
+            Ok(Live { session, pid })
+        } else if let Some(url) = &self.config.url {
+            axon_http::install_crypto_provider();
+            let mut headers = HashMap::new();
+            for (key, value) in &self.config.headers {
+                let key = reqwest::header::HeaderName::try_from(key.as_str())
+                    .map_err(|e| format!("header {key:?}: {e}"))?;
+                let value = reqwest::header::HeaderValue::try_from(value.as_str())
+                    .map_err(|e| format!("header {key}: {e}"))?;
+                headers.insert(key, value);
+            }
+            let client = reqwest::Client::builder()
+                .build()
+                .map_err(|e| format!("HTTP client: {e}"))?;
+            let transport = StreamableHttpClientTransport::with_client(
+                client,
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
+            );
+            let session = self.handler.clone().serve(transport).await.map_err(|e| {
+                // The transport's message quotes the URL, query string and all.
+                let mut message = e.to_string();
+                let parsed = reqwest::Url::parse(url).map(|u| u.to_string());
+                for raw in [Some(url.clone()), parsed.ok()].into_iter().flatten() {
+                    message = message.replace(&raw, &redact_url(url));
+                }
+                format!("cannot connect to {}: {message}", redact_url(url))
+            })?;
+            Ok(Live { session, pid: None })
+        } else {
+            Err("needs command or url".into())
+        }
+    }
+
+    /// `tools/list`, every page.
+    async fn list_tools(&self) -> Result<Vec<rmcp::model::Tool>, String> {
+        let live = self.session().await?;
+        let timeout = Duration::from_millis(self.config.startup_timeout_ms);
+        match tokio::time::timeout(timeout, live.session.peer().list_all_tools()).await {
+            Ok(Ok(tools)) => Ok(tools),
+            Ok(Err(e)) => Err(format!(
+                "MCP server {:?}: tools/list failed: {e}",
+                self.config.name
+            )),
+            Err(_) => Err(format!(
+                "MCP server {:?}: no answer to tools/list within {} ms",
+                self.config.name, self.config.startup_timeout_ms
+            )),
+        }
+    }
+
+    /// One `tools/call` on the current session.
+    async fn call(&self, tool: &str, args: &Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let live = self
+            .session()
+            .await
+            .map_err(|e| ToolError::unavailable(e).with_code("mcp_unreachable"))?;
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map.clone());
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let peer = live.session.peer();
+        let handle = match peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(e) => return Err(self.service_error(&live, e).await),
+        };
+        if let Ok(mut map) = self.handler.progress.lock() {
+            map.insert(handle.progress_token.clone(), ctx.clone());
+        }
+        let _route = ProgressRoute {
+            handler: &self.handler,
+            token: handle.progress_token.clone(),
+        };
+        let mut abandon = AbandonGuard {
+            peer: peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let response = handle.await_response().await;
+        abandon.id = None;
+        match response {
+            Ok(ServerResult::CallToolResult(result)) => call_data(result),
+            Ok(_) => Err(ToolError::failed(format!(
+                "MCP server {:?} answered tools/call with something other than a tool result",
+                self.config.name
+            ))
+            .with_code("mcp_unexpected_response")),
+            Err(e) => Err(self.service_error(&live, e).await),
+        }
+    }
+
+    /// An rmcp error as Axon's error kinds; a dead session is dropped so that the
+    /// next attempt starts a new one.
+    async fn service_error(&self, live: &Arc<Live>, e: ServiceError) -> ToolError {
+        let name = &self.config.name;
+        match e {
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                self.drop_session(live).await;
+                ToolError::unavailable(format!("MCP server {name:?}: connection lost ({e})"))
+                    .with_code("mcp_disconnected")
+            }
+            ServiceError::McpError(data) => {
+                let kind = if data.code == ErrorCode::INVALID_PARAMS {
+                    ErrorKind::InvalidArguments
+                } else {
+                    ErrorKind::Failed
+                };
+                ToolError::new(kind, format!("MCP server {name:?}: {}", data.message))
+                    .with_code(format!("mcp_{}", data.code.0))
+            }
+            ServiceError::Timeout { .. } => {
+                ToolError::new(ErrorKind::Timeout, format!("MCP server {name:?}: {e}"))
+            }
+            ServiceError::Cancelled { .. } => {
+                ToolError::new(ErrorKind::Cancelled, format!("MCP server {name:?}: {e}"))
+            }
+            other => {
+                ToolError::failed(format!("MCP server {name:?}: {other}")).with_code("mcp_protocol")
+            }
+        }
+    }
+}
+
+/// A call result's data: `structuredContent` when there is one, else the content
+/// (one text block as JSON when it parses, else as a string; several blocks as
+/// the array of blocks). `isError` is a `failed` with the text as message.
+fn call_data(result: CallToolResult) -> Result<Value, ToolError> {
+    let content = serde_json::to_value(&result.content).unwrap_or(Value::Null);
+    if result.is_error == Some(true) {
+        let message = texts(&content);
+        let message = if message.is_empty() {
+            "the tool reported an error without a message".to_string()
+        } else {
+            message
+        };
+        return Err(ToolError::failed(message).with_code("mcp_tool_error"));
+    }
+    if let Some(structured) = result.structured_content {
+        return Ok(structured);
+    }
+    match content.as_array().map(Vec::as_slice) {
+        Some([only]) if only["type"] == "text" => {
+            let text = only["text"].as_str().unwrap_or_default();
+            Ok(serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string())))
+        }
+        Some([]) | None => Ok(Value::Null),
+        Some(_) => Ok(content),
+    }
+}
+
+/// The text blocks of a content array, one per line.
+fn texts(content: &Value) -> String {
+    content
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|block| block["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A URL without its query string and credentials, for messages.
+fn redact_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            parsed.set_query(None);
+            let _ = parsed.set_password(None);
+            let _ = parsed.set_username("");
+            parsed.to_string()
+        }
+        Err(_) => "the configured url".to_string(),
+    }
+}
+
+/// A tool of an MCP server, as an Axon tool.
+#[derive(Debug)]
+pub struct McpTool {
+    spec: ToolSpec,
+    remote: String,
+    connection: Arc<McpConnection>,
+}
+
+impl McpTool {
+    /// The tool's name in Axon: `<prefix>__<remote name>`.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// The tool's name on its server.
+    pub fn remote_name(&self) -> &str {
+        &self.remote
+    }
+
+    /// The connection it calls through.
+    pub fn connection(&self) -> &Arc<McpConnection> {
+        &self.connection
+    }
+
+    /// An Axon tool for one entry of `tools/list`; `None` when its name cannot be
+    /// made a valid Axon tool name.
+    fn from_listing(connection: &Arc<McpConnection>, tool: &rmcp::model::Tool) -> Option<Self> {
+        let listing = serde_json::to_value(tool).ok()?;
+        let remote = listing["name"].as_str()?.to_string();
+        let local: String = remote
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let name = format!("{}__{local}", connection.config.tool_prefix());
+        if !is_valid_tool_name(&name) {
+            tracing::warn!(server = %connection.config.name, tool = remote, "tool skipped: {name:?} is longer than 64 characters");
+            return None;
+        }
+        // MCP's defaults for absent hints are the cautious ones: may write, may
+        // destroy, not idempotent, talks to the world.
+        let hints = &listing["annotations"];
+        let hint = |key: &str, default: bool| hints[key].as_bool().unwrap_or(default);
+        let annotations = Annotations {
+            title: listing["title"]
+                .as_str()
+                .or_else(|| hints["title"].as_str())
+                .map(str::to_string),
+            read_only: hint("readOnlyHint", false),
+            destructive: hint("destructiveHint", true),
+            idempotent: hint("idempotentHint", false),
+            open_world: hint("openWorldHint", true),
+        };
+        let mut spec = ToolSpec::new(name, listing["description"].as_str().unwrap_or_default())
+            .input_schema(listing["inputSchema"].clone())
+            .annotations(annotations);
+        if let Some(output) = listing.get("outputSchema").filter(|v| v.is_object()) {
+            spec = spec.output_schema(output.clone());
+        }
+        Some(McpTool {
+            spec,
+            remote,
+            connection: connection.clone(),
+        })
+    }
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: &Value, ctx: ToolContext) -> Result<Value, ToolError> {
+        self.connection.call(&self.remote, args, &ctx).await
+    }
+}
+
+/// Connect to `config`'s server and list its tools, as Axon tools that share
+/// one connection. The error names the server and says what failed (the
+/// command that would not start, the handshake, the listing).
+pub async fn import(config: McpServerConfig) -> Result<Vec<McpTool>, String> {
+    config.check()?;
+    let connection = Arc::new(McpConnection::new(config));
+    let listing = connection.list_tools().await?;
+    Ok(listing
+        .iter()
+        .filter_map(|tool| McpTool::from_listing(&connection, tool))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn result(value: Value) -> CallToolResult {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn structured_content_wins_over_text() {
+        let r = result(
+            json!({"content": [{"type": "text", "text": "ignored"}], "structuredContent": {"a": 1}}),
+        );
+        assert_eq!(call_data(r).unwrap(), json!({"a": 1}));
+    }
+
+    #[test]
+    fn one_text_block_is_parsed_as_json_when_it_is_json() {
+        let r = result(json!({"content": [{"type": "text", "text": "{\"n\": 2}"}]}));
+        assert_eq!(call_data(r).unwrap(), json!({"n": 2}));
+        let r = result(json!({"content": [{"type": "text", "text": "Echo: hi"}]}));
+        assert_eq!(call_data(r).unwrap(), json!("Echo: hi"));
+    }
+
+    #[test]
+    fn several_blocks_are_kept_as_blocks() {
+        let r = result(
+            json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}),
+        );
+        assert_eq!(call_data(r).unwrap().as_array().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn is_error_is_failed_with_the_text() {
+        let r =
+            result(json!({"content": [{"type": "text", "text": "no such city"}], "isError": true}));
+        let e = call_data(r).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Failed);
+        assert_eq!(e.message, "no such city");
+    }
+
+    #[test]
+    fn config_check_names_the_problem() {
+        let both = McpServerConfig {
+            url: Some("http://x".into()),
+            ..McpServerConfig::stdio("a", "node", ["x"])
+        };
+        assert!(both.check().unwrap_err().contains("not both"));
+        let neither = McpServerConfig {
+            name: "a".into(),
+            ..McpServerConfig::default()
+        };
+        assert!(neither.check().unwrap_err().contains("needs command"));
+        let bad = McpServerConfig::stdio("a b", "node", ["x"]);
+        assert!(bad.check().unwrap_err().contains("name \"a b\""));
+        assert!(McpServerConfig::http("gh", "ftp://x").check().is_err());
+        assert!(McpServerConfig::http("gh", "https://x/mcp").check().is_ok());
+    }
+
+    #[test]
+    fn missing_hints_take_mcp_defaults_and_names_are_prefixed() {
+        let connection = Arc::new(McpConnection::new(McpServerConfig::stdio(
+            "srv",
+            "x",
+            ["y"],
+        )));
+        let tool: rmcp::model::Tool =
+            serde_json::from_value(json!({"name": "do.it", "inputSchema": {"type": "object"}}))
+                .unwrap();
+        let imported = McpTool::from_listing(&connection, &tool).unwrap();
+        assert_eq!(imported.spec.name, "srv__do_it");
+        assert_eq!(imported.remote_name(), "do.it");
+        assert!(!imported.spec.annotations.safe_to_repeat());
+        assert!(imported.spec.annotations.destructive);
+    }
+
+    #[test]
+    fn urls_in_messages_lose_query_and_credentials() {
+        assert_eq!(
+            redact_url("https://u:p@h.example/mcp?token=abc"),
+            "https://h.example/mcp"
+        );
+    }
+}
