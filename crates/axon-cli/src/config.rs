@@ -88,27 +88,11 @@ pub struct Browser {
     pub allow_file_urls: bool,
 }
 
+/// `[mcp]`: the MCP servers whose tools are imported (`[[mcp.servers]]`).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Mcp {
-    pub servers: Vec<McpServer>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct McpServer {
-    pub name: String,
-    pub command: Option<String>,
-    #[serde(default)]
-    pub args: Vec<String>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    pub url: Option<String>,
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    pub prefix: Option<String>,
-    #[serde(default)]
-    pub optional: bool,
+    pub servers: Vec<axon_mcp::McpServerConfig>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -212,6 +196,16 @@ impl Config {
                 "log.format: {:?} must be \"text\" or \"json\"",
                 self.log.format
             )));
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for server in &self.mcp.servers {
+            server.check().map_err(ConfigError)?;
+            if !names.insert(server.name.as_str()) {
+                return Err(ConfigError(format!(
+                    "mcp.servers: two servers are named {:?}",
+                    server.name
+                )));
+            }
         }
         axon_core::Policy::layered([&self.defaults_json()])
             .map_err(|e| ConfigError(format!("defaults.{}: {}", e.key, e.message)))?;

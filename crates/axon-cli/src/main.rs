@@ -176,12 +176,12 @@ async fn dispatch(cli: Cli) -> Outcome {
             correlation_id,
         } => call(&config, ui, tool, args, pairs, correlation_id).await,
         Command::Run { plan, run_id } => run(&config, ui, &plan, run_id).await,
-        Command::Validate { plan } => validate(&config, ui, &plan),
-        Command::Tools { format } => tools(&config, format),
+        Command::Validate { plan } => validate(&config, ui, &plan).await,
+        Command::Tools { format } => tools(&config, ui, format).await,
         Command::History { id } => history(&config, ui, &id).await,
         Command::Stats => stats(&config, ui).await,
         Command::Serve { bind } => serve(&config, ui, bind).await,
-        Command::Mcp => mcp(&config).await,
+        Command::Mcp => mcp(&config, ui).await,
         Command::Config { action } => match action {
             ConfigAction::Check { file } => {
                 let path = file
@@ -218,11 +218,48 @@ fn init_logging(config: &Config, verbose: u8, quiet: bool) {
     }
 }
 
-/// Every tool the CLI and server offer: the utilities and `http_request`.
-fn registry(config: &Config) -> Result<ToolRegistry, Fail> {
+/// Whether building an executor starts the configured MCP servers. Commands that
+/// never call a tool (`stats`) leave them alone.
+#[derive(Clone, Copy, PartialEq)]
+enum Mcp {
+    Import,
+    Skip,
+}
+
+/// Every tool the CLI and server offer: the utilities, `http_request`, and the
+/// tools of every `[[mcp.servers]]` entry (started side by side). A server that
+/// fails to start stops the command (exit 3) unless it is `optional`, which is a
+/// warning.
+async fn registry(config: &Config, ui: output::Ui, mcp: Mcp) -> Result<ToolRegistry, Fail> {
     let mut registry = ToolRegistry::with_utilities();
     let http = axon_http::HttpRequest::new(config.http.clone()).map_err(infra)?;
     registry.register(http).map_err(|e| infra(e.to_string()))?;
+    if mcp == Mcp::Skip {
+        return Ok(registry);
+    }
+    let imports = futures::future::join_all(
+        config
+            .mcp
+            .servers
+            .iter()
+            .map(|server| axon_mcp::import(server.clone())),
+    )
+    .await;
+    for (server, imported) in config.mcp.servers.iter().zip(imports) {
+        match imported {
+            Ok(tools) => {
+                for tool in tools {
+                    registry
+                        .register(tool)
+                        .map_err(|e| infra(format!("mcp.servers {:?}: {e}", server.name)))?;
+                }
+            }
+            Err(message) if server.optional => {
+                ui.warn(&format!("{message} (optional: its tools are absent)"));
+            }
+            Err(message) => return Err(infra(message)),
+        }
+    }
     Ok(registry)
 }
 
@@ -239,8 +276,14 @@ async fn open_store(config: &Config) -> Result<Arc<SqliteStore>, Fail> {
         .map_err(|e| infra(e.to_string()))
 }
 
-fn executor(config: &Config, store: Option<Arc<SqliteStore>>) -> Result<Executor, Fail> {
-    let mut builder = Executor::builder(registry(config)?).defaults(config.defaults_json());
+async fn executor(
+    config: &Config,
+    ui: output::Ui,
+    store: Option<Arc<SqliteStore>>,
+    mcp: Mcp,
+) -> Result<Executor, Fail> {
+    let mut builder =
+        Executor::builder(registry(config, ui, mcp).await?).defaults(config.defaults_json());
     for (tool, table) in &config.tools {
         builder = builder.tool_policy(tool, config::table_json(table));
     }
@@ -283,7 +326,7 @@ async fn call(
 ) -> Outcome {
     let args = parse_args(args, pairs)?;
     let store = open_store(config).await?;
-    let executor = executor(config, Some(store.clone()))?;
+    let executor = executor(config, ui, Some(store.clone()), Mcp::Import).await?;
     let mut call = ToolCall::new(tool, args);
     call.correlation_id = correlation_id;
     let result = executor.call(call).await;
@@ -304,9 +347,9 @@ fn read_plan(path: &Path) -> Result<Plan, Fail> {
     Plan::parse(&text).map_err(|e| usage(format!("{}: {e}", path.display())))
 }
 
-fn validate(config: &Config, ui: output::Ui, path: &Path) -> Outcome {
+async fn validate(config: &Config, ui: output::Ui, path: &Path) -> Outcome {
     let plan = read_plan(path)?;
-    let runner = PlanRunner::new(executor(config, None)?);
+    let runner = PlanRunner::new(executor(config, ui, None, Mcp::Import).await?);
     match runner.validate(&plan) {
         Ok(_) => {
             if ui.json {
@@ -340,7 +383,10 @@ fn validate(config: &Config, ui: output::Ui, path: &Path) -> Outcome {
 async fn run(config: &Config, ui: output::Ui, path: &Path, run_id: Option<String>) -> Outcome {
     let plan = read_plan(path)?;
     let store = open_store(config).await?;
-    let runner = PlanRunner::with_store(executor(config, Some(store.clone()))?, store.clone());
+    let runner = PlanRunner::with_store(
+        executor(config, ui, Some(store.clone()), Mcp::Import).await?,
+        store.clone(),
+    );
     runner
         .validate(&plan)
         .map_err(|e| usage(format!("{}: {e}", path.display())))?;
@@ -388,8 +434,8 @@ async fn run(config: &Config, ui: output::Ui, path: &Path, run_id: Option<String
     })
 }
 
-fn tools(config: &Config, format: ToolsFormat) -> Outcome {
-    let executor = executor(config, None)?;
+async fn tools(config: &Config, ui: output::Ui, format: ToolsFormat) -> Outcome {
+    let executor = executor(config, ui, None, Mcp::Import).await?;
     let specs = executor.registry().specs();
     match format {
         ToolsFormat::Table => output::tools_table(&specs),
@@ -437,7 +483,7 @@ async fn history(config: &Config, ui: output::Ui, id: &str) -> Outcome {
 async fn stats(config: &Config, ui: output::Ui) -> Outcome {
     let store = open_store(config).await?;
     let stats = store.tool_stats().await.map_err(|e| infra(e.to_string()))?;
-    let executor = executor(config, None)?;
+    let executor = executor(config, ui, None, Mcp::Skip).await?;
     store.close().await;
     output::stats(ui, &stats, &executor);
     Ok(ExitCode::SUCCESS)
@@ -452,7 +498,10 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
     // The recorder must exist before the executor registers its metric handles.
     let metrics = axon_server::install_prometheus().map_err(infra)?;
     let store = open_store(config).await?;
-    let runner = PlanRunner::with_store(executor(config, Some(store.clone()))?, store.clone());
+    let runner = PlanRunner::with_store(
+        executor(config, ui, Some(store.clone()), Mcp::Import).await?,
+        store.clone(),
+    );
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| infra(format!("cannot bind {addr}: {e}")))?;
@@ -504,9 +553,12 @@ async fn shutdown_signal() {
     }
 }
 
-async fn mcp(config: &Config) -> Outcome {
+async fn mcp(config: &Config, ui: output::Ui) -> Outcome {
     let store = open_store(config).await?;
-    let runner = PlanRunner::with_store(executor(config, Some(store.clone()))?, store.clone());
+    let runner = PlanRunner::with_store(
+        executor(config, ui, Some(store.clone()), Mcp::Import).await?,
+        store.clone(),
+    );
     // stdout carries the protocol; logs go to stderr (init_logging).
     let served = axon_mcp::serve_stdio(runner).await;
     store.close().await;

@@ -27,6 +27,14 @@ impl Ui {
             eprintln!("{text}");
         }
     }
+
+    /// A warning on stderr (`axon: warning: …`), unless quiet. Shown in JSON mode
+    /// too: stdout stays one document.
+    pub fn warn(&self, text: &str) {
+        if !self.quiet {
+            eprintln!("axon: warning: {text}");
+        }
+    }
 }
 
 pub fn print_json<T: Serialize>(value: &T) {
@@ -249,8 +257,14 @@ pub fn plan_result(ui: Ui, result: &PlanResult) {
         }
         return;
     }
+    // Imported MCP tools have long names (`server__tool`): size the column to them.
+    let tw = result
+        .steps
+        .iter()
+        .map(|s| s.tool.len())
+        .fold(14, usize::max);
     println!(
-        "{:<4} {:<20} {:<14} {:<11} {:>8} {:>9}  reason",
+        "{:<4} {:<20} {:<tw$} {:<11} {:>8} {:>9}  reason",
         "#", "step", "tool", "status", "attempts", "ms"
     );
     for s in &result.steps {
@@ -261,7 +275,7 @@ pub fn plan_result(ui: Ui, result: &PlanResult) {
                 (r.attempts.to_string(), r.duration_ms.to_string())
             });
         println!(
-            "{:<4} {:<20} {:<14} {:<11} {:>8} {:>9}  {}",
+            "{:<4} {:<20} {:<tw$} {:<11} {:>8} {:>9}  {}",
             s.index,
             s.id.as_deref().unwrap_or("-"),
             s.tool,
@@ -281,7 +295,8 @@ pub fn plan_result(ui: Ui, result: &PlanResult) {
 }
 
 pub fn tools_table(specs: &[ToolSpec]) {
-    println!("{:<28} {:<22} description", "tool", "hints");
+    let w = specs.iter().map(|s| s.name.len()).fold(28, usize::max);
+    println!("{:<w$} {:<22} description", "tool", "hints");
     for s in specs {
         let a = &s.annotations;
         let mut hints = Vec::new();
@@ -294,7 +309,7 @@ pub fn tools_table(specs: &[ToolSpec]) {
         if a.idempotent {
             hints.push("idempotent");
         }
-        println!("{:<28} {:<22} {}", s.name, hints.join(","), s.description);
+        println!("{:<w$} {:<22} {}", s.name, hints.join(","), s.description);
     }
 }
 

@@ -1,6 +1,11 @@
-//! `axon mcp` driven by a real MCP client (rmcp's, over the child's stdio): the
-//! tool list with schemas and annotations, calls through the pipeline, failures
-//! as `isError`, and `run_plan`.
+//! `axon mcp` driven by real MCP clients (rmcp's, and the official Python SDK from
+//! peers/venv, over the child's stdio): the tool list with schemas and
+//! annotations, calls through the pipeline, failures as `isError`, and
+//! `run_plan`. And the other direction: `[[mcp.servers]]` in the config imports
+//! server-everything's tools (peers/node_modules) into `axon call`, `axon tools`
+//! and `axon mcp` itself.
+
+use std::path::{Path, PathBuf};
 
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -8,8 +13,16 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
 async fn client() -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    client_with(None).await
+}
+
+/// `axon [--config FILE] mcp` under an rmcp client.
+async fn client_with(config: Option<&Path>) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
     let dir = std::env::temp_dir().join(format!("axon-mcp-test-{}", std::process::id()));
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"));
+    if let Some(config) = config {
+        cmd.arg("--config").arg(config);
+    }
     cmd.arg("mcp")
         .env(
             "AXON_STORE_PATH",
@@ -113,4 +126,179 @@ async fn run_plan_returns_the_plan_result() {
         "{r}"
     );
     client.cancel().await.unwrap();
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A config file importing server-everything (stdio), plus `extra` TOML.
+fn everything_config(extra: &str) -> PathBuf {
+    let js = repo_root()
+        .join("peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        js.exists(),
+        "server-everything is not installed: run scripts/peers"
+    );
+    let dir = std::env::temp_dir().join(format!("axon-mcp-config-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("axon.toml");
+    let text = format!(
+        "[[mcp.servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n{extra}",
+        js.display().to_string()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn axon(config: &Path, args: &[&str]) -> std::process::Output {
+    let store = config.with_file_name("axon.db");
+    std::process::Command::new(env!("CARGO_BIN_EXE_axon"))
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .env("AXON_STORE_PATH", store)
+        .env_remove("AXON_CONFIG")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn configured_servers_tools_are_listed_and_called_from_the_cli() {
+    let config = everything_config("");
+    let out = axon(&config, &["tools", "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let echo = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "everything__echo")
+        .expect("everything__echo listed");
+    assert_eq!(echo["annotations"]["read_only"], true);
+
+    let out = axon(
+        &config,
+        &["--json", "call", "everything__get-sum", "a=2", "b=40"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["data"], "The sum of 2 and 40 is 42.");
+    assert_eq!(result["tool"], "everything__get-sum");
+}
+
+#[test]
+fn a_server_that_cannot_start_stops_the_cli_unless_optional() {
+    let broken = "[[mcp.servers]]\nname = \"ghost\"\ncommand = \"/nonexistent/ghost-server\"\n";
+    let config = everything_config(broken);
+    let out = axon(&config, &["call", "everything__echo", "message=hi"]);
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("\"ghost\"") && stderr.contains("/nonexistent/ghost-server"),
+        "{stderr}"
+    );
+
+    let config = everything_config(&format!("{broken}optional = true\n"));
+    let out = axon(&config, &["call", "everything__echo", "message=hi"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning") && stderr.contains("\"ghost\""),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_bad_server_entry_is_a_usage_error_naming_it() {
+    let config = everything_config(
+        "[[mcp.servers]]\nname = \"both\"\ncommand = \"x\"\nurl = \"http://127.0.0.1:1/mcp\"\n",
+    );
+    let out = axon(&config, &["tools"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("\"both\"") && stderr.contains("not both"),
+        "{stderr}"
+    );
+}
+
+/// Both halves at once: an MCP client calls an imported tool through `axon mcp`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn axon_mcp_serves_imported_tools_too() {
+    let config = everything_config("");
+    let client = client_with(Some(&config)).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "everything__echo"));
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new("everything__echo")
+                .with_arguments(args(json!({"message": "relayed"}))),
+        )
+        .await
+        .unwrap();
+    let r = serde_json::to_value(&r).unwrap();
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(r["structuredContent"]["data"], "Echo: relayed");
+    client.cancel().await.unwrap();
+}
+
+/// The official Python SDK (peers/venv) spawns `axon mcp` and talks to it.
+#[test]
+fn the_python_sdk_lists_and_calls_over_stdio() {
+    let python = repo_root().join("peers/venv/bin/python");
+    assert!(
+        python.exists(),
+        "the Python MCP client is not installed: run scripts/peers"
+    );
+    let dir = std::env::temp_dir().join(format!("axon-mcp-py-{}", ulid::Ulid::new()));
+    let out = std::process::Command::new(python)
+        .arg(repo_root().join("peers/mcp_client_check.py"))
+        .args(["stdio", env!("CARGO_BIN_EXE_axon")])
+        .env("AXON_STORE_PATH", dir.join("axon.db"))
+        .env_remove("AXON_CONFIG")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["echo", "flaky", "http_request", "sleep", "run_plan"]
+    );
+    assert_eq!(report["tools"][0]["read_only"], true);
+    assert_eq!(report["echo"]["isError"], false);
+    assert_eq!(
+        report["echo"]["structuredContent"]["data"],
+        json!({"from": "python"})
+    );
+    assert_eq!(
+        report["run_plan"]["structuredContent"]["status"],
+        "succeeded"
+    );
+    assert_eq!(
+        report["run_plan"]["structuredContent"]["steps"][1]["result"]["data"],
+        json!({"again": 21})
+    );
 }

@@ -6,7 +6,7 @@ use axon_core::{CallResult, ToolCall};
 use axon_plan::{Plan, PlanRunner, RunOptions};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ResultType, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -154,7 +154,10 @@ impl ServerHandler for AxonMcp {
                 ToolCall::new(request.name.to_string(), args).cancel_token(context.ct.clone());
             call_result(&self.runner.executor().call(call).await)
         };
-        let result: CallToolResult = serde_json::from_value(out).map_err(internal)?;
+        let mut result: CallToolResult = serde_json::from_value(out).map_err(internal)?;
+        // Required by protocol 2026-07-28 (the Python SDK rejects a result without
+        // it); rmcp strips it again for peers on older versions.
+        result.result_type = Some(ResultType::COMPLETE);
         Ok(result.into())
     }
 }
