@@ -21,7 +21,7 @@ pub struct Config {
     pub history: History,
     /// The `http_request` tool: `allow_hosts`, `max_body_bytes`.
     pub http: axon_http::HttpConfig,
-    pub browser: Browser,
+    pub browser: axon_browser::BrowserConfig,
     pub mcp: Mcp,
     pub llm: Option<Llm>,
     pub log: Log,
@@ -77,15 +77,6 @@ impl Default for History {
             max_age_days: 30,
         }
     }
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Browser {
-    pub executable: Option<PathBuf>,
-    pub allow_hosts: Vec<String>,
-    pub deny_hosts: Vec<String>,
-    pub allow_file_urls: bool,
 }
 
 /// `[mcp]`: the MCP servers whose tools are imported (`[[mcp.servers]]`).

@@ -226,7 +226,8 @@ enum Mcp {
     Skip,
 }
 
-/// Every tool the CLI and server offer: the utilities, `http_request`, and the
+/// Every tool the CLI and server offer: the utilities, `http_request`, the
+/// browser tools, and the
 /// tools of every `[[mcp.servers]]` entry (started side by side). A server that
 /// fails to start stops the command (exit 3) unless it is `optional`, which is a
 /// warning.
@@ -234,6 +235,9 @@ async fn registry(config: &Config, ui: output::Ui, mcp: Mcp) -> Result<ToolRegis
     let mut registry = ToolRegistry::with_utilities();
     let http = axon_http::HttpRequest::new(config.http.clone()).map_err(infra)?;
     registry.register(http).map_err(|e| infra(e.to_string()))?;
+    // Chromium starts on the first browser call, not here.
+    let browsers = Arc::new(axon_browser::Browsers::new(config.browser.clone()));
+    axon_browser::register(&mut registry, browsers).map_err(|e| infra(e.to_string()))?;
     if mcp == Mcp::Skip {
         return Ok(registry);
     }

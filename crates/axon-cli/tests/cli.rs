@@ -315,13 +315,34 @@ fn tools_in_openai_and_mcp_formats() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["echo", "flaky", "http_request", "sleep"]);
+    assert_eq!(
+        names,
+        [
+            "browser_get_page_html",
+            "browser_get_page_state",
+            "browser_navigate",
+            "browser_take_screenshot",
+            "echo",
+            "flaky",
+            "http_request",
+            "sleep"
+        ]
+    );
     assert_eq!(openai[0]["type"], "function");
     let mcp = stdout_json(&axon.run(&["tools", "--format", "mcp"]));
-    assert_eq!(mcp["tools"][0]["annotations"]["readOnlyHint"], true);
-    let http = &mcp["tools"][2];
+    let tool = |name: &str| {
+        mcp["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(tool("echo")["annotations"]["readOnlyHint"], true);
+    let http = &tool("http_request");
     assert_eq!(http["annotations"]["openWorldHint"], true);
     assert_eq!(http["annotations"]["idempotentHint"], false);
     assert!(http["inputSchema"]["properties"]["url"].is_object());
-    assert!(mcp["tools"][3]["inputSchema"]["properties"]["ms"].is_object());
+    assert!(tool("sleep")["inputSchema"]["properties"]["ms"].is_object());
 }

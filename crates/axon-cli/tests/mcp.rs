@@ -45,12 +45,22 @@ async fn lists_every_tool_and_run_plan_with_schemas_and_annotations() {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
         names,
-        ["echo", "flaky", "http_request", "sleep", "run_plan"]
+        [
+            "browser_get_page_html",
+            "browser_get_page_state",
+            "browser_navigate",
+            "browser_take_screenshot",
+            "echo",
+            "flaky",
+            "http_request",
+            "sleep",
+            "run_plan"
+        ]
     );
-    let sleep = &tools[3];
+    let sleep = tools.iter().find(|t| t.name == "sleep").unwrap();
     assert!(sleep.input_schema["properties"]["ms"].is_object());
     assert!(sleep.output_schema.is_some());
-    let echo = serde_json::to_value(&tools[0]).unwrap();
+    let echo = serde_json::to_value(tools.iter().find(|t| t.name == "echo").unwrap()).unwrap();
     assert_eq!(echo["annotations"]["readOnlyHint"], true);
     client.cancel().await.unwrap();
 }
@@ -285,9 +295,20 @@ fn the_python_sdk_lists_and_calls_over_stdio() {
         .collect();
     assert_eq!(
         names,
-        ["echo", "flaky", "http_request", "sleep", "run_plan"]
+        [
+            "browser_get_page_html",
+            "browser_get_page_state",
+            "browser_navigate",
+            "browser_take_screenshot",
+            "echo",
+            "flaky",
+            "http_request",
+            "sleep",
+            "run_plan"
+        ]
     );
-    assert_eq!(report["tools"][0]["read_only"], true);
+    assert_eq!(report["tools"][4]["name"], "echo");
+    assert_eq!(report["tools"][4]["read_only"], true);
     assert_eq!(report["echo"]["isError"], false);
     assert_eq!(
         report["echo"]["structuredContent"]["data"],

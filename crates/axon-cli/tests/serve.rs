@@ -239,12 +239,24 @@ async fn tools_breakers_and_stats() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["echo", "flaky", "http_request", "sleep"]);
+    assert_eq!(
+        names,
+        [
+            "browser_get_page_html",
+            "browser_get_page_state",
+            "browser_navigate",
+            "browser_take_screenshot",
+            "echo",
+            "flaky",
+            "http_request",
+            "sleep"
+        ]
+    );
     let (_, openai) = s.get("/v1/tools?format=openai").await;
     assert_eq!(openai[0]["type"], "function");
-    assert_eq!(openai[0]["function"]["name"], "echo");
+    assert_eq!(openai[4]["function"]["name"], "echo");
     let (_, mcp) = s.get("/v1/tools?format=mcp").await;
-    assert_eq!(mcp["tools"][0]["annotations"]["readOnlyHint"], true);
+    assert_eq!(mcp["tools"][4]["annotations"]["readOnlyHint"], true);
     let (status, p) = s.get("/v1/tools?format=xml").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(p["detail"].as_str().unwrap().contains("xml"));

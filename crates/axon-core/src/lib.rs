@@ -28,6 +28,7 @@ pub mod error;
 pub mod events;
 pub mod executor;
 pub mod history;
+pub mod hosts;
 pub mod policy;
 pub mod redact;
 pub mod registry;

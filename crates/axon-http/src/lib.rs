@@ -52,16 +52,7 @@ impl Default for HttpConfig {
 impl HttpConfig {
     /// Whether `host` is on the allowlist.
     pub fn allows(&self, host: &str) -> bool {
-        self.allow_hosts.is_empty()
-            || self
-                .allow_hosts
-                .iter()
-                .any(|pattern| match pattern.strip_prefix("*.") {
-                    Some(domain) => host
-                        .strip_suffix(domain)
-                        .is_some_and(|sub| sub.ends_with('.')),
-                    None => pattern.eq_ignore_ascii_case(host),
-                })
+        self.allow_hosts.is_empty() || axon_core::hosts::matches_any(&self.allow_hosts, host)
     }
 }
 

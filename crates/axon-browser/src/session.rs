@@ -1,0 +1,288 @@
+//! One Chromium for the process, one page per session.
+//!
+//! The browser is launched on first use (Debian's `/usr/bin/chromium`, or
+//! `[browser] executable`, or `AXON_CHROME`; never downloaded), headless, with a
+//! fresh temporary profile. Each session id — a plan run's correlation id, an MCP
+//! session, a caller's correlation id — gets its own page, so concurrent runs
+//! never see each other's state. When the browser dies (crash, killed), the
+//! call that finds out fails `transient`, the dead browser is forgotten, and the
+//! retry launches a new one.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use axon_core::{ErrorKind, ToolError};
+use chromiumoxide::browser::{Browser, BrowserConfig as LaunchConfig};
+use chromiumoxide::page::Page;
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+
+/// `[browser]` in `axon.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BrowserConfig {
+    /// The Chromium binary; else `AXON_CHROME`, else `/usr/bin/chromium`.
+    pub executable: Option<PathBuf>,
+    /// Hosts pages may be opened on (`example.com`, `*.example.com`); empty
+    /// allows every host not denied.
+    pub allow_hosts: Vec<String>,
+    /// Hosts pages may never be opened on; wins over `allow_hosts`.
+    pub deny_hosts: Vec<String>,
+    /// Whether `file:` URLs may be opened (off: a page could read local files).
+    pub allow_file_urls: bool,
+    /// How long Chromium may take to start.
+    pub launch_timeout_ms: u64,
+}
+
+impl Default for BrowserConfig {
+    fn default() -> Self {
+        BrowserConfig {
+            executable: None,
+            allow_hosts: Vec::new(),
+            deny_hosts: Vec::new(),
+            allow_file_urls: false,
+            launch_timeout_ms: 20_000,
+        }
+    }
+}
+
+impl BrowserConfig {
+    /// The binary to launch.
+    pub fn executable_path(&self) -> PathBuf {
+        self.executable
+            .clone()
+            .or_else(|| std::env::var_os("AXON_CHROME").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"))
+    }
+
+    /// Whether a page may be opened on `url`: the scheme (`http`, `https`,
+    /// `about`, and `file` only when enabled) and the host lists. The error is a
+    /// `failed` with code `navigation_blocked` that says which rule refused it.
+    pub fn check_url(&self, url: &str) -> Result<(), ToolError> {
+        let blocked = |why: String| Err(ToolError::failed(why).with_code("navigation_blocked"));
+        let Ok(parsed) = url::Url::parse(url) else {
+            return Err(ToolError::invalid_arguments(format!(
+                "/url: {url:?} is not an absolute URL"
+            )));
+        };
+        match parsed.scheme() {
+            "http" | "https" => {}
+            "about" => return Ok(()),
+            "file" if self.allow_file_urls => return Ok(()),
+            "file" => return blocked("file: URLs are off (browser.allow_file_urls)".into()),
+            other => return blocked(format!("scheme {other}: is not allowed")),
+        }
+        let host = parsed.host_str().unwrap_or_default();
+        if axon_core::hosts::matches_any(&self.deny_hosts, host) {
+            return blocked(format!("host {host} is in browser.deny_hosts"));
+        }
+        if !self.allow_hosts.is_empty() && !axon_core::hosts::matches_any(&self.allow_hosts, host) {
+            return blocked(format!("host {host} is not in browser.allow_hosts"));
+        }
+        Ok(())
+    }
+}
+
+/// The flags of every launch (issue 4, and what works on this machine's
+/// closed network: no background connections, no QUIC, no first-run UI).
+const FLAGS: [&str; 7] = [
+    "no-sandbox",
+    "disable-gpu",
+    "disable-quic",
+    "no-first-run",
+    "disable-background-networking",
+    "disable-component-update",
+    "disable-sync",
+];
+
+/// A running browser.
+struct Live {
+    browser: Browser,
+    /// Cleared by the CDP handler task when the connection ends.
+    alive: Arc<AtomicBool>,
+    pages: HashMap<String, Page>,
+    profile: PathBuf,
+}
+
+impl Live {
+    /// Whether the browser is still there: its CDP connection is up and its
+    /// process has not exited (a kill is seen here before the socket notices).
+    fn is_alive(&mut self) -> bool {
+        self.alive.load(Ordering::SeqCst) && matches!(self.browser.try_wait(), Ok(None))
+    }
+}
+
+/// The browser of this process and its pages, shared by every browser tool.
+pub struct Browsers {
+    config: BrowserConfig,
+    live: tokio::sync::Mutex<Option<Live>>,
+}
+
+impl std::fmt::Debug for Browsers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Browsers")
+            .field("executable", &self.config.executable_path())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Browsers {
+    /// Nothing is launched until a tool needs a page.
+    pub fn new(config: BrowserConfig) -> Self {
+        Browsers {
+            config,
+            live: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The config.
+    pub fn config(&self) -> &BrowserConfig {
+        &self.config
+    }
+
+    /// The page of `session`, launching the browser and opening the page as
+    /// needed. A browser found dead is dropped first, so this relaunches.
+    pub async fn page(&self, session: &str) -> Result<Page, ToolError> {
+        let mut slot = self.live.lock().await;
+        if slot.as_mut().is_some_and(|live| !live.is_alive())
+            && let Some(dead) = slot.take()
+        {
+            tracing::warn!("the browser died; relaunching");
+            retire(dead).await;
+        }
+        if slot.is_none() {
+            *slot = Some(self.launch().await?);
+        }
+        let Some(live) = slot.as_mut() else {
+            return Err(ToolError::internal("browser slot empty after launch"));
+        };
+        if let Some(page) = live.pages.get(session) {
+            return Ok(page.clone());
+        }
+        let page = live
+            .browser
+            .new_page("about:blank")
+            .await
+            .map_err(|e| cdp_error("opening a page", &e))?;
+        live.pages.insert(session.to_string(), page.clone());
+        Ok(page)
+    }
+
+    /// Close the page of `session` (a run ended, an MCP session closed).
+    pub async fn close_session(&self, session: &str) {
+        let page = self
+            .live
+            .lock()
+            .await
+            .as_mut()
+            .and_then(|live| live.pages.remove(session));
+        if let Some(page) = page {
+            let _ = page.close().await;
+        }
+    }
+
+    /// Whether a browser is running now, and its pid (diagnostics, tests).
+    pub async fn pid(&self) -> Option<u32> {
+        let mut slot = self.live.lock().await;
+        let live = slot.as_mut()?;
+        if !live.is_alive() {
+            return None;
+        }
+        live.browser
+            .get_mut_child()
+            .and_then(|child| child.inner.id())
+    }
+
+    /// Close the browser (the process is exiting).
+    pub async fn shutdown(&self) {
+        if let Some(live) = self.live.lock().await.take() {
+            retire(live).await;
+        }
+    }
+
+    /// Whether a failure may have been caused by the browser dying under it; the
+    /// caller turns it into `transient` so the retry relaunches.
+    pub async fn browser_died(&self) -> bool {
+        self.live
+            .lock()
+            .await
+            .as_mut()
+            .is_some_and(|live| !live.is_alive())
+    }
+
+    async fn launch(&self) -> Result<Live, ToolError> {
+        let executable = self.config.executable_path();
+        if !executable.exists() {
+            return Err(ToolError::unavailable(format!(
+                "no Chromium at {} (install Debian's chromium, or set browser.executable / AXON_CHROME)",
+                executable.display()
+            ))
+            .with_code("browser_missing"));
+        }
+        let profile = std::env::temp_dir().join(format!("axon-chromium-{}", ulid::Ulid::new()));
+        let config = LaunchConfig::builder()
+            .chrome_executable(&executable)
+            .user_data_dir(&profile)
+            .launch_timeout(Duration::from_millis(self.config.launch_timeout_ms))
+            .args(FLAGS)
+            .build()
+            .map_err(|e| ToolError::unavailable(format!("browser config: {e}")))?;
+        let (browser, mut handler) = Browser::launch(config).await.map_err(|e| {
+            ToolError::unavailable(format!("cannot launch {}: {e}", executable.display()))
+                .with_code("browser_launch_failed")
+        })?;
+        let alive = Arc::new(AtomicBool::new(true));
+        let flag = alive.clone();
+        // CDP only moves while the handler is polled. It ends (or errors on the
+        // websocket) when the browser goes away.
+        tokio::spawn(async move {
+            while let Some(event) = handler.next().await {
+                if let Err(e) = event
+                    && matches!(e, chromiumoxide::error::CdpError::Ws(_))
+                {
+                    break;
+                }
+            }
+            flag.store(false, Ordering::SeqCst);
+        });
+        tracing::info!(executable = %executable.display(), "browser launched");
+        Ok(Live {
+            browser,
+            alive,
+            pages: HashMap::new(),
+            profile,
+        })
+    }
+}
+
+impl Drop for Browsers {
+    /// A process that exits without [`Browsers::shutdown`] (the CLI after one
+    /// call) still kills its Chromium and deletes the temporary profile.
+    fn drop(&mut self) {
+        if let Some(mut live) = self.live.get_mut().take() {
+            if let Some(child) = live.browser.get_mut_child() {
+                let _ = child.inner.start_kill();
+            }
+            let _ = std::fs::remove_dir_all(&live.profile);
+        }
+    }
+}
+
+/// Close a browser and delete its profile.
+async fn retire(mut live: Live) {
+    if live.is_alive() {
+        let _ = live.browser.close().await;
+    }
+    let _ = live.browser.kill().await;
+    let _ = live.browser.wait().await;
+    let _ = tokio::fs::remove_dir_all(&live.profile).await;
+}
+
+/// A CDP failure while doing `what`: `transient` (the page changed under us, the
+/// connection dropped), with the message.
+pub(crate) fn cdp_error(what: &str, e: &chromiumoxide::error::CdpError) -> ToolError {
+    ToolError::new(ErrorKind::Transient, format!("{what}: {e}"))
+}

@@ -1,0 +1,316 @@
+//! The page-level browser tools on a real headless Chromium (Debian's
+//! `chromium`; `.ci/run` installs it), against pages this test serves on
+//! 127.0.0.1 from tests/fixtures. Every call goes through a real executor.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axon_browser::{BrowserConfig, Browsers};
+use axon_core::{CallResult, ErrorKind, Executor, SharedState, ToolCall, ToolRegistry};
+use serde_json::{Value, json};
+
+/// Serves tests/fixtures/<file> on a random loopback port; returns the base URL.
+async fn serve_fixtures() -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let app = axum::Router::new().route(
+        "/{file}",
+        axum::routing::get(
+            move |axum::extract::Path(file): axum::extract::Path<String>| {
+                let path = dir.join(file.replace("..", ""));
+                async move {
+                    match tokio::fs::read_to_string(path).await {
+                        Ok(body) => Ok(([("content-type", "text/html; charset=utf-8")], body)),
+                        Err(_) => Err(axum::http::StatusCode::NOT_FOUND),
+                    }
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+struct Fixture {
+    executor: Executor,
+    browsers: Arc<Browsers>,
+    base: String,
+}
+
+async fn fixture(config: BrowserConfig) -> Fixture {
+    assert!(
+        config.executable_path().exists(),
+        "Chromium is not installed at {} (apt-get install chromium; .ci/run does)",
+        config.executable_path().display()
+    );
+    let browsers = Arc::new(Browsers::new(config));
+    let mut registry = ToolRegistry::new();
+    axon_browser::register(&mut registry, browsers.clone()).unwrap();
+    let executor = Executor::builder(registry)
+        .shared_state(SharedState::new())
+        .defaults(json!({"timeout_ms": 15000, "retry": {"initial_delay_ms": 10}}))
+        .build()
+        .unwrap();
+    Fixture {
+        executor,
+        browsers,
+        base: serve_fixtures().await,
+    }
+}
+
+impl Fixture {
+    async fn call(&self, session: &str, tool: &str, args: Value) -> CallResult {
+        self.executor
+            .call(ToolCall::new(tool, args).correlation_id(session))
+            .await
+    }
+}
+
+fn png_height(bytes: &[u8]) -> u32 {
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    u32::from_be_bytes([bytes[20], bytes[21], bytes[22], bytes[23]])
+}
+
+fn decode(text: &str) -> Vec<u8> {
+    // Test-side decoder, independent of the crate's.
+    let table = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut bits = 0u32;
+    let mut n = 0;
+    let mut out = Vec::new();
+    for c in text.bytes().filter(|&c| c != b'=') {
+        let v = table.iter().position(|&t| t == c).unwrap() as u32;
+        bits = (bits << 6) | v;
+        n += 6;
+        if n >= 8 {
+            n -= 8;
+            out.push((bits >> n) as u8);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn navigate_then_read_state_and_html() {
+    let f = fixture(BrowserConfig::default()).await;
+    let url = format!("{}/login.html", f.base);
+    let r = f.call("s1", "browser_navigate", json!({"url": url})).await;
+    assert!(r.success, "{r:?}");
+    assert_eq!(r.data["title"], "Sign in");
+    assert_eq!(r.data["url"], url);
+    assert_eq!(r.data["ready_state"], "complete");
+    assert!(r.data["viewport"]["width"].as_f64().unwrap() > 0.0);
+
+    let state = f.call("s1", "browser_get_page_state", json!({})).await;
+    assert_eq!(state.data["title"], "Sign in");
+    assert_eq!(state.data["scroll"]["y"], 0.0);
+    assert_eq!(state.data["focused"], Value::Null);
+
+    let table = f
+        .call(
+            "s1",
+            "browser_get_page_html",
+            json!({"selector": "#people"}),
+        )
+        .await;
+    let html = table.data["html"].as_str().unwrap();
+    assert!(
+        html.starts_with("<table id=\"people\">") && html.contains("<td>Ada</td>"),
+        "{html}"
+    );
+    let page = f.call("s1", "browser_get_page_html", json!({})).await;
+    assert!(
+        page.data["html"]
+            .as_str()
+            .unwrap()
+            .contains("<h1>Sign in</h1>")
+    );
+
+    let missing = f
+        .call("s1", "browser_get_page_html", json!({"selector": "#nope"}))
+        .await;
+    let e = missing.error.unwrap();
+    assert_eq!(
+        (e.kind, e.code.as_deref()),
+        (ErrorKind::Failed, Some("element_not_found"))
+    );
+
+    let dom_ready = f
+        .call(
+            "s1",
+            "browser_navigate",
+            json!({"url": format!("{}/welcome.html", f.base), "wait_until": "domcontentloaded"}),
+        )
+        .await;
+    assert_eq!(dom_ready.data["title"], "Welcome", "{dom_ready:?}");
+    assert_ne!(dom_ready.data["ready_state"], "loading");
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_session_has_its_own_page() {
+    let f = fixture(BrowserConfig::default()).await;
+    let a = f
+        .call(
+            "run-a",
+            "browser_navigate",
+            json!({"url": format!("{}/login.html", f.base)}),
+        )
+        .await;
+    let b = f
+        .call(
+            "run-b",
+            "browser_navigate",
+            json!({"url": format!("{}/welcome.html", f.base)}),
+        )
+        .await;
+    assert!(a.success && b.success, "{a:?} {b:?}");
+    let a = f.call("run-a", "browser_get_page_state", json!({})).await;
+    assert_eq!(a.data["title"], "Sign in");
+    f.browsers.close_session("run-a").await;
+    let fresh = f.call("run-a", "browser_get_page_state", json!({})).await;
+    assert_eq!(fresh.data["url"], "about:blank");
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn screenshots_of_the_viewport_the_full_page_and_to_a_file() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.call(
+        "s",
+        "browser_navigate",
+        json!({"url": format!("{}/long.html", f.base)}),
+    )
+    .await;
+    let view = f.call("s", "browser_take_screenshot", json!({})).await;
+    assert!(view.success, "{view:?}");
+    let view_height = png_height(&decode(view.data["base64"].as_str().unwrap()));
+    let full = f
+        .call("s", "browser_take_screenshot", json!({"full_page": true}))
+        .await;
+    let full_height = png_height(&decode(full.data["base64"].as_str().unwrap()));
+    assert!(
+        full_height >= 3000 && full_height > view_height,
+        "{full_height} vs {view_height}"
+    );
+
+    let path = std::env::temp_dir().join(format!("axon-shot-{}.png", ulid::Ulid::new()));
+    let saved = f
+        .call(
+            "s",
+            "browser_take_screenshot",
+            json!({"path": path.to_str().unwrap()}),
+        )
+        .await;
+    assert!(saved.success, "{saved:?}");
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(png_height(&bytes), view_height);
+    assert_eq!(saved.data["bytes"], bytes.len());
+    let _ = std::fs::remove_file(path);
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn navigation_rules_and_failures_have_their_kinds() {
+    let f = fixture(BrowserConfig {
+        deny_hosts: vec!["blocked.test".into()],
+        ..BrowserConfig::default()
+    })
+    .await;
+    let code = |r: &CallResult| {
+        let e = r.error.as_ref().expect("a failure");
+        (e.kind, e.code.clone())
+    };
+    let blocked = Some("navigation_blocked".to_string());
+    let file = f
+        .call(
+            "s",
+            "browser_navigate",
+            json!({"url": "file:///etc/passwd"}),
+        )
+        .await;
+    assert_eq!(code(&file), (ErrorKind::Failed, blocked.clone()));
+    let denied = f
+        .call(
+            "s",
+            "browser_navigate",
+            json!({"url": "http://blocked.test/"}),
+        )
+        .await;
+    assert_eq!(code(&denied), (ErrorKind::Failed, blocked.clone()));
+    let scheme = f
+        .call(
+            "s",
+            "browser_navigate",
+            json!({"url": "javascript:alert(1)"}),
+        )
+        .await;
+    assert_eq!(code(&scheme), (ErrorKind::Failed, blocked));
+    let relative = f
+        .call("s", "browser_navigate", json!({"url": "/login.html"}))
+        .await;
+    assert_eq!(code(&relative).0, ErrorKind::InvalidArguments);
+
+    // A port nobody listens on (Chromium refuses "unsafe" ones like 9 itself).
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let refused = f
+        .executor
+        .call(
+            ToolCall::new(
+                "browser_navigate",
+                json!({"url": format!("http://{closed}/")}),
+            )
+            .correlation_id("s")
+            .policy(json!({"retry": {"max_attempts": 1}})),
+        )
+        .await;
+    assert_eq!(code(&refused).0, ErrorKind::Unavailable, "{refused:?}");
+
+    let only = fixture(BrowserConfig {
+        allow_hosts: vec!["example.test".into()],
+        ..BrowserConfig::default()
+    })
+    .await;
+    let outside = only
+        .call(
+            "s",
+            "browser_navigate",
+            json!({"url": format!("{}/login.html", only.base)}),
+        )
+        .await;
+    assert!(
+        outside.error.unwrap().message.contains("allow_hosts"),
+        "the allowlist names itself"
+    );
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_browser_is_relaunched_by_the_retry() {
+    let f = fixture(BrowserConfig::default()).await;
+    let first = f
+        .call(
+            "s",
+            "browser_navigate",
+            json!({"url": format!("{}/login.html", f.base)}),
+        )
+        .await;
+    assert!(first.success, "{first:?}");
+    let pid = f.browsers.pid().await.expect("a browser runs");
+    let status = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+
+    let after = f.call("s", "browser_get_page_state", json!({})).await;
+    assert!(after.success, "{after:?}");
+    // A new browser, with a new (blank) page for the session.
+    assert_eq!(after.data["url"], "about:blank");
+    let new_pid = f.browsers.pid().await.expect("relaunched");
+    assert_ne!(pid, new_pid);
+    f.browsers.shutdown().await;
+}
