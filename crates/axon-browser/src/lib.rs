@@ -6,16 +6,30 @@
 //! plan run's steps share a page), crash detection and relaunch: a call that
 //! hits a dead browser fails `transient` and its retry gets a new one.
 //!
-//! Built so far: the session manager and the page-level tools
-//! (`browser_navigate`, `browser_get_page_state`, `browser_get_page_html`,
-//! `browser_take_screenshot`), with `[browser]` host and scheme rules checked
-//! before every navigation. The element tools (addressing by selector, ref,
-//! role + name, label, text, with auto-wait) come next.
+//! The tools (DESIGN.md lists them): page tools (`browser_navigate`,
+//! `browser_get_page_state`, `browser_get_page_html`, `browser_take_screenshot`,
+//! `browser_snapshot`), element tools that address an element by `selector`,
+//! `ref`, `role` + `name`, `label` or `has_text` and auto-wait for it
+//! (`locate`), and input tools (`browser_press_key`, `browser_scroll`,
+//! `browser_wait`). `[browser]` host and scheme rules are checked before every
+//! navigation; text typed into password fields is `***` in history.
 
 #![warn(missing_docs)]
 
+mod actions;
+mod cdp;
+mod input;
+mod locate;
 mod session;
+mod snapshot;
 mod tools;
 
-pub use session::{BrowserConfig, Browsers};
+pub use actions::{
+    ClickArgs, Direction, Edge, ElementArgs, ElementState, OneOrMany, PressKeyArgs, ScrollArgs,
+    SearchArgs, SelectArgs, SubmitArgs, TableArgs, TableFormat, TypeArgs, UrlChangeArgs,
+    VerifyArgs, WaitArgs, WaitForElementArgs,
+};
+pub use locate::Address;
+pub use session::{ActionTimeouts, BrowserConfig, Browsers};
+pub use snapshot::{Snapshot, SnapshotArgs, SnapshotNode};
 pub use tools::{PageState, WaitUntil, register};

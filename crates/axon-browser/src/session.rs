@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use axon_core::{ErrorKind, ToolError};
 use chromiumoxide::browser::{Browser, BrowserConfig as LaunchConfig};
+use chromiumoxide::handler::viewport::Viewport;
 use chromiumoxide::page::Page;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,51 @@ pub struct BrowserConfig {
     pub allow_file_urls: bool,
     /// How long Chromium may take to start.
     pub launch_timeout_ms: u64,
+    /// The page size in CSS pixels (seed 003: 1280×720).
+    pub viewport_width: u32,
+    /// See `viewport_width`.
+    pub viewport_height: u32,
+    /// How long each kind of action may wait (auto-wait, navigation), unless
+    /// a call gives its own `timeout_ms`.
+    pub timeouts: ActionTimeouts,
+}
+
+/// `[browser.timeouts]`: seed 003's per-action defaults, in milliseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ActionTimeouts {
+    /// `browser_navigate`, `browser_wait_for_url_change`, `browser_submit_form`.
+    pub navigate_ms: u64,
+    /// `browser_click`.
+    pub click_ms: u64,
+    /// `browser_type`, `browser_clear_input`, `browser_select_option`.
+    pub type_ms: u64,
+    /// `browser_search`.
+    pub search_ms: u64,
+    /// `browser_scroll`.
+    pub scroll_ms: u64,
+    /// `browser_press_key`.
+    pub press_key_ms: u64,
+    /// The longest `browser_wait` (and `timeout_ms` any tool accepts).
+    pub wait_max_ms: u64,
+    /// Every other element tool (`browser_get_text`, `browser_wait_for_element`,
+    /// `browser_extract_table`, element screenshots and HTML).
+    pub element_ms: u64,
+}
+
+impl Default for ActionTimeouts {
+    fn default() -> Self {
+        ActionTimeouts {
+            navigate_ms: 10_000,
+            click_ms: 3_000,
+            type_ms: 2_000,
+            search_ms: 5_000,
+            scroll_ms: 1_000,
+            press_key_ms: 1_000,
+            wait_max_ms: 60_000,
+            element_ms: 5_000,
+        }
+    }
 }
 
 impl Default for BrowserConfig {
@@ -45,6 +91,9 @@ impl Default for BrowserConfig {
             deny_hosts: Vec::new(),
             allow_file_urls: false,
             launch_timeout_ms: 20_000,
+            viewport_width: 1280,
+            viewport_height: 720,
+            timeouts: ActionTimeouts::default(),
         }
     }
 }
@@ -83,6 +132,12 @@ impl BrowserConfig {
             return blocked(format!("host {host} is not in browser.allow_hosts"));
         }
         Ok(())
+    }
+
+    /// A call's `timeout_ms`, else the action's default; never above
+    /// `timeouts.wait_max_ms`.
+    pub(crate) fn timeout(&self, asked: Option<u64>, default_ms: u64) -> Duration {
+        Duration::from_millis(asked.unwrap_or(default_ms).min(self.timeouts.wait_max_ms))
     }
 }
 
@@ -228,6 +283,15 @@ impl Browsers {
             .user_data_dir(&profile)
             .launch_timeout(Duration::from_millis(self.config.launch_timeout_ms))
             .args(FLAGS)
+            .window_size(self.config.viewport_width, self.config.viewport_height)
+            .viewport(Viewport {
+                width: self.config.viewport_width,
+                height: self.config.viewport_height,
+                device_scale_factor: None,
+                emulating_mobile: false,
+                is_landscape: false,
+                has_touch: false,
+            })
             .build()
             .map_err(|e| ToolError::unavailable(format!("browser config: {e}")))?;
         let (browser, mut handler) = Browser::launch(config).await.map_err(|e| {

@@ -3,18 +3,22 @@
 //! shares one page across its steps).
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use axon_core::{Annotations, RegistryError, ToolContext, ToolError, ToolRegistry, tool_fn};
-use chromiumoxide::cdp::browser_protocol::page::{
-    CaptureScreenshotFormat, CaptureScreenshotParams, NavigateParams,
+use axon_core::{
+    Annotations, ErrorKind, RegistryError, ToolContext, ToolError, ToolRegistry, tool_fn,
 };
+use chromiumoxide::cdp::browser_protocol::page::{EventLifecycleEvent, NavigateParams};
 use chromiumoxide::page::Page;
+use futures::StreamExt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::actions;
+use crate::cdp::{self, Evaluated};
+use crate::locate::{self, Address, Want};
 use crate::session::{Browsers, cdp_error};
+use crate::snapshot::{self, Snapshot, SnapshotArgs};
 
 /// When `browser_navigate` returns.
 #[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq)]
@@ -23,8 +27,22 @@ pub enum WaitUntil {
     /// The `load` event: the page and its subresources.
     #[default]
     Load,
-    /// The HTML is parsed (`document.readyState` is no longer `loading`).
+    /// The HTML is parsed (`DOMContentLoaded`).
     Domcontentloaded,
+    /// `load`, then no network connections for 500 ms (Chromium's
+    /// `networkIdle` lifecycle event, as Playwright's `networkidle`).
+    Networkidle,
+}
+
+impl WaitUntil {
+    /// The `Page.lifecycleEvent` name that ends the wait.
+    fn event(self) -> &'static str {
+        match self {
+            WaitUntil::Load => "load",
+            WaitUntil::Domcontentloaded => "DOMContentLoaded",
+            WaitUntil::Networkidle => "networkIdle",
+        }
+    }
 }
 
 /// `browser_navigate` arguments.
@@ -36,6 +54,8 @@ pub struct NavigateArgs {
     /// When to return.
     #[serde(default)]
     pub wait_until: WaitUntil,
+    /// How long the page may take (default `browser.timeouts.navigate_ms`).
+    pub timeout_ms: Option<u64>,
 }
 
 /// Where a page is and what it shows.
@@ -80,21 +100,30 @@ pub struct NoArgs {}
 
 /// `browser_get_page_html` arguments.
 #[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 pub struct HtmlArgs {
-    /// A CSS selector: that element's outer HTML instead of the whole page.
-    pub selector: Option<String>,
+    /// An element (by selector, ref, role, label or has_text): its outer HTML
+    /// instead of the whole page.
+    #[serde(flatten)]
+    pub address: Address,
+    /// How long to wait for the element.
+    pub timeout_ms: Option<u64>,
 }
 
 /// `browser_take_screenshot` arguments.
 #[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[schemars(deny_unknown_fields)]
 pub struct ScreenshotArgs {
     /// The whole page, not only the viewport.
     #[serde(default)]
     pub full_page: bool,
     /// Write the PNG here instead of returning it as base64.
     pub path: Option<String>,
+    /// An element (by selector, ref, role, label or has_text): only its box.
+    #[serde(flatten)]
+    pub address: Address,
+    /// How long to wait for the element.
+    pub timeout_ms: Option<u64>,
 }
 
 const STATE_JS: &str = r##"(() => {
@@ -127,55 +156,83 @@ async fn navigate(
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
     browsers.config().check_url(&args.url)?;
+    let timeout = browsers
+        .config()
+        .timeout(args.timeout_ms, browsers.config().timeouts.navigate_ms);
     let page = browsers.page(ctx.correlation_id()).await?;
-    let outcome = match args.wait_until {
-        WaitUntil::Load => page
-            .goto(NavigateParams::new(args.url.clone()))
-            .await
-            .map(|_| ()),
-        WaitUntil::Domcontentloaded => {
-            let sent = page
-                .execute(NavigateParams::new(args.url.clone()))
-                .await
-                .map(|r| r.result.error_text.clone());
-            match sent {
-                Ok(Some(error)) => Err(chromiumoxide::error::CdpError::ChromeMessage(error)),
-                Ok(None) => Ok(()),
-                Err(e) => Err(e),
+    // Listen before navigating, so the event cannot be missed.
+    let mut events = page
+        .event_listener::<EventLifecycleEvent>()
+        .await
+        .map_err(|e| cdp_error("listening for page events", &e))?;
+    let sent = page
+        .execute(NavigateParams::new(args.url.clone()))
+        .await
+        .map(|r| (r.result.error_text.clone(), r.result.loader_id.clone()));
+    let loader = match sent {
+        Ok((None, loader)) => loader,
+        Ok((Some(error), _)) => return Err(navigation_error(&args.url, &error)),
+        Err(e) => {
+            if browsers.browser_died().await {
+                return Err(ToolError::transient(format!(
+                    "the browser died during navigation: {e}"
+                )));
             }
+            return Err(navigation_error(&args.url, &e.to_string()));
         }
     };
-    if let Err(e) = outcome {
-        if browsers.browser_died().await {
-            return Err(ToolError::transient(format!(
-                "the browser died during navigation: {e}"
-            )));
-        }
-        let text = e.to_string();
-        // net::ERR_CONNECTION_REFUSED, ERR_NAME_NOT_RESOLVED, …: the site is not
-        // there (yet). Anything else Chromium refuses is a blocked navigation.
-        let unreachable = [
-            "CONNECTION",
-            "NAME_NOT_RESOLVED",
-            "ADDRESS_UNREACHABLE",
-            "TIMED_OUT",
-            "INTERNET_DISCONNECTED",
-        ];
-        return Err(if unreachable.iter().any(|k| text.contains(k)) {
-            ToolError::unavailable(format!("{}: {text}", args.url)).with_code("navigation_failed")
-        } else {
-            ToolError::failed(format!("{}: {text}", args.url)).with_code("navigation_blocked")
-        });
-    }
-    if args.wait_until == WaitUntil::Domcontentloaded {
-        for _ in 0..200 {
-            if eval(&page, "document.readyState").await? != json!("loading") {
-                break;
+    // A same-document navigation (only the fragment changed) has no loader.
+    if let Some(loader) = loader {
+        let wanted = args.wait_until.event();
+        let reached = tokio::time::timeout(timeout, async {
+            while let Some(event) = events.next().await {
+                if event.loader_id == loader && event.name == wanted {
+                    return true;
+                }
             }
-            tokio::time::sleep(Duration::from_millis(25)).await;
+            false
+        })
+        .await;
+        match reached {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(ToolError::transient(format!(
+                    "the page closed while loading {}",
+                    args.url
+                )));
+            }
+            Err(_) => {
+                return Err(ToolError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "{} did not reach {wanted} within {} ms",
+                        args.url,
+                        timeout.as_millis()
+                    ),
+                )
+                .with_code("navigation_timeout"));
+            }
         }
     }
     page_state(&page).await.map(|s| json!(s))
+}
+
+/// Chromium's `errorText` for a failed navigation, as an Axon error:
+/// unreachable sites (`net::ERR_CONNECTION_REFUSED`, name not resolved, …) are
+/// `unavailable`; anything else Chromium refuses is `navigation_blocked`.
+fn navigation_error(url: &str, text: &str) -> ToolError {
+    let unreachable = [
+        "CONNECTION",
+        "NAME_NOT_RESOLVED",
+        "ADDRESS_UNREACHABLE",
+        "TIMED_OUT",
+        "INTERNET_DISCONNECTED",
+    ];
+    if unreachable.iter().any(|k| text.contains(k)) {
+        ToolError::unavailable(format!("{url}: {text}")).with_code("navigation_failed")
+    } else {
+        ToolError::failed(format!("{url}: {text}")).with_code("navigation_blocked")
+    }
 }
 
 async fn page_state(page: &Page) -> Result<PageState, ToolError> {
@@ -197,38 +254,75 @@ async fn page_state(page: &Page) -> Result<PageState, ToolError> {
     })
 }
 
-async fn html(page: &Page, selector: Option<&str>) -> Result<String, ToolError> {
-    match selector {
-        None => page
+async fn html(browsers: &Browsers, page: &Page, args: &HtmlArgs) -> Result<String, ToolError> {
+    if args.address.is_empty() {
+        return page
             .content()
             .await
-            .map_err(|e| cdp_error("reading the page", &e)),
-        Some(selector) => {
-            let quoted = serde_json::to_string(selector).unwrap_or_default();
-            let js = format!(
-                "(() => {{ const e = document.querySelector({quoted}); return e ? e.outerHTML : null; }})()"
-            );
-            match eval(page, &js).await? {
-                Value::String(html) => Ok(html),
-                _ => Err(
-                    ToolError::failed(format!("no element matches {selector:?}"))
-                        .with_code("element_not_found"),
-                ),
-            }
-        }
+            .map_err(|e| cdp_error("reading the page", &e));
+    }
+    let timeout = browsers
+        .config()
+        .timeout(args.timeout_ms, browsers.config().timeouts.element_ms);
+    let target = args.address.target()?;
+    let found = locate::wait_for(page, &target, Want::Attached, timeout).await?;
+    match cdp::call_on(
+        page,
+        &found.object,
+        "function() { return this.outerHTML; }",
+        &[],
+    )
+    .await
+    {
+        Ok(Evaluated::Value(Value::String(html))) => Ok(html),
+        _ => Err(
+            ToolError::transient(format!("{target}: the element was detached"))
+                .with_code("element_detached"),
+        ),
     }
 }
 
-async fn screenshot(page: &Page, args: &ScreenshotArgs) -> Result<Value, ToolError> {
-    let params = CaptureScreenshotParams::builder()
-        .format(CaptureScreenshotFormat::Png)
-        .capture_beyond_viewport(args.full_page)
-        .build();
-    let shot = page
-        .execute(params)
-        .await
-        .map_err(|e| cdp_error("taking a screenshot", &e))?;
-    let base64: &str = shot.result.data.as_ref();
+async fn screenshot(
+    browsers: &Browsers,
+    page: &Page,
+    args: &ScreenshotArgs,
+) -> Result<Value, ToolError> {
+    let mut params = json!({"format": "png", "captureBeyondViewport": args.full_page});
+    if !args.address.is_empty() {
+        if args.full_page {
+            return Err(ToolError::invalid_arguments(
+                "/full_page: an element screenshot shows the element only",
+            ));
+        }
+        let timeout = browsers
+            .config()
+            .timeout(args.timeout_ms, browsers.config().timeouts.element_ms);
+        let found = locate::wait_for(page, &args.address.target()?, Want::Visible, timeout).await?;
+        let rect = "function() { this.scrollIntoView({block: 'nearest', behavior: 'instant'}); \
+                    const r = this.getBoundingClientRect(); \
+                    return {x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height, scale: 1}; }";
+        let Ok(Evaluated::Value(clip)) = cdp::call_on(page, &found.object, rect, &[]).await else {
+            return Err(
+                ToolError::transient(format!("{} was detached", found.element()))
+                    .with_code("element_detached"),
+            );
+        };
+        params["clip"] = clip;
+        params["captureBeyondViewport"] = json!(true);
+    } else if args.full_page {
+        // The whole document, not only what the viewport shows.
+        if let Evaluated::Value(size) = cdp::evaluate(
+            page,
+            "({x: 0, y: 0, width: document.documentElement.scrollWidth, height: document.documentElement.scrollHeight, scale: 1})",
+            true,
+        )
+        .await?
+        {
+            params["clip"] = size;
+        }
+    }
+    let shot = cdp::send(page, "Page.captureScreenshot", params).await?;
+    let base64 = shot["data"].as_str().unwrap_or_default();
     match &args.path {
         None => Ok(json!({"format": "png", "base64": base64})),
         Some(path) => {
@@ -279,68 +373,235 @@ fn read_only() -> Annotations {
     }
 }
 
-/// Register the page-level browser tools, all sharing `browsers`.
+/// Acts on the page; repeating it is harmless (typing into a cleared field,
+/// selecting the same option, scrolling to an element).
+fn idempotent() -> Annotations {
+    Annotations {
+        idempotent: true,
+        open_world: true,
+        ..Annotations::default()
+    }
+}
+
+/// Acts on the page in a way that may not be safe to repeat (a click, a key
+/// press, a submit): not retried after a timeout unless the policy says so.
+fn acting() -> Annotations {
+    Annotations {
+        open_world: true,
+        ..Annotations::default()
+    }
+}
+
+/// Register one browser tool whose handler takes the browsers, its arguments
+/// and the call context.
+macro_rules! browser_tool {
+    ($registry:expr, $browsers:expr, $name:literal, $annotations:expr, $description:literal, $f:path) => {{
+        let b = $browsers.clone();
+        $registry.register(
+            tool_fn($name, $description, move |args, ctx: ToolContext| {
+                let b = b.clone();
+                async move { $f(&b, args, &ctx).await }
+            })
+            .annotations($annotations),
+        )?;
+    }};
+}
+
+/// Register every browser tool, all sharing `browsers`.
 pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<(), RegistryError> {
-    let b = browsers.clone();
-    registry.register(
-        tool_fn(
-            "browser_navigate",
-            "Opens a URL in this session's page and returns the page state (url, title, ready state, viewport, scroll, focus). Blocked hosts and schemes fail with code navigation_blocked; an unreachable site is unavailable.",
-            move |args: NavigateArgs, ctx: ToolContext| {
-                let b = b.clone();
-                async move { navigate(&b, args, &ctx).await }
-            },
-        )
-        .annotations(Annotations { open_world: true, ..Annotations::default() }),
-    )?;
-    let b = browsers.clone();
-    registry.register(
-        tool_fn(
-            "browser_get_page_state",
-            "The page's url, title, ready state, viewport size, scroll position and focused element.",
-            move |_: NoArgs, ctx: ToolContext| {
-                let b = b.clone();
-                async move {
-                    let page = b.page(ctx.correlation_id()).await?;
-                    page_state(&page).await
-                }
-            },
-        )
-        .annotations(read_only()),
-    )?;
-    let b = browsers.clone();
-    registry.register(
-        tool_fn(
-            "browser_get_page_html",
-            "The page's HTML, or one element's outer HTML by CSS selector.",
-            move |args: HtmlArgs, ctx: ToolContext| {
-                let b = b.clone();
-                async move {
-                    let page = b.page(ctx.correlation_id()).await?;
-                    html(&page, args.selector.as_deref())
-                        .await
-                        .map(|h| json!({"html": h}))
-                }
-            },
-        )
-        .annotations(read_only()),
-    )?;
-    let b = browsers;
-    registry.register(
-        tool_fn(
-            "browser_take_screenshot",
-            "A PNG of the viewport or the full page, as base64 or written to `path`.",
-            move |args: ScreenshotArgs, ctx: ToolContext| {
-                let b = b.clone();
-                async move {
-                    let page = b.page(ctx.correlation_id()).await?;
-                    screenshot(&page, &args).await
-                }
-            },
-        )
-        .annotations(read_only()),
-    )?;
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_navigate",
+        acting(),
+        "Opens a URL in this session's page and returns the page state (url, title, ready state, viewport, scroll, focus). wait_until: load (default), domcontentloaded or networkidle. Blocked hosts and schemes fail with code navigation_blocked; an unreachable site is unavailable.",
+        navigate
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_get_page_state",
+        read_only(),
+        "The page's url, title, ready state, viewport size, scroll position and focused element.",
+        get_page_state
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_get_page_html",
+        read_only(),
+        "The page's HTML, or one element's outer HTML (address it by selector, ref, role+name, label or has_text).",
+        get_page_html
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_take_screenshot",
+        read_only(),
+        "A PNG of the viewport, the full page, or one element, as base64 or written to `path`.",
+        take_screenshot
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_click",
+        acting(),
+        "Clicks an element (selector, ref, role+name, label or has_text) once it is visible, enabled, stable and not covered; fallback: role+name, then role, then text (seed 003).",
+        actions::click
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_type",
+        idempotent(),
+        "Types `text` into an element (or the focused one); `clear` empties it first. Text typed into password fields is *** in history.",
+        actions::type_text
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_clear_input",
+        idempotent(),
+        "Empties a text field.",
+        actions::clear_input
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_get_text",
+        read_only(),
+        "An element's visible text (and a field's value, except a password's).",
+        actions::get_text
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_wait_for_element",
+        read_only(),
+        "Waits until an element is attached, visible (default), hidden or detached.",
+        actions::wait_for_element
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_verify_element_exists",
+        read_only(),
+        "Whether an element exists (and is visible), as a boolean; never fails for absence. timeout_ms keeps looking that long.",
+        actions::verify_exists
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_extract_table",
+        read_only(),
+        "A table (default: the first on the page) as rows keyed by header, colspan and rowspan filled in; format csv adds a CSV string.",
+        actions::extract_table
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_wait_for_url_change",
+        read_only(),
+        "Waits until the page URL differs from `from` (default: the URL now) or fits the pattern `to` (* matches anything; no * means contains).",
+        actions::wait_for_url_change
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_select_option",
+        idempotent(),
+        "Selects options of a <select> by `values` (each an option value or its visible label) or `index`; several for a multi-select.",
+        actions::select_option
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_submit_form",
+        acting(),
+        "Submits a form (the one addressed, the one holding the addressed or focused element, else the first) and waits for the page it leads to. Invalid fields fail with code invalid_form.",
+        actions::submit_form
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_search",
+        acting(),
+        "Finds the page's search box (role searchbox or combobox, input[type=search], a field named search/query/q), fills in `query` and presses Enter (seed 003).",
+        actions::search
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_scroll",
+        idempotent(),
+        "Scrolls the page by `pixels` (default 800) in a direction, to the top or bottom, or until an element is in view.",
+        actions::scroll
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_press_key",
+        acting(),
+        "Presses a key (Enter, Tab, Escape, ArrowDown, a, Control+a) on the focused element, or on an element it focuses first.",
+        actions::press_key
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_wait",
+        read_only(),
+        "Waits `seconds` (at most browser.timeouts.wait_max_ms), for pages that settle without a signal to wait for.",
+        wait
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_snapshot",
+        read_only(),
+        "The page's accessibility tree, pruned to interactive elements, headings and text, each element with a ref usable as an address in the element tools.",
+        take_snapshot
+    );
     Ok(())
+}
+
+async fn get_page_state(
+    b: &Browsers,
+    _: NoArgs,
+    ctx: &ToolContext,
+) -> Result<PageState, ToolError> {
+    let page = b.page(ctx.correlation_id()).await?;
+    page_state(&page).await
+}
+
+async fn get_page_html(
+    b: &Browsers,
+    args: HtmlArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    let page = b.page(ctx.correlation_id()).await?;
+    html(b, &page, &args).await.map(|h| json!({"html": h}))
+}
+
+async fn take_screenshot(
+    b: &Browsers,
+    args: ScreenshotArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    let page = b.page(ctx.correlation_id()).await?;
+    screenshot(b, &page, &args).await
+}
+
+async fn wait(b: &Browsers, args: actions::WaitArgs, _: &ToolContext) -> Result<Value, ToolError> {
+    actions::wait(b, args).await
+}
+
+async fn take_snapshot(
+    b: &Browsers,
+    args: SnapshotArgs,
+    ctx: &ToolContext,
+) -> Result<Snapshot, ToolError> {
+    let page = b.page(ctx.correlation_id()).await?;
+    snapshot::snapshot(&page, args.max_nodes).await
 }
 
 #[cfg(test)]

@@ -1,71 +1,14 @@
 //! The page-level browser tools on a real headless Chromium (Debian's
 //! `chromium`; `.ci/run` installs it), against pages this test serves on
 //! 127.0.0.1 from tests/fixtures. Every call goes through a real executor.
+//! The element tools are in tests/elements.rs.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+mod support;
 
-use axon_browser::{BrowserConfig, Browsers};
-use axon_core::{CallResult, ErrorKind, Executor, SharedState, ToolCall, ToolRegistry};
+use axon_browser::BrowserConfig;
+use axon_core::{CallResult, ErrorKind, ToolCall};
 use serde_json::{Value, json};
-
-/// Serves tests/fixtures/<file> on a random loopback port; returns the base URL.
-async fn serve_fixtures() -> String {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let app = axum::Router::new().route(
-        "/{file}",
-        axum::routing::get(
-            move |axum::extract::Path(file): axum::extract::Path<String>| {
-                let path = dir.join(file.replace("..", ""));
-                async move {
-                    match tokio::fs::read_to_string(path).await {
-                        Ok(body) => Ok(([("content-type", "text/html; charset=utf-8")], body)),
-                        Err(_) => Err(axum::http::StatusCode::NOT_FOUND),
-                    }
-                }
-            },
-        ),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{addr}")
-}
-
-struct Fixture {
-    executor: Executor,
-    browsers: Arc<Browsers>,
-    base: String,
-}
-
-async fn fixture(config: BrowserConfig) -> Fixture {
-    assert!(
-        config.executable_path().exists(),
-        "Chromium is not installed at {} (apt-get install chromium; .ci/run does)",
-        config.executable_path().display()
-    );
-    let browsers = Arc::new(Browsers::new(config));
-    let mut registry = ToolRegistry::new();
-    axon_browser::register(&mut registry, browsers.clone()).unwrap();
-    let executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
-        .defaults(json!({"timeout_ms": 15000, "retry": {"initial_delay_ms": 10}}))
-        .build()
-        .unwrap();
-    Fixture {
-        executor,
-        browsers,
-        base: serve_fixtures().await,
-    }
-}
-
-impl Fixture {
-    async fn call(&self, session: &str, tool: &str, args: Value) -> CallResult {
-        self.executor
-            .call(ToolCall::new(tool, args).correlation_id(session))
-            .await
-    }
-}
+use support::fixture;
 
 fn png_height(bytes: &[u8]) -> u32 {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");

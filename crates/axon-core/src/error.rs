@@ -160,6 +160,10 @@ pub struct ToolError {
     pub message: String,
     /// Upstream's `Retry-After`, honoured by the retry loop.
     pub retry_after: Option<Duration>,
+    /// The tool failed before doing anything (a button never became
+    /// clickable): retrying cannot repeat a side effect, so the retry loop
+    /// retries even a tool that is not idempotent.
+    pub before_acting: bool,
 }
 
 impl ToolError {
@@ -170,6 +174,7 @@ impl ToolError {
             code: None,
             message: message.into(),
             retry_after: None,
+            before_acting: false,
         }
     }
 
@@ -209,6 +214,12 @@ impl ToolError {
     /// Attach a domain code.
     pub fn with_code(mut self, code: impl Into<String>) -> Self {
         self.code = Some(code.into());
+        self
+    }
+
+    /// Say that the tool failed before acting (see [`ToolError::before_acting`]).
+    pub fn before_acting(mut self) -> Self {
+        self.before_acting = true;
         self
     }
 

@@ -161,6 +161,7 @@ impl CallResult {
                 code: e.code,
                 message: e.message,
                 retry_after: e.retry_after_ms.map(Duration::from_millis),
+                before_acting: false,
             }),
         }
     }

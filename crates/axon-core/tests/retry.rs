@@ -116,6 +116,30 @@ async fn a_non_idempotent_tool_is_retried_when_upstream_was_unavailable() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_non_idempotent_tool_that_failed_before_acting_is_retried() {
+    // A click whose button never became clickable clicked nothing: safe to retry.
+    let (tool, n) = Scripted::new("click", |i, _| {
+        if i == 1 {
+            Box::pin(async { Err(ToolError::transient("button covered").before_acting()) })
+        } else if i == 2 {
+            err(ErrorKind::Transient)
+        } else {
+            ok(json!("clicked"))
+        }
+    });
+    let tool = tool.annotations(Annotations {
+        idempotent: false,
+        ..Annotations::default()
+    });
+    let r = executor(vec![tool])
+        .call(ToolCall::new("click", json!({})))
+        .await;
+    // The second failure may have clicked: it stops there.
+    assert_eq!(r.error.unwrap().kind, ErrorKind::Transient);
+    assert_eq!((r.attempts, calls(&n)), (2, 2));
+}
+
+#[tokio::test(start_paused = true)]
 async fn retry_non_idempotent_overrides_the_annotation() {
     let (tool, n) = Scripted::new("pay", |i, _| {
         if i == 1 {

@@ -198,7 +198,11 @@ impl RetryLoop<'_> {
         if !error.kind.is_retryable() || attempt >= p.max_attempts {
             return Next::Stop(error.clone());
         }
-        if error.kind.may_have_side_effects() && !self.safe_to_repeat && !p.retry_non_idempotent {
+        if error.kind.may_have_side_effects()
+            && !error.before_acting
+            && !self.safe_to_repeat
+            && !p.retry_non_idempotent
+        {
             return Next::Stop(error.clone());
         }
         let delay = match (error.kind, error.retry_after) {

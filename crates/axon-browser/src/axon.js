@@ -1,0 +1,260 @@
+// The page side of Axon's browser tools. Evaluated as an expression that
+// yields one object of helpers; every tool call reaches it through
+// `window.__axon` (installed on first use in each document), so locating and
+// checking an element is one CDP round trip each.
+(() => {
+  const norm = (s) => String(s == null ? "" : s).replace(/\s+/g, " ").trim();
+  // Playwright's text matching: case-insensitive substring, or (exact) the
+  // whole normalised string, case-sensitive.
+  const textMatches = (text, want, exact) => {
+    const t = norm(text);
+    const w = norm(want);
+    return exact ? t === w : t.toLowerCase().includes(w.toLowerCase());
+  };
+  const elementOf = (node) => (node && node.nodeType === Node.TEXT_NODE ? node.parentElement : node);
+  const visible = (el) => {
+    if (!el || !el.isConnected) return false;
+    const style = getComputedStyle(el);
+    if (style.visibility !== "visible") return false;
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0;
+  };
+  const describe = (el) => {
+    if (!el || el.nodeType !== Node.ELEMENT_NODE) return String(el);
+    let d = el.tagName.toLowerCase();
+    if (el.id) d += "#" + el.id;
+    else if (typeof el.className === "string" && el.className.trim())
+      d += "." + el.className.trim().split(/\s+/).join(".");
+    return d;
+  };
+  // Prefer a visible match, in document order; else the first match.
+  const pick = (list) => list.find(visible) || list[0] || null;
+
+  const byLabel = (want, exact) => {
+    const found = [];
+    const add = (el) => el && !found.includes(el) && found.push(el);
+    for (const label of document.querySelectorAll("label")) {
+      if (textMatches(label.textContent, want, exact)) add(label.control);
+    }
+    for (const el of document.querySelectorAll("[aria-labelledby]")) {
+      const text = el
+        .getAttribute("aria-labelledby")
+        .split(/\s+/)
+        .map((id) => document.getElementById(id))
+        .filter(Boolean)
+        .map((n) => n.textContent)
+        .join(" ");
+      if (textMatches(text, want, exact)) add(el);
+    }
+    for (const el of document.querySelectorAll("[aria-label]")) {
+      if (textMatches(el.getAttribute("aria-label"), want, exact)) add(el);
+    }
+    if (!found.length) {
+      for (const el of document.querySelectorAll("[placeholder]")) {
+        if (textMatches(el.getAttribute("placeholder"), want, exact)) add(el);
+      }
+    }
+    return pick(found);
+  };
+
+  const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "TITLE"]);
+  // The deepest elements whose text contains `want` (none of their children
+  // does), as Playwright's getByText.
+  const byText = (want, exact) => {
+    const found = [];
+    const walk = (el) => {
+      if (SKIP.has(el.tagName)) return false;
+      const own = el.tagName === "INPUT" && ["button", "submit", "reset"].includes(el.type) ? el.value : el.textContent;
+      if (!textMatches(own, want, false)) return false;
+      let child = false;
+      for (const c of el.children) child = walk(c) || child;
+      if (!child && textMatches(own, want, exact)) found.push(el);
+      return true;
+    };
+    if (document.body) walk(document.body);
+    return pick(found);
+  };
+
+  const find = (spec) => {
+    if (spec.selector != null) return pick(Array.from(document.querySelectorAll(spec.selector)));
+    if (spec.label != null) return byLabel(spec.label, !!spec.exact);
+    if (spec.has_text != null) return byText(spec.has_text, !!spec.exact);
+    return null;
+  };
+
+  // Whether something on the page is animating this element (a CSS animation
+  // or transition on it or an ancestor): such an element is not stable yet.
+  const animating = (el) =>
+    document.getAnimations().some((a) => {
+      const target = a.effect && a.effect.target;
+      return a.playState === "running" && target && target.contains && target.contains(el);
+    });
+
+  const editable = (el) => {
+    if (el.isContentEditable) return true;
+    if (el.tagName === "TEXTAREA") return !el.readOnly;
+    if (el.tagName !== "INPUT") return false;
+    const bad = ["button", "checkbox", "radio", "submit", "reset", "image", "file", "range", "color", "hidden"];
+    return !bad.includes(el.type) && !el.readOnly;
+  };
+  const disabled = (el) => {
+    if (el.disabled) return true;
+    if (el.closest && el.closest("fieldset:disabled")) return !el.closest("legend");
+    const aria = el.closest && el.closest("[aria-disabled]");
+    return !!aria && aria.getAttribute("aria-disabled") === "true";
+  };
+
+  // Checks before an action. `want`: attached | visible | click | type |
+  // enabled. Returns {ok} or {ok: false, reason}; for click, the point to press.
+  const check = (node, want) => {
+    const el = elementOf(node);
+    if (!el || !el.isConnected) return { ok: false, reason: "detached" };
+    const out = { ok: true, element: describe(el), tag: el.tagName.toLowerCase() };
+    if (want === "attached") return out;
+    if (!visible(el)) return { ok: false, reason: "not visible" };
+    if (want === "visible") return out;
+    if (disabled(el)) return { ok: false, reason: "disabled" };
+    if (want === "type" && !editable(el)) return { ok: false, reason: "not editable", fatal: true };
+    if (animating(el)) return { ok: false, reason: "not stable (animating)" };
+    if (want === "type") {
+      el.focus();
+      out.password = el.tagName === "INPUT" && el.type === "password";
+      return out;
+    }
+    if (want !== "click") return out;
+    let r = el.getBoundingClientRect();
+    if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) {
+      el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+      r = el.getBoundingClientRect();
+    }
+    const x = Math.min(Math.max(r.left + r.width / 2, 0), innerWidth - 1);
+    const y = Math.min(Math.max(r.top + r.height / 2, 0), innerHeight - 1);
+    const hit = document.elementFromPoint(x, y);
+    const ours = (n) => n && (el.contains(n) || (el.labels && Array.from(el.labels).some((l) => l.contains(n))));
+    if (!ours(hit)) return { ok: false, reason: "covered by " + describe(hit) };
+    out.x = x;
+    out.y = y;
+    return out;
+  };
+
+  const clearField = (node) => {
+    const el = elementOf(node);
+    el.focus();
+    if (typeof el.select === "function") el.select();
+    else document.execCommand("selectAll");
+    document.execCommand("delete");
+    return el.value != null ? el.value : el.textContent;
+  };
+
+  const text = (node) => {
+    const el = elementOf(node);
+    const out = { text: norm(el.innerText != null ? el.innerText : el.textContent) };
+    if (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT")
+      out.value = el.type === "password" ? null : el.value;
+    return out;
+  };
+
+  const selectOption = (node, values, index) => {
+    const el = elementOf(node);
+    if (el.tagName !== "SELECT") return { error: "element " + describe(el) + " is not a <select>" };
+    const options = Array.from(el.options);
+    let chosen;
+    if (index != null) {
+      if (index < 0 || index >= options.length)
+        return { missing: "index " + index + " (the list has " + options.length + " options)" };
+      chosen = [options[index]];
+    } else {
+      chosen = [];
+      for (const v of values) {
+        const o = options.find((o) => o.value === v) || options.find((o) => norm(o.label) === norm(v));
+        if (!o) return { missing: JSON.stringify(v), options: options.map((o) => norm(o.label)) };
+        chosen.push(o);
+      }
+    }
+    if (chosen.length > 1 && !el.multiple) return { error: describe(el) + " takes one option, not " + chosen.length };
+    for (const o of options) o.selected = chosen.includes(o);
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+    el.dispatchEvent(new Event("change", { bubbles: true }));
+    return { selected: chosen.map((o) => o.value), labels: chosen.map((o) => norm(o.label)) };
+  };
+
+  // A table as rows keyed by header; colspan and rowspan fill every grid cell
+  // they cover. A header spanning n columns names them h, h_2, … h_n.
+  const table = (node) => {
+    let el = elementOf(node);
+    if (el.tagName !== "TABLE") el = el.closest("table") || el.querySelector("table");
+    if (!el) return { error: "no <table> there" };
+    const grid = [];
+    Array.from(el.rows).forEach((row, y) => {
+      grid[y] = grid[y] || [];
+      let x = 0;
+      for (const cell of row.cells) {
+        while (grid[y][x] !== undefined) x++;
+        const value = norm(cell.innerText);
+        const rs = Math.max(1, cell.rowSpan || 1);
+        const cs = Math.max(1, cell.colSpan || 1);
+        for (let dy = 0; dy < rs; dy++) {
+          grid[y + dy] = grid[y + dy] || [];
+          for (let dx = 0; dx < cs; dx++) grid[y + dy][x + dx] = value;
+        }
+        x += cs;
+      }
+    });
+    // The header: rows in <thead>, else a first row made only of <th>.
+    const rows = Array.from(el.rows);
+    let headCount = el.tHead ? el.tHead.rows.length : 0;
+    if (!headCount && rows.length && Array.from(rows[0].cells).every((c) => c.tagName === "TH")) headCount = 1;
+    const width = Math.max(0, ...grid.map((r) => r.length));
+    const headers = [];
+    const seen = {};
+    for (let x = 0; x < width; x++) {
+      let name = headCount ? norm(grid[headCount - 1][x]) : "column_" + (x + 1);
+      if (!name) name = "column_" + (x + 1);
+      seen[name] = (seen[name] || 0) + 1;
+      headers.push(seen[name] > 1 ? name + "_" + seen[name] : name);
+    }
+    const body = grid.slice(headCount).map((r) => {
+      const o = {};
+      headers.forEach((h, x) => (o[h] = r[x] === undefined ? "" : String(r[x])));
+      return o;
+    });
+    return { headers, rows: body };
+  };
+
+  // The search box of the page: role searchbox, then a combobox, then
+  // input[type=search], then a text field whose name, label or placeholder
+  // says search.
+  const searchBox = () => {
+    const all = (s) => Array.from(document.querySelectorAll(s)).filter(visible);
+    const candidates = [
+      ...all("[role=searchbox]"),
+      ...all("input[type=search]"),
+      ...all("[role=combobox], input[list]"),
+      ...all("input, textarea").filter((el) =>
+        /search|query|^q$/i.test(
+          [el.name, el.id, el.getAttribute("aria-label"), el.placeholder, el.labels && el.labels[0] && el.labels[0].textContent].join(" ")
+        )
+      ),
+    ];
+    return candidates.find((el) => editable(el) && !disabled(el)) || null;
+  };
+
+  const formOf = (node) => {
+    const el = elementOf(node) || document.activeElement;
+    if (el && el.tagName === "FORM") return el;
+    return (el && (el.form || el.closest("form"))) || document.forms[0] || null;
+  };
+  const submit = (node) => {
+    const form = formOf(node);
+    if (!form) return { error: "no form to submit" };
+    if (!form.checkValidity()) {
+      const bad = Array.from(form.elements).filter((e) => e.willValidate && !e.checkValidity());
+      return { invalid: bad.map((e) => describe(e) + ": " + e.validationMessage) };
+    }
+    const submitter = node && node.type === "submit" ? node : undefined;
+    form.requestSubmit(submitter);
+    return { form: describe(form), action: form.action, method: form.method };
+  };
+
+  return { find, check, clearField, text, selectOption, table, searchBox, submit, describe, visible, elementOf };
+})()

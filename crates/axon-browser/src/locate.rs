@@ -1,0 +1,495 @@
+//! Finding the element a tool acts on, and waiting until it can be acted on.
+//!
+//! An element is addressed by exactly one of: a CSS `selector`, a `ref` from
+//! `browser_snapshot`, an ARIA `role` (with an optional accessible `name`,
+//! matched as Playwright's getByRole), a form field's `label`, or visible text
+//! `has_text`. Roles and names come from Chromium's own accessibility tree
+//! (`Accessibility.queryAXTree`); the other addresses are resolved by the
+//! helpers in `axon.js`, in one round trip.
+//!
+//! Auto-wait: the element must be attached, then (depending on the action)
+//! visible, enabled, not animating, and for a click the topmost element at its
+//! centre. "Stable" is judged from the page's running animations rather than by
+//! comparing boxes over two animation frames: that would cost two frames
+//! (≥ 33 ms) on every action, against a budget of 1.1× a bare CDP command.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use axon_core::{ErrorKind, ToolError};
+use chromiumoxide::page::Page;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use crate::cdp::{self, Evaluated};
+
+/// The page-side helpers (`axon.js`).
+const HELPERS_JS: &str = include_str!("axon.js");
+
+/// An expression that yields the helpers, installing them in this document on
+/// first use.
+pub(crate) static HELPERS: LazyLock<String> =
+    LazyLock::new(|| format!("(window.__axon || (window.__axon = {HELPERS_JS}\n))"));
+
+/// Which element: exactly one of `selector`, `ref`, `role`, `label`,
+/// `has_text`.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+pub struct Address {
+    /// A CSS selector (the first visible match, else the first match).
+    pub selector: Option<String>,
+    /// A ref from `browser_snapshot`, like `e42`: that exact element.
+    #[serde(rename = "ref")]
+    pub reference: Option<String>,
+    /// An ARIA role (button, link, textbox, checkbox, combobox, heading, …),
+    /// explicit or implied by the tag, from the accessibility tree.
+    pub role: Option<String>,
+    /// With `role`: the accessible name (a case-insensitive substring unless
+    /// `exact`).
+    pub name: Option<String>,
+    /// `name`, `label` and `has_text` match the whole text, case-sensitively.
+    #[serde(default)]
+    pub exact: bool,
+    /// A form field by its label text (`<label>`, `aria-labelledby`,
+    /// `aria-label`, else placeholder).
+    pub label: Option<String>,
+    /// The innermost element whose text contains this.
+    pub has_text: Option<String>,
+}
+
+/// What an [`Address`] asks for, once checked.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Target {
+    Selector(String),
+    Ref(i64),
+    Role {
+        role: String,
+        name: Option<String>,
+        exact: bool,
+    },
+    Label {
+        label: String,
+        exact: bool,
+    },
+    Text {
+        text: String,
+        exact: bool,
+    },
+}
+
+impl Address {
+    /// Whether no address field is set (tools where the element is optional).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.selector.is_none()
+            && self.reference.is_none()
+            && self.role.is_none()
+            && self.label.is_none()
+            && self.has_text.is_none()
+    }
+
+    /// The one target this address names; `invalid_arguments` naming the
+    /// fields when there are none or several.
+    pub(crate) fn target(&self) -> Result<Target, ToolError> {
+        let given: Vec<&str> = [
+            ("selector", self.selector.is_some()),
+            ("ref", self.reference.is_some()),
+            ("role", self.role.is_some()),
+            ("label", self.label.is_some()),
+            ("has_text", self.has_text.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect();
+        if given.len() != 1 {
+            return Err(ToolError::invalid_arguments(format!(
+                "give exactly one of selector, ref, role, label, has_text (got {})",
+                if given.is_empty() {
+                    "none".to_string()
+                } else {
+                    given.join(", ")
+                }
+            )));
+        }
+        if self.name.is_some() && self.role.is_none() {
+            return Err(ToolError::invalid_arguments(
+                "/name: goes with role (use has_text or label to match text alone)",
+            ));
+        }
+        let exact = self.exact;
+        Ok(if let Some(s) = &self.selector {
+            if s.trim().is_empty() {
+                return Err(ToolError::invalid_arguments("/selector: is empty"));
+            }
+            Target::Selector(s.clone())
+        } else if let Some(r) = &self.reference {
+            Target::Ref(parse_ref(r)?)
+        } else if let Some(role) = &self.role {
+            Target::Role {
+                role: role.trim().to_lowercase(),
+                name: self.name.clone(),
+                exact,
+            }
+        } else if let Some(label) = &self.label {
+            Target::Label {
+                label: label.clone(),
+                exact,
+            }
+        } else {
+            Target::Text {
+                text: self.has_text.clone().unwrap_or_default(),
+                exact,
+            }
+        })
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Selector(s) => write!(f, "selector {s:?}"),
+            Target::Ref(id) => write!(f, "ref e{id}"),
+            Target::Role {
+                role,
+                name: Some(name),
+                ..
+            } => write!(f, "role {role} named {name:?}"),
+            Target::Role {
+                role, name: None, ..
+            } => write!(f, "role {role}"),
+            Target::Label { label, .. } => write!(f, "label {label:?}"),
+            Target::Text { text, .. } => write!(f, "text {text:?}"),
+        }
+    }
+}
+
+/// `e42` → 42 (a Chromium backend node id).
+fn parse_ref(text: &str) -> Result<i64, ToolError> {
+    text.strip_prefix('e')
+        .and_then(|n| n.parse::<i64>().ok())
+        .filter(|n| *n > 0)
+        .ok_or_else(|| {
+            ToolError::invalid_arguments(format!(
+                "/ref: {text:?} is not a ref from browser_snapshot (like \"e42\")"
+            ))
+        })
+}
+
+/// Whether a name matches the way Playwright's getByRole does.
+pub(crate) fn name_matches(actual: &str, wanted: &str, exact: bool) -> bool {
+    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if exact {
+        norm(actual) == norm(wanted)
+    } else {
+        norm(actual)
+            .to_lowercase()
+            .contains(&norm(wanted).to_lowercase())
+    }
+}
+
+/// What must hold before acting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Want {
+    /// In the document (reading text, tables, HTML).
+    Attached,
+    /// Attached with a non-empty box, not `visibility: hidden`.
+    Visible,
+    /// Visible, enabled and not animating.
+    Enabled,
+    /// Enabled and editable; focused by the check.
+    Type,
+    /// Enabled, scrolled into view, and the topmost element at its centre.
+    Click,
+}
+
+impl Want {
+    fn as_str(self) -> &'static str {
+        match self {
+            Want::Attached => "attached",
+            Want::Visible => "visible",
+            Want::Enabled => "enabled",
+            Want::Type => "type",
+            Want::Click => "click",
+        }
+    }
+}
+
+/// An element ready for its action.
+#[derive(Debug)]
+pub(crate) struct Found {
+    /// The element's remote object, for `Runtime.callFunctionOn`.
+    pub object: String,
+    /// What the check reported: `element` (tag#id.class), `tag`, and for a
+    /// click the point `x`, `y`; for typing, whether it is a `password` field.
+    pub info: Value,
+}
+
+impl Found {
+    /// `tag#id.class` of the element.
+    pub(crate) fn element(&self) -> String {
+        self.info["element"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+/// The element `target` names now, if any, as a remote object.
+pub(crate) async fn locate(page: &Page, target: &Target) -> Result<Option<String>, ToolError> {
+    match target {
+        Target::Ref(id) => {
+            let resolved = cdp::send(page, "DOM.resolveNode", json!({"backendNodeId": id})).await;
+            match resolved {
+                Ok(v) => Ok(v["object"]["objectId"].as_str().map(str::to_string)),
+                Err(e) => Err(ToolError::transient(format!(
+                    "ref e{id} is stale (its element left the page; take a new browser_snapshot): {}",
+                    e.message
+                ))
+                .with_code("stale_ref")
+                .before_acting()),
+            }
+        }
+        Target::Role { role, name, exact } => {
+            locate_role(page, role, name.as_deref(), *exact).await
+        }
+        _ => {
+            let spec = match target {
+                Target::Selector(s) => json!({"selector": s}),
+                Target::Label { label, exact } => json!({"label": label, "exact": exact}),
+                Target::Text { text, exact } => json!({"has_text": text, "exact": exact}),
+                _ => Value::Null,
+            };
+            let expression = format!("{}.find({spec})", *HELPERS);
+            match cdp::evaluate(page, &expression, false).await? {
+                Evaluated::Object(id) => Ok(Some(id)),
+                Evaluated::Value(_) => Ok(None),
+                Evaluated::Thrown(text) if text.contains("is not a valid selector") => {
+                    Err(ToolError::invalid_arguments(format!("/selector: {text}")))
+                }
+                Evaluated::Thrown(text) => {
+                    Err(ToolError::transient(format!("locating {target}: {text}")))
+                }
+            }
+        }
+    }
+}
+
+/// The roles people write that Chromium's tree names otherwise.
+fn chromium_role(role: &str) -> &str {
+    match role {
+        "img" => "image",
+        other => other,
+    }
+}
+
+/// The first non-ignored node of `role` whose name matches, from Chromium's
+/// accessibility tree.
+async fn locate_role(
+    page: &Page,
+    role: &str,
+    name: Option<&str>,
+    exact: bool,
+) -> Result<Option<String>, ToolError> {
+    let Evaluated::Object(document) = cdp::evaluate(page, "document", false).await? else {
+        return Ok(None);
+    };
+    let mut params = json!({"objectId": document, "role": chromium_role(role)});
+    if let (Some(name), true) = (name, exact) {
+        params["accessibleName"] = json!(name);
+    }
+    let found = cdp::send(page, "Accessibility.queryAXTree", params).await?;
+    let nodes = found["nodes"].as_array().cloned().unwrap_or_default();
+    let hit = nodes.iter().find(|node| {
+        node["ignored"] != json!(true)
+            && node["backendDOMNodeId"].is_i64()
+            && name.is_none_or(|want| {
+                name_matches(
+                    node["name"]["value"].as_str().unwrap_or_default(),
+                    want,
+                    exact,
+                )
+            })
+    });
+    let Some(id) = hit.and_then(|node| node["backendDOMNodeId"].as_i64()) else {
+        return Ok(None);
+    };
+    let resolved = cdp::send(page, "DOM.resolveNode", json!({"backendNodeId": id})).await?;
+    Ok(resolved["object"]["objectId"].as_str().map(str::to_string))
+}
+
+/// Run the page-side check `want` on `object`: `Ok(info)` when it passed,
+/// `Err(reason)` when not (yet), where a reason starting with `!` is final.
+pub(crate) async fn check(page: &Page, object: &str, want: Want) -> Result<Value, String> {
+    let function = format!(
+        "function(want) {{ return {}.check(this, want); }}",
+        *HELPERS
+    );
+    match cdp::call_on(page, object, &function, &[json!(want.as_str())]).await {
+        Ok(Evaluated::Value(info)) if info["ok"] == json!(true) => Ok(info),
+        Ok(Evaluated::Value(info)) => {
+            let reason = info["reason"].as_str().unwrap_or("not ready").to_string();
+            Err(if info["fatal"] == json!(true) {
+                format!("!{reason}")
+            } else {
+                reason
+            })
+        }
+        Ok(Evaluated::Thrown(text)) => Err(format!("check failed: {text}")),
+        Ok(Evaluated::Object(_)) => Err("check returned an object".into()),
+        // The object went away: the page navigated or the node was collected.
+        Err(_) => Err("detached".into()),
+    }
+}
+
+/// Poll delays between attempts, as Playwright's (then 100 ms each).
+const BACKOFF_MS: [u64; 5] = [0, 20, 50, 100, 100];
+
+/// Wait up to `timeout` for `target` to exist and pass `want`.
+///
+/// Fails `failed`/`element_not_found` when nothing matched by the deadline,
+/// `transient`/`element_not_interactable` (or `element_detached`) when an
+/// element matched but never became ready: the core retries those.
+pub(crate) async fn wait_for(
+    page: &Page,
+    target: &Target,
+    want: Want,
+    timeout: Duration,
+) -> Result<Found, ToolError> {
+    let start = Instant::now();
+    let deadline = start + timeout;
+    let mut last_reason: Option<String> = None;
+    let mut attempt = 0usize;
+    loop {
+        match locate(page, target).await {
+            Ok(Some(object)) => match check(page, &object, want).await {
+                Ok(info) => return Ok(Found { object, info }),
+                Err(reason) if reason.starts_with('!') => {
+                    return Err(ToolError::failed(format!("{target}: {}", &reason[1..]))
+                        .with_code("element_not_interactable"));
+                }
+                Err(reason) => last_reason = Some(reason),
+            },
+            Ok(None) => {}
+            Err(e) if e.kind == ErrorKind::Transient && e.code.is_none() => {
+                // The page is between documents; look again.
+                last_reason.get_or_insert_with(|| e.message.clone());
+            }
+            Err(e) => return Err(e),
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        let delay = Duration::from_millis(BACKOFF_MS.get(attempt).copied().unwrap_or(100));
+        attempt += 1;
+        tokio::time::sleep(delay.min(deadline - now)).await;
+    }
+    let waited = start.elapsed().as_millis();
+    Err(match last_reason {
+        None => ToolError::failed(format!("no element matches {target} (waited {waited} ms)"))
+            .with_code("element_not_found"),
+        Some(reason) if reason == "detached" => ToolError::transient(format!(
+            "{target}: the element was detached from the page (waited {waited} ms)"
+        ))
+        .with_code("element_detached")
+        .before_acting(),
+        Some(reason) => ToolError::transient(format!("{target}: {reason} (waited {waited} ms)"))
+            .with_code("element_not_interactable")
+            .before_acting(),
+    })
+}
+
+/// Call helper `method` of `axon.js` on `found`'s element with `args`; the
+/// result by value. A failure here means the element went away between the
+/// check and the action: `transient`.
+pub(crate) async fn helper(
+    page: &Page,
+    found: &Found,
+    method: &str,
+    args: &[Value],
+) -> Result<Value, ToolError> {
+    let params: Vec<String> = (0..args.len()).map(|i| format!("a{i}")).collect();
+    let list = params.join(", ");
+    let sep = if list.is_empty() { "" } else { ", " };
+    let function = format!(
+        "function({list}) {{ return {}.{method}(this{sep}{list}); }}",
+        *HELPERS
+    );
+    match cdp::call_on(page, &found.object, &function, args).await {
+        Ok(Evaluated::Value(v)) => Ok(v),
+        Ok(Evaluated::Thrown(text)) => Err(ToolError::transient(format!("{method}: {text}"))),
+        Ok(Evaluated::Object(_)) => {
+            Err(ToolError::internal(format!("{method} returned an object")))
+        }
+        Err(e) => Err(ToolError::transient(format!(
+            "{} was detached before {method}: {}",
+            found.element(),
+            e.message
+        ))
+        .with_code("element_detached")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exactly_one_address() {
+        let none = Address::default().target().unwrap_err();
+        assert!(none.message.contains("got none"), "{}", none.message);
+        let two = Address {
+            selector: Some("#a".into()),
+            label: Some("Name".into()),
+            ..Address::default()
+        };
+        assert!(
+            two.target()
+                .unwrap_err()
+                .message
+                .contains("selector, label")
+        );
+        let name_alone = Address {
+            has_text: Some("x".into()),
+            name: Some("y".into()),
+            ..Address::default()
+        };
+        assert!(
+            name_alone
+                .target()
+                .unwrap_err()
+                .message
+                .starts_with("/name")
+        );
+        let role = Address {
+            role: Some(" Button ".into()),
+            name: Some("Log in".into()),
+            ..Address::default()
+        };
+        assert_eq!(
+            role.target().unwrap(),
+            Target::Role {
+                role: "button".into(),
+                name: Some("Log in".into()),
+                exact: false
+            }
+        );
+    }
+
+    #[test]
+    fn refs_are_e_and_a_positive_number() {
+        assert_eq!(parse_ref("e42").unwrap(), 42);
+        for bad in ["42", "e", "e-1", "e0", "ex"] {
+            assert!(parse_ref(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn names_match_like_get_by_role() {
+        assert!(name_matches("Log  in", "log in", false));
+        assert!(name_matches("Log in now", "log in", false));
+        assert!(!name_matches("Log in now", "Log in", true));
+        assert!(name_matches(" Log in ", "Log in", true));
+        assert!(!name_matches("log in", "Log in", true));
+    }
+}

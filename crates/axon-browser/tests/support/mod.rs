@@ -1,0 +1,118 @@
+//! What the browser tests share: the fixture server and an executor with the
+//! browser tools on a real Chromium.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axon_browser::{BrowserConfig, Browsers};
+use axon_core::{CallResult, Executor, SharedState, ToolCall, ToolRegistry};
+use serde_json::{Value, json};
+
+/// Serves tests/fixtures/<file> on a random loopback port, and `/slow` (text
+/// after 300 ms); returns the base URL.
+pub async fn serve_fixtures() -> String {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let slow = axum::routing::get(|| async {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        "slow data"
+    });
+    let app = axum::Router::new().route("/slow", slow).route(
+        "/{file}",
+        axum::routing::get(
+            move |axum::extract::Path(file): axum::extract::Path<String>| {
+                let path = dir.join(file.replace("..", ""));
+                async move {
+                    match tokio::fs::read_to_string(path).await {
+                        Ok(body) => Ok(([("content-type", "text/html; charset=utf-8")], body)),
+                        Err(_) => Err(axum::http::StatusCode::NOT_FOUND),
+                    }
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+pub struct Fixture {
+    pub executor: Executor,
+    pub browsers: Arc<Browsers>,
+    pub base: String,
+}
+
+pub async fn fixture(config: BrowserConfig) -> Fixture {
+    assert!(
+        config.executable_path().exists(),
+        "Chromium is not installed at {} (apt-get install chromium; .ci/run does)",
+        config.executable_path().display()
+    );
+    let browsers = Arc::new(Browsers::new(config));
+    let mut registry = ToolRegistry::new();
+    axon_browser::register(&mut registry, browsers.clone()).unwrap();
+    let executor = Executor::builder(registry)
+        .shared_state(SharedState::new())
+        // No breaker: these tests provoke failures on purpose, many per tool.
+        .defaults(json!({
+            "timeout_ms": 15000,
+            "retry": {"initial_delay_ms": 10},
+            "breaker": {"failure_threshold": 0},
+        }))
+        .build()
+        .unwrap();
+    Fixture {
+        executor,
+        browsers,
+        base: serve_fixtures().await,
+    }
+}
+
+impl Fixture {
+    pub async fn call(&self, session: &str, tool: &str, args: Value) -> CallResult {
+        self.executor
+            .call(ToolCall::new(tool, args).correlation_id(session))
+            .await
+    }
+}
+
+impl Fixture {
+    /// Like [`Fixture::call`], with no retries (to see a failure's own kind).
+    pub async fn once(&self, session: &str, tool: &str, args: Value) -> CallResult {
+        self.executor
+            .call(
+                ToolCall::new(tool, args)
+                    .correlation_id(session)
+                    .policy(json!({"retry": {"max_attempts": 1}})),
+            )
+            .await
+    }
+
+    /// Open fixture `page` in `session`'s page.
+    pub async fn open(&self, session: &str, page: &str) {
+        let url = format!("{}/{page}", self.base);
+        let r = self
+            .call(session, "browser_navigate", json!({"url": url}))
+            .await;
+        assert!(r.success, "opening {page}: {r:?}");
+    }
+
+    /// The visible text of the element `selector` matches.
+    pub async fn text(&self, session: &str, selector: &str) -> String {
+        let r = self
+            .call(session, "browser_get_text", json!({"selector": selector}))
+            .await;
+        assert!(r.success, "text of {selector}: {r:?}");
+        r.data["text"].as_str().unwrap_or_default().to_string()
+    }
+}
+
+/// A failed call's kind and code.
+pub fn failure(r: &CallResult) -> (axon_core::ErrorKind, Option<String>) {
+    let e = r
+        .error
+        .as_ref()
+        .unwrap_or_else(|| panic!("expected a failure: {r:?}"));
+    (e.kind, e.code.clone())
+}
