@@ -8,6 +8,8 @@
 //! those fields out of the JSON.
 
 use std::borrow::Cow;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axon_core::ToolError;
 use chromiumoxide::page::Page;
@@ -15,6 +17,7 @@ use chromiumoxide::types::{Command, Method, MethodId};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::locate;
 use crate::session::cdp_error;
 
 /// One DevTools command with untyped params and result.
@@ -40,6 +43,32 @@ impl Command for Raw {
     type Response = Value;
 }
 
+/// Whether [`send`] keeps a copy of each command (the browser benchmark replays
+/// them to measure the same commands without Axon).
+static RECORDING: AtomicBool = AtomicBool::new(false);
+static RECORDED: Mutex<Vec<(&'static str, Value)>> = Mutex::new(Vec::new());
+
+/// Start (or stop) keeping a copy of every raw DevTools command the tools send.
+#[doc(hidden)]
+pub fn record_commands(on: bool) {
+    RECORDING.store(on, Ordering::SeqCst);
+}
+
+/// The commands kept since the last call, in order.
+#[doc(hidden)]
+pub fn take_recorded() -> Vec<(&'static str, Value)> {
+    RECORDED
+        .lock()
+        .map(|mut v| std::mem::take(&mut *v))
+        .unwrap_or_default()
+}
+
+/// Send one recorded command to `page` (the benchmark's direct baseline).
+#[doc(hidden)]
+pub async fn replay(page: &Page, method: &'static str, params: Value) -> Result<Value, ToolError> {
+    send(page, method, params).await
+}
+
 /// Send `method` with `params` to `page`; a protocol error is `transient`
 /// (the page navigated, the node went away) with the method named.
 pub(crate) async fn send(
@@ -47,6 +76,11 @@ pub(crate) async fn send(
     method: &'static str,
     params: Value,
 ) -> Result<Value, ToolError> {
+    if RECORDING.load(Ordering::Relaxed)
+        && let Ok(mut log) = RECORDED.lock()
+    {
+        log.push((method, params.clone()));
+    }
     page.execute(Raw { method, params })
         .await
         .map(|response| response.result)
@@ -79,7 +113,24 @@ fn evaluated(result: Value) -> Evaluated {
     Evaluated::Value(remote.get("value").cloned().unwrap_or(Value::Null))
 }
 
-/// Evaluate `expression` in the page's main world.
+/// Install the page-side helpers in the current document.
+async fn install_helpers(page: &Page) -> Result<(), ToolError> {
+    let params = json!({"expression": *locate::INSTALL, "returnByValue": true});
+    match evaluated(send(page, "Runtime.evaluate", params).await?) {
+        Evaluated::Thrown(text) => Err(ToolError::internal(format!(
+            "installing the page helpers: {text}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a script failed only because this document has no helpers yet.
+fn helpers_missing(result: &Evaluated) -> bool {
+    matches!(result, Evaluated::Thrown(text) if text.contains(locate::MISSING))
+}
+
+/// Evaluate `expression` in the page's main world (installing the helpers
+/// first when it needs them and the document has none).
 pub(crate) async fn evaluate(
     page: &Page,
     expression: &str,
@@ -90,10 +141,16 @@ pub(crate) async fn evaluate(
         "returnByValue": by_value,
         "awaitPromise": true,
     });
+    let result = evaluated(send(page, "Runtime.evaluate", params.clone()).await?);
+    if !helpers_missing(&result) {
+        return Ok(result);
+    }
+    install_helpers(page).await?;
     send(page, "Runtime.evaluate", params).await.map(evaluated)
 }
 
-/// Call `function` with `this` bound to `object` and `args` as its arguments.
+/// Call `function` with `this` bound to `object` and `args` as its arguments
+/// (installing the helpers first when it needs them).
 pub(crate) async fn call_on(
     page: &Page,
     object: &str,
@@ -108,6 +165,11 @@ pub(crate) async fn call_on(
         "returnByValue": true,
         "awaitPromise": true,
     });
+    let result = evaluated(send(page, "Runtime.callFunctionOn", params.clone()).await?);
+    if !helpers_missing(&result) {
+        return Ok(result);
+    }
+    install_helpers(page).await?;
     send(page, "Runtime.callFunctionOn", params)
         .await
         .map(evaluated)

@@ -17,7 +17,8 @@
 #![warn(missing_docs)]
 
 mod actions;
-mod cdp;
+#[doc(hidden)]
+pub mod cdp;
 mod input;
 mod locate;
 mod session;

@@ -28,10 +28,19 @@ use crate::cdp::{self, Evaluated};
 /// The page-side helpers (`axon.js`).
 const HELPERS_JS: &str = include_str!("axon.js");
 
-/// An expression that yields the helpers, installing them in this document on
-/// first use.
+/// What a script that needs the helpers throws in a document that has none
+/// yet; [`cdp::evaluate`] and [`cdp::call_on`] then install them and run the
+/// script again. Sending the 10 kB of helpers with every command instead costs
+/// about 1 ms a command (V8 parses it each time).
+pub(crate) const MISSING: &str = "__axon_helpers_missing__";
+
+/// An expression that yields the helpers of this document.
 pub(crate) static HELPERS: LazyLock<String> =
-    LazyLock::new(|| format!("(window.__axon || (window.__axon = {HELPERS_JS}\n))"));
+    LazyLock::new(|| format!("(window.__axon || (() => {{ throw new Error({MISSING:?}); }})())"));
+
+/// The expression that installs the helpers in the current document.
+pub(crate) static INSTALL: LazyLock<String> =
+    LazyLock::new(|| format!("window.__axon = {HELPERS_JS}\n; true"));
 
 /// Which element: exactly one of `selector`, `ref`, `role`, `label`,
 /// `has_text`.

@@ -140,14 +140,13 @@ const STATE_JS: &str = r##"(() => {
 
 /// Evaluate `expression` on `page` and return its JSON value.
 pub(crate) async fn eval(page: &Page, expression: &str) -> Result<Value, ToolError> {
-    // `null` and `undefined` come back without a value.
-    Ok(page
-        .evaluate(expression)
-        .await
-        .map_err(|e| cdp_error("evaluating on the page", &e))?
-        .value()
-        .cloned()
-        .unwrap_or(Value::Null))
+    match cdp::evaluate(page, expression, true).await? {
+        Evaluated::Value(v) => Ok(v),
+        Evaluated::Thrown(text) => Err(ToolError::transient(format!(
+            "evaluating on the page: {text}"
+        ))),
+        Evaluated::Object(_) => Ok(Value::Null),
+    }
 }
 
 async fn navigate(
