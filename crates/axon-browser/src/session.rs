@@ -20,6 +20,7 @@ use chromiumoxide::handler::viewport::Viewport;
 use chromiumoxide::page::Page;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
 
 /// `[browser]` in `axon.toml`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,6 +41,11 @@ pub struct BrowserConfig {
     pub viewport_width: u32,
     /// See `viewport_width`.
     pub viewport_height: u32,
+    /// Pages open at most; opening one more closes the least recently used.
+    /// Sessions are correlation ids, and a server sees new ones all day.
+    pub max_pages: usize,
+    /// A page unused this long is closed (its session starts afresh).
+    pub page_idle_ms: u64,
     /// How long each kind of action may wait (auto-wait, navigation), unless
     /// a call gives its own `timeout_ms`.
     pub timeouts: ActionTimeouts,
@@ -93,6 +99,8 @@ impl Default for BrowserConfig {
             launch_timeout_ms: 20_000,
             viewport_width: 1280,
             viewport_height: 720,
+            max_pages: 16,
+            page_idle_ms: 300_000,
             timeouts: ActionTimeouts::default(),
         }
     }
@@ -158,7 +166,8 @@ struct Live {
     browser: Browser,
     /// Cleared by the CDP handler task when the connection ends.
     alive: Arc<AtomicBool>,
-    pages: HashMap<String, Page>,
+    /// Each session's page and when it was last used.
+    pages: HashMap<String, (Page, Instant)>,
     profile: PathBuf,
 }
 
@@ -214,15 +223,41 @@ impl Browsers {
         let Some(live) = slot.as_mut() else {
             return Err(ToolError::internal("browser slot empty after launch"));
         };
-        if let Some(page) = live.pages.get(session) {
+        let now = Instant::now();
+        if let Some((page, used)) = live.pages.get_mut(session) {
+            *used = now;
             return Ok(page.clone());
+        }
+        // Make room: pages idle too long, then the least recently used.
+        let idle = Duration::from_millis(self.config.page_idle_ms);
+        let mut closing: Vec<String> = live
+            .pages
+            .iter()
+            .filter(|(_, (_, used))| now.duration_since(*used) >= idle)
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut by_age: Vec<(&String, Instant)> = live
+            .pages
+            .iter()
+            .map(|(id, (_, used))| (id, *used))
+            .collect();
+        by_age.sort_by_key(|(_, used)| *used);
+        let excess = (live.pages.len() + 1).saturating_sub(self.config.max_pages.max(1));
+        closing.extend(by_age.into_iter().take(excess).map(|(id, _)| id.clone()));
+        for id in closing {
+            if let Some((page, _)) = live.pages.remove(&id) {
+                tracing::debug!(session = %id, "closing an idle browser page");
+                tokio::spawn(async move {
+                    let _ = page.close().await;
+                });
+            }
         }
         let page = live
             .browser
             .new_page("about:blank")
             .await
             .map_err(|e| cdp_error("opening a page", &e))?;
-        live.pages.insert(session.to_string(), page.clone());
+        live.pages.insert(session.to_string(), (page.clone(), now));
         Ok(page)
     }
 
@@ -234,7 +269,7 @@ impl Browsers {
             .await
             .as_mut()
             .and_then(|live| live.pages.remove(session));
-        if let Some(page) = page {
+        if let Some((page, _)) = page {
             let _ = page.close().await;
         }
     }

@@ -117,6 +117,27 @@ async fn each_session_has_its_own_page() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_least_recently_used_page_is_closed_past_max_pages() {
+    let f = fixture(BrowserConfig {
+        max_pages: 2,
+        ..BrowserConfig::default()
+    })
+    .await;
+    for session in ["a", "b"] {
+        f.open(session, "login.html").await;
+    }
+    // "a" is used again, so "b" is the least recently used when "c" opens.
+    f.call("a", "browser_get_page_state", json!({})).await;
+    f.open("c", "welcome.html").await;
+    let a = f.call("a", "browser_get_page_state", json!({})).await;
+    assert_eq!(a.data["title"], "Sign in");
+    // "b" lost its page; it gets a fresh one (and "c", now the oldest, goes).
+    let b = f.call("b", "browser_get_page_state", json!({})).await;
+    assert_eq!(b.data["url"], "about:blank");
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn screenshots_of_the_viewport_the_full_page_and_to_a_file() {
     let f = fixture(BrowserConfig::default()).await;
     f.call(
