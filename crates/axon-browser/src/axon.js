@@ -166,7 +166,10 @@
     } else {
       chosen = [];
       for (const v of values) {
-        const o = options.find((o) => o.value === v) || options.find((o) => norm(o.label) === norm(v));
+        const o =
+          options.find((o) => o.value === v) ||
+          options.find((o) => norm(o.label) === norm(v)) ||
+          options.find((o) => norm(o.label).toLowerCase() === norm(v).toLowerCase());
         if (!o) return { missing: JSON.stringify(v), options: options.map((o) => norm(o.label)) };
         chosen.push(o);
       }

@@ -16,6 +16,7 @@
 
 #![warn(missing_docs)]
 
+pub mod act;
 mod actions;
 #[doc(hidden)]
 pub mod cdp;

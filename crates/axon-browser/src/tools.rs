@@ -149,7 +149,7 @@ pub(crate) async fn eval(page: &Page, expression: &str) -> Result<Value, ToolErr
     }
 }
 
-async fn navigate(
+pub(crate) async fn navigate(
     browsers: &Browsers,
     args: NavigateArgs,
     ctx: &ToolContext,
@@ -164,37 +164,64 @@ async fn navigate(
         .event_listener::<EventLifecycleEvent>()
         .await
         .map_err(|e| cdp_error("listening for page events", &e))?;
-    let sent = page
-        .execute(NavigateParams::new(args.url.clone()))
-        .await
-        .map(|r| (r.result.error_text.clone(), r.result.loader_id.clone()));
-    let loader = match sent {
-        Ok((None, loader)) => loader,
-        Ok((Some(error), _)) => return Err(navigation_error(&args.url, &error)),
-        Err(e) => {
-            if browsers.browser_died().await {
-                return Err(ToolError::transient(format!(
-                    "the browser died during navigation: {e}"
-                )));
+    let wanted = args.wait_until.event();
+    let deadline = tokio::time::Instant::now() + timeout;
+    // A navigation the page started itself (a form a click submitted a moment
+    // ago) can replace ours; then ours is sent again, up to three times.
+    for _ in 0..3 {
+        let sent = page
+            .execute(NavigateParams::new(args.url.clone()))
+            .await
+            .map(|r| {
+                (
+                    r.result.error_text.clone(),
+                    r.result.loader_id.clone(),
+                    r.result.frame_id.clone(),
+                )
+            });
+        let (loader, frame) = match sent {
+            Ok((Some(error), _, _)) if error.contains("ERR_ABORTED") => continue,
+            Ok((Some(error), _, _)) => return Err(navigation_error(&args.url, &error)),
+            Ok((None, loader, frame)) => (loader, frame),
+            Err(e) => {
+                if browsers.browser_died().await {
+                    return Err(ToolError::transient(format!(
+                        "the browser died during navigation: {e}"
+                    )));
+                }
+                return Err(navigation_error(&args.url, &e.to_string()));
             }
-            return Err(navigation_error(&args.url, &e.to_string()));
-        }
-    };
-    // A same-document navigation (only the fragment changed) has no loader.
-    if let Some(loader) = loader {
-        let wanted = args.wait_until.event();
-        let reached = tokio::time::timeout(timeout, async {
+        };
+        // A same-document navigation (only the fragment changed) has no loader.
+        let Some(loader) = loader else {
+            return page_state(&page).await.map(|s| json!(s));
+        };
+        let reached = tokio::time::timeout_at(deadline, async {
+            // Another loader's `init` replaces ours only once ours has begun:
+            // events from before (the navigation ours replaced) don't count.
+            let mut begun = false;
             while let Some(event) = events.next().await {
-                if event.loader_id == loader && event.name == wanted {
-                    return true;
+                if event.frame_id != frame {
+                    continue;
+                }
+                if event.loader_id == loader {
+                    begun = true;
+                    if event.name == wanted {
+                        return Reached::Yes;
+                    }
+                } else if begun && event.name == "init" {
+                    return Reached::Replaced;
                 }
             }
-            false
+            Reached::Closed
         })
         .await;
         match reached {
-            Ok(true) => {}
-            Ok(false) => {
+            Ok(Reached::Yes) => return page_state(&page).await.map(|s| json!(s)),
+            Ok(Reached::Replaced) => {
+                tracing::debug!(url = %args.url, "another navigation replaced ours; sending it again");
+            }
+            Ok(Reached::Closed) => {
                 return Err(ToolError::transient(format!(
                     "the page closed while loading {}",
                     args.url
@@ -213,7 +240,19 @@ async fn navigate(
             }
         }
     }
-    page_state(&page).await.map(|s| json!(s))
+    Err(ToolError::transient(format!(
+        "the navigation to {} was replaced by the page's own three times",
+        args.url
+    )))
+}
+
+/// How waiting for a navigation's lifecycle event ended.
+enum Reached {
+    Yes,
+    /// Another navigation of the same frame began.
+    Replaced,
+    /// The page went away.
+    Closed,
 }
 
 /// Chromium's `errorText` for a failed navigation, as an Axon error:
@@ -412,7 +451,7 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
         registry,
         browsers,
         "browser_navigate",
-        acting(),
+        idempotent(),
         "Opens a URL in this session's page and returns the page state (url, title, ready state, viewport, scroll, focus). wait_until: load (default), domcontentloaded or networkidle. Blocked hosts and schemes fail with code navigation_blocked; an unreachable site is unavailable.",
         navigate
     );

@@ -1,0 +1,895 @@
+//! The offline translator: plan step text matched against the snapshot, with
+//! no model. Deterministic: the same step on the same page gives the same
+//! action.
+//!
+//! 1. Things no action can do (uploads, captchas, downloads, drag and drop)
+//!    are `tool_limit`.
+//! 2. The earliest verb in the step picks the action: go to / open / visit
+//!    (with a URL) → navigate; search for / look up → search; type / enter /
+//!    fill in / write → type; select / choose / pick → select (or a click on a
+//!    checkbox, radio or option of that name); check / tick / uncheck → click
+//!    a checkbox; click / press / tap / follow / submit / log in → click (or
+//!    press_key when a key is named); scroll → scroll; wait → wait.
+//! 3. Targets: a quoted string if there is one, else the step's words minus
+//!    verbs and filler; role words ("button", "link", "field", …) steer the
+//!    match. Every candidate element gets a score (exact name 1.0, a name
+//!    containing the target or contained in it 0.5–0.9, else word overlap);
+//!    nothing above 0.35 is `element_not_found`, two candidates within 0.08
+//!    of each other are `ambiguous_step`.
+
+use async_trait::async_trait;
+use axon_core::{ToolContext, ToolError};
+
+use super::{Action, ActionArgs, ActionTranslator, Decision, StepInput};
+use crate::snapshot::SnapshotNode;
+
+/// The heuristic translator (see the module docs).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Heuristic;
+
+#[async_trait]
+impl ActionTranslator for Heuristic {
+    fn name(&self) -> &'static str {
+        "heuristic"
+    }
+
+    async fn translate(&self, input: &StepInput, _: &ToolContext) -> Result<Decision, ToolError> {
+        decide(input)
+    }
+}
+
+const NOT_FOUND: f64 = 0.35;
+const TIE: f64 = 0.08;
+
+fn fail(code: &str, message: impl Into<String>) -> ToolError {
+    ToolError::failed(message).with_code(code)
+}
+
+/// Strings in quotes: '…', "…", “…”, ‘…’ (an apostrophe inside a word is not
+/// a quote).
+fn quoted(step: &str) -> Vec<String> {
+    let chars: Vec<char> = step.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let close = match chars[i] {
+            '"' => Some('"'),
+            '\'' => Some('\''),
+            '“' => Some('”'),
+            '‘' => Some('’'),
+            _ => None,
+        };
+        let at_start = i == 0 || !chars[i - 1].is_alphanumeric();
+        if let (Some(close), true) = (close, at_start) {
+            let end = (i + 1..chars.len()).find(|&j| {
+                chars[j] == close && (j + 1 == chars.len() || !chars[j + 1].is_alphanumeric())
+            });
+            if let Some(end) = end {
+                out.push(chars[i + 1..end].iter().collect::<String>());
+                i = end + 1;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `text` without its quoted parts.
+fn unquoted(text: &str, quotes: &[String]) -> String {
+    let mut t = text.to_string();
+    for q in quotes {
+        for (open, close) in [("'", "'"), ("\"", "\""), ("“", "”"), ("‘", "’")] {
+            t = t.replace(&format!("{open}{q}{close}"), " ");
+        }
+    }
+    t
+}
+
+fn norm(s: &str) -> String {
+    s.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric() && c != '@' && c != '.' && c != '-')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Where `phrase` occurs in `lower` as whole words.
+fn find_words(lower: &str, phrase: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = lower[from..].find(phrase) {
+        let start = from + at;
+        let end = start + phrase.len();
+        let before = lower[..start]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric());
+        let after = lower[end..]
+            .chars()
+            .next()
+            .is_none_or(|c| !c.is_alphanumeric());
+        if before && after {
+            return Some(start);
+        }
+        from = start + phrase.len().max(1);
+    }
+    None
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Verb {
+    Navigate,
+    Search,
+    Type,
+    Select,
+    Check,
+    Click,
+    Scroll,
+}
+
+const VERBS: [(&str, Verb); 31] = [
+    ("go to", Verb::Navigate),
+    ("navigate to", Verb::Navigate),
+    ("navigate", Verb::Navigate),
+    ("visit", Verb::Navigate),
+    ("open", Verb::Navigate),
+    ("search for", Verb::Search),
+    ("search", Verb::Search),
+    ("look up", Verb::Search),
+    ("type", Verb::Type),
+    ("enter", Verb::Type),
+    ("fill in", Verb::Type),
+    ("fill", Verb::Type),
+    ("write", Verb::Type),
+    ("input", Verb::Type),
+    ("select", Verb::Select),
+    ("choose", Verb::Select),
+    ("pick", Verb::Select),
+    ("uncheck", Verb::Check),
+    ("untick", Verb::Check),
+    ("check", Verb::Check),
+    ("tick", Verb::Check),
+    ("toggle", Verb::Check),
+    ("click", Verb::Click),
+    ("tap", Verb::Click),
+    ("press", Verb::Click),
+    ("hit", Verb::Click),
+    ("follow", Verb::Click),
+    ("submit", Verb::Click),
+    ("log in", Verb::Click),
+    ("sign in", Verb::Click),
+    ("scroll", Verb::Scroll),
+];
+
+/// Key names people write, and the key they mean.
+const KEYS: [(&str, &str); 18] = [
+    ("enter", "Enter"),
+    ("return", "Enter"),
+    ("tab", "Tab"),
+    ("escape", "Escape"),
+    ("esc", "Escape"),
+    ("backspace", "Backspace"),
+    ("delete", "Delete"),
+    ("space", " "),
+    ("spacebar", " "),
+    ("arrow down", "ArrowDown"),
+    ("down arrow", "ArrowDown"),
+    ("arrow up", "ArrowUp"),
+    ("up arrow", "ArrowUp"),
+    ("arrow left", "ArrowLeft"),
+    ("arrow right", "ArrowRight"),
+    ("page down", "PageDown"),
+    ("page up", "PageUp"),
+    ("home", "Home"),
+];
+
+/// Words that say which kind of element, and the roles they mean.
+const ROLE_WORDS: [(&str, &[&str]); 14] = [
+    ("button", &["button"]),
+    ("link", &["link"]),
+    ("checkbox", &["checkbox", "switch"]),
+    ("check box", &["checkbox", "switch"]),
+    ("radio", &["radio"]),
+    ("tab", &["tab"]),
+    ("field", &["textbox", "searchbox", "combobox", "spinbutton"]),
+    ("input", &["textbox", "searchbox", "combobox", "spinbutton"]),
+    ("textbox", &["textbox", "searchbox"]),
+    ("text box", &["textbox", "searchbox"]),
+    ("dropdown", &["combobox", "listbox"]),
+    ("drop-down", &["combobox", "listbox"]),
+    (
+        "menu item",
+        &["menuitem", "menuitemcheckbox", "menuitemradio"],
+    ),
+    ("option", &["option", "radio"]),
+];
+
+const FILLER: [&str; 40] = [
+    "the",
+    "a",
+    "an",
+    "on",
+    "to",
+    "in",
+    "into",
+    "of",
+    "for",
+    "from",
+    "with",
+    "as",
+    "at",
+    "and",
+    "then",
+    "please",
+    "page",
+    "this",
+    "that",
+    "your",
+    "my",
+    "its",
+    "it",
+    "button",
+    "link",
+    "checkbox",
+    "box",
+    "field",
+    "input",
+    "tab",
+    "dropdown",
+    "drop-down",
+    "option",
+    "menu",
+    "item",
+    "radio",
+    "text",
+    "textbox",
+    "value",
+    "labelled",
+];
+
+const EDITABLE: [&str; 4] = ["textbox", "searchbox", "combobox", "spinbutton"];
+const CLICKABLE: [&str; 15] = [
+    "button",
+    "link",
+    "checkbox",
+    "radio",
+    "combobox",
+    "option",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "tab",
+    "switch",
+    "treeitem",
+    "textbox",
+    "searchbox",
+    "listbox",
+];
+
+/// The roles the step's words point at, if any.
+fn role_hint(lower: &str) -> Option<&'static [&'static str]> {
+    ROLE_WORDS
+        .iter()
+        .find(|(w, _)| find_words(lower, w).is_some())
+        .map(|(_, roles)| *roles)
+}
+
+/// The step's words that name the target: verbs, role words and filler out.
+fn target_words(text: &str, verb: &str) -> String {
+    let lower = norm(text).replacen(verb, " ", 1);
+    lower
+        .split_whitespace()
+        .filter(|w| !FILLER.contains(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn stem(w: &str) -> &str {
+    w.strip_suffix('s').filter(|s| s.len() > 2).unwrap_or(w)
+}
+
+/// How well `name` fits `target`, 0..=1.
+fn similarity(target: &str, name: &str) -> f64 {
+    let t = norm(target);
+    let n = norm(name);
+    if t.is_empty() || n.is_empty() {
+        return 0.0;
+    }
+    if t == n {
+        return 1.0;
+    }
+    if find_words(&n, &t).is_some() {
+        return 0.6 + 0.3 * t.len() as f64 / n.len() as f64;
+    }
+    if find_words(&t, &n).is_some() {
+        return 0.5 + 0.3 * n.len() as f64 / t.len() as f64;
+    }
+    let tw: Vec<&str> = t.split(' ').map(stem).collect();
+    let nw: Vec<&str> = n.split(' ').map(stem).collect();
+    let common = tw.iter().filter(|w| nw.contains(w)).count() as f64;
+    let union = (tw.len() + nw.len()) as f64 - common;
+    0.8 * common / union
+}
+
+/// The best element for `target` among `roles` (all interactive ones when
+/// `None`), steered by `hint`.
+fn best<'a>(
+    nodes: &'a [SnapshotNode],
+    target: &str,
+    roles: &[&str],
+    hint: Option<&[&str]>,
+) -> Result<(&'a SnapshotNode, f64), ToolError> {
+    let mut scored: Vec<(&SnapshotNode, f64)> = nodes
+        .iter()
+        .filter(|n| roles.contains(&n.role.as_str()) && n.reference.is_some())
+        .map(|n| {
+            let mut s = similarity(target, &n.name);
+            if let Some(hint) = hint {
+                s += if hint.contains(&n.role.as_str()) {
+                    0.15
+                } else {
+                    -0.3
+                };
+            }
+            (n, s.min(1.0))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let Some(&(top, score)) = scored.first() else {
+        return Err(fail(
+            "element_not_found",
+            format!("the page has no {} to act on", roles.join("/")),
+        ));
+    };
+    if score < NOT_FOUND {
+        return Err(fail(
+            "element_not_found",
+            format!(
+                "nothing on the page matches {target:?} (closest: {} {:?})",
+                top.role, top.name
+            ),
+        ));
+    }
+    if let Some(&(second, other)) = scored.get(1)
+        && other >= score - TIE
+    {
+        return Err(fail(
+            "ambiguous_step",
+            format!(
+                "{target:?} fits both {} {:?} and {} {:?}; say which",
+                top.role, top.name, second.role, second.name
+            ),
+        ));
+    }
+    Ok((top, score))
+}
+
+fn on(node: &SnapshotNode, action: &str, text: Option<String>) -> Action {
+    Action {
+        action: action.into(),
+        args: ActionArgs {
+            role: Some(node.role.clone()),
+            name: Some(node.name.clone()),
+            reference: node.reference.clone(),
+            text,
+            ..ActionArgs::default()
+        },
+    }
+}
+
+fn decision(action: Action, confidence: f64, message: String) -> Result<Decision, ToolError> {
+    Ok(Decision {
+        action,
+        confidence: (confidence * 100.0).round() / 100.0,
+        message,
+    })
+}
+
+/// A URL in the step: absolute, a bare domain, or a path (resolved against
+/// the current page).
+fn url_in(step: &str, current: &str) -> Option<String> {
+    for token in step.split_whitespace() {
+        let t = token
+            .trim_matches(|c: char| "'\"“”‘’(),;".contains(c))
+            .trim_end_matches('.');
+        if t.contains("://") || t.starts_with("about:") {
+            return Some(t.to_string());
+        }
+        if t.starts_with('/') && t.len() > 1 {
+            return url::Url::parse(current)
+                .ok()?
+                .join(t)
+                .ok()
+                .map(|u| u.to_string());
+        }
+        let domain = t.split('/').next().unwrap_or_default();
+        let parts: Vec<&str> = domain.split('.').collect();
+        if parts.len() >= 2
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+            && parts
+                .last()
+                .is_some_and(|tld| tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic()))
+        {
+            return Some(format!("https://{t}"));
+        }
+    }
+    None
+}
+
+pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
+    let step = input.plan_step.trim();
+    let lower = step.to_lowercase();
+    let quotes = quoted(step);
+    let nodes = &input.snapshot.nodes;
+
+    let limits = [
+        "upload",
+        "attach a file",
+        "attach the file",
+        "captcha",
+        "download",
+        "drag",
+        "print",
+    ];
+    if let Some(what) = limits.iter().find(|w| find_words(&lower, w).is_some()) {
+        return Err(fail(
+            "tool_limit",
+            format!(
+                "no browser action can {what}: the tools navigate, click, type, search, scroll, press keys, wait and select"
+            ),
+        ));
+    }
+
+    // Waiting and keys first: "press Enter" is a key, "wait 2 seconds" a wait.
+    if let Some(at) = find_words(&lower, "wait") {
+        let seconds = seconds_in(&lower[at..]).unwrap_or(1.0);
+        if seconds > 60.0 {
+            return Err(fail(
+                "tool_limit",
+                format!("waiting {seconds} s is longer than browser_act waits (60 s)"),
+            ));
+        }
+        return decision(
+            Action {
+                action: "wait".into(),
+                args: ActionArgs {
+                    seconds: Some(seconds),
+                    ..ActionArgs::default()
+                },
+            },
+            0.9,
+            format!("Wait {seconds} s"),
+        );
+    }
+    let unq = unquoted(&lower, &quotes);
+    let names_element = ["button", "link", "checkbox", "field"]
+        .iter()
+        .any(|w| find_words(&unq, w).is_some());
+    let presses = ["press", "hit", "push"]
+        .iter()
+        .any(|w| find_words(&lower, w).is_some());
+    if presses && !names_element {
+        let key = KEYS
+            .iter()
+            .filter_map(|(word, key)| find_words(&unq, word).map(|at| (at, *key)))
+            .min_by_key(|(at, _)| *at)
+            .map(|(_, key)| key.to_string())
+            .or_else(|| quotes.first().filter(|q| q.chars().count() == 1).cloned());
+        if let Some(key) = key {
+            return decision(
+                Action {
+                    action: "press_key".into(),
+                    args: ActionArgs {
+                        key: Some(key.clone()),
+                        ..ActionArgs::default()
+                    },
+                },
+                0.9,
+                format!("Press {key}"),
+            );
+        }
+    }
+
+    // The earliest verb decides.
+    let found = VERBS
+        .iter()
+        .filter_map(|(word, verb)| find_words(&unq, word).map(|at| (at, *word, *verb)))
+        .min_by_key(|(at, word, _)| (*at, usize::MAX - word.len()));
+    let Some((_, word, verb)) = found else {
+        return Err(fail(
+            "ambiguous_step",
+            format!(
+                "no action in {step:?}: say what to do (click, type, select, search, scroll, go to, press, wait)"
+            ),
+        ));
+    };
+    let hint = role_hint(&unq);
+    match verb {
+        Verb::Navigate => {
+            if let Some(url) = url_in(step, &input.url) {
+                return decision(
+                    Action {
+                        action: "navigate".into(),
+                        args: ActionArgs {
+                            url: Some(url.clone()),
+                            ..ActionArgs::default()
+                        },
+                    },
+                    0.95,
+                    format!("Go to {url}"),
+                );
+            }
+            // "Open the Settings page": a link, most likely.
+            click(
+                nodes,
+                &quotes,
+                step,
+                word,
+                hint.or(Some(&["link", "tab", "button"])),
+            )
+        }
+        Verb::Search => {
+            let query = quotes.first().cloned().or_else(|| {
+                let at = find_words(&unq, word)?;
+                let rest = unq[at + word.len()..].trim().trim_end_matches('.').trim();
+                (!rest.is_empty()).then(|| rest.to_string())
+            });
+            let Some(query) = query.filter(|q| !q.trim().is_empty()) else {
+                return Err(fail(
+                    "ambiguous_step",
+                    "search for what? put the query in quotes",
+                ));
+            };
+            decision(
+                Action {
+                    action: "search".into(),
+                    args: ActionArgs {
+                        text: Some(query.clone()),
+                        ..ActionArgs::default()
+                    },
+                },
+                if quotes.is_empty() { 0.7 } else { 0.9 },
+                format!("Search for {query:?}"),
+            )
+        }
+        Verb::Type => type_into(nodes, &quotes, step, &unq, word),
+        Verb::Select => select(nodes, &quotes, step, &unq, word, hint),
+        Verb::Check => click(
+            nodes,
+            &quotes,
+            step,
+            word,
+            Some(&["checkbox", "switch", "radio"]),
+        ),
+        Verb::Click => {
+            // "Log in", "Submit": the verb names the button.
+            let target = quotes
+                .first()
+                .cloned()
+                .unwrap_or_else(|| target_words(&unquoted(step, &quotes), word));
+            if target.is_empty() && matches!(word, "log in" | "sign in" | "submit") {
+                let (node, score) = best(nodes, word, &CLICKABLE, Some(&["button", "link"]))?;
+                return decision(
+                    on(node, "click", None),
+                    score,
+                    format!("Click {} {:?}", node.role, node.name),
+                );
+            }
+            click(nodes, &quotes, step, word, hint)
+        }
+        Verb::Scroll => {
+            let (direction, to) =
+                if find_words(&unq, "bottom").is_some() || find_words(&unq, "end").is_some() {
+                    (None, Some("bottom"))
+                } else if find_words(&unq, "top").is_some() {
+                    (None, Some("top"))
+                } else if find_words(&unq, "up").is_some() {
+                    (Some("up"), None)
+                } else {
+                    (Some("down"), None)
+                };
+            decision(
+                Action {
+                    action: "scroll".into(),
+                    args: ActionArgs {
+                        direction: direction.map(str::to_string),
+                        to: to.map(str::to_string),
+                        ..ActionArgs::default()
+                    },
+                },
+                0.9,
+                format!(
+                    "Scroll {}",
+                    direction
+                        .or(to.map(|t| if t == "top" {
+                            "to the top"
+                        } else {
+                            "to the bottom"
+                        }))
+                        .unwrap_or("down")
+                ),
+            )
+        }
+    }
+}
+
+fn seconds_in(text: &str) -> Option<f64> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    for (i, w) in words.iter().enumerate() {
+        let (num, unit) = match w.find(|c: char| !c.is_ascii_digit() && c != '.') {
+            Some(at) if at > 0 => (&w[..at], &w[at..]),
+            None => (*w, words.get(i + 1).copied().unwrap_or("s")),
+            _ => continue,
+        };
+        if let Ok(n) = num.parse::<f64>() {
+            let unit = unit.trim_matches(|c: char| !c.is_alphanumeric());
+            return Some(match unit {
+                "ms" | "millisecond" | "milliseconds" => n / 1000.0,
+                "m" | "min" | "minute" | "minutes" => n * 60.0,
+                _ => n,
+            });
+        }
+    }
+    None
+}
+
+fn click(
+    nodes: &[SnapshotNode],
+    quotes: &[String],
+    step: &str,
+    verb: &str,
+    hint: Option<&[&str]>,
+) -> Result<Decision, ToolError> {
+    let target = quotes
+        .first()
+        .cloned()
+        .unwrap_or_else(|| target_words(&unquoted(step, quotes), verb));
+    if target.is_empty() {
+        return Err(fail(
+            "ambiguous_step",
+            format!("{verb} what? name the element in {step:?}"),
+        ));
+    }
+    let (node, score) = best(nodes, &target, &CLICKABLE, hint)?;
+    decision(
+        on(node, "click", None),
+        score,
+        format!("Click {} {:?}", node.role, node.name),
+    )
+}
+
+/// "Type 'ada' into the Username field", "Enter 'x' as the password", "Fill in
+/// Email with 'a@b.c'".
+fn type_into(
+    nodes: &[SnapshotNode],
+    quotes: &[String],
+    step: &str,
+    unq: &str,
+    verb: &str,
+) -> Result<Decision, ToolError> {
+    let lower = step.to_lowercase();
+    let (text, field) = match quotes.first() {
+        Some(text) => (text.clone(), target_words(unq, verb)),
+        None => {
+            // "Fill in email with ada@example.com": the value follows "with".
+            let Some(at) = find_words(&lower, "with") else {
+                return Err(fail("ambiguous_step", "type what? put the text in quotes"));
+            };
+            let value = step[at + 4..].trim().trim_end_matches('.').to_string();
+            (value, target_words(&lower[..at], verb))
+        }
+    };
+    let editable: Vec<&SnapshotNode> = nodes
+        .iter()
+        .filter(|n| EDITABLE.contains(&n.role.as_str()))
+        .collect();
+    if field.is_empty() {
+        // No field named: the only one on the page, else the focused one.
+        if let [only] = editable.as_slice() {
+            return decision(
+                on(only, "type", Some(text)),
+                0.7,
+                format!("Type into {} {:?}", only.role, only.name),
+            );
+        }
+        return decision(
+            Action {
+                action: "type".into(),
+                args: ActionArgs {
+                    text: Some(text),
+                    ..ActionArgs::default()
+                },
+            },
+            0.5,
+            "Type into the focused element".into(),
+        );
+    }
+    let (node, score) = best(nodes, &field, &EDITABLE, None)?;
+    decision(
+        on(node, "type", Some(text)),
+        score,
+        format!("Type into {} {:?}", node.role, node.name),
+    )
+}
+
+/// "Select 'Green' from the Colour dropdown", or "Select the 'Remember me'
+/// checkbox" (a click).
+fn select(
+    nodes: &[SnapshotNode],
+    quotes: &[String],
+    step: &str,
+    unq: &str,
+    verb: &str,
+    hint: Option<&[&str]>,
+) -> Result<Decision, ToolError> {
+    let lower = step.to_lowercase();
+    let checkable = [
+        "checkbox",
+        "radio",
+        "option",
+        "tab",
+        "switch",
+        "menuitem",
+        "menuitemradio",
+        "menuitemcheckbox",
+    ];
+    let lists: Vec<&SnapshotNode> = nodes
+        .iter()
+        .filter(|n| n.role == "combobox" || n.role == "listbox")
+        .collect();
+    let (option, field) = match quotes.first() {
+        Some(q) => (q.clone(), target_words(unq, verb)),
+        None => {
+            let split = ["from", "in", "as", "for"]
+                .iter()
+                .filter_map(|w| find_words(&lower, w).map(|at| (at, w.len())))
+                .min();
+            match split {
+                Some((at, len)) => (
+                    target_words(&lower[..at], verb),
+                    target_words(&lower[at + len..], ""),
+                ),
+                None => (target_words(&lower, verb), String::new()),
+            }
+        }
+    };
+    // A checkbox, radio or option of that name: click it.
+    let pick = hint
+        .filter(|h| h.iter().any(|r| ["checkbox", "radio", "tab"].contains(r)))
+        .is_some()
+        || lists.is_empty();
+    if pick {
+        let (node, score) = best(nodes, &option, &checkable, hint)?;
+        return decision(
+            on(node, "click", None),
+            score,
+            format!("Click {} {:?}", node.role, node.name),
+        );
+    }
+    let list = if field.is_empty() {
+        match lists.as_slice() {
+            [only] => *only,
+            _ => best(nodes, &option, &["combobox", "listbox"], None).map(|(n, _)| n)?,
+        }
+    } else {
+        best(nodes, &field, &["combobox", "listbox"], None)?.0
+    };
+    decision(
+        on(list, "select", Some(option.clone())),
+        0.85,
+        format!("Select {option:?} in {} {:?}", list.role, list.name),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::act::prompt::compress;
+
+    fn node(role: &str, name: &str, r: &str) -> SnapshotNode {
+        SnapshotNode {
+            reference: Some(r.into()),
+            role: role.into(),
+            name: name.into(),
+            depth: 0,
+            value: None,
+            states: vec![],
+        }
+    }
+
+    fn input(step: &str, nodes: Vec<SnapshotNode>) -> StepInput {
+        StepInput {
+            main_goal: String::new(),
+            plan_step: step.into(),
+            url: "http://127.0.0.1:1/login.html".into(),
+            snapshot: compress(&nodes, 100),
+        }
+    }
+
+    fn login() -> Vec<SnapshotNode> {
+        vec![
+            node("textbox", "Username", "e1"),
+            node("textbox", "Password", "e2"),
+            node("checkbox", "Remember me", "e3"),
+            node("button", "Log in", "e4"),
+            node("link", "Forgot password?", "e5"),
+            node("button", "Save changes", "e6"),
+            node("button", "Save all", "e7"),
+            node("combobox", "Colour", "e8"),
+        ]
+    }
+
+    fn act(step: &str) -> Result<Action, ToolError> {
+        decide(&input(step, login())).map(|d| d.action)
+    }
+
+    fn target(step: &str) -> (String, Option<String>, Option<String>) {
+        let a = act(step).unwrap_or_else(|e| panic!("{step}: {e:?}"));
+        (a.action, a.args.reference, a.args.text)
+    }
+
+    #[test]
+    fn quotes_are_found_and_apostrophes_are_not_quotes() {
+        assert_eq!(quoted("Type 'ada' into the user's field"), ["ada"]);
+        assert_eq!(quoted("Click “Log in” then \"Save\""), ["Log in", "Save"]);
+        assert!(quoted("Don't stop").is_empty());
+    }
+
+    #[test]
+    fn phrasings_map_to_actions_and_elements() {
+        let s = |a: &str, r: &str| (a.to_string(), Some(r.to_string()), None::<String>);
+        assert_eq!(target("Click the Log in button"), s("click", "e4"));
+        assert_eq!(target("Log in"), s("click", "e4"));
+        assert_eq!(target("Press the 'Save all' button"), s("click", "e7"));
+        assert_eq!(target("Follow the forgot password link"), s("click", "e5"));
+        assert_eq!(target("Check the Remember me box"), s("click", "e3"));
+        assert_eq!(
+            target("Type 'ada' into the Username field"),
+            ("type".into(), Some("e1".into()), Some("ada".into()))
+        );
+        assert_eq!(
+            target("Enter 'hunter2' as the password"),
+            ("type".into(), Some("e2".into()), Some("hunter2".into()))
+        );
+        assert_eq!(
+            target("Fill in username with ada"),
+            ("type".into(), Some("e1".into()), Some("ada".into()))
+        );
+        assert_eq!(
+            target("Select 'Green' from the Colour dropdown"),
+            ("select".into(), Some("e8".into()), Some("Green".into()))
+        );
+        let press = act("Press Enter").unwrap();
+        assert_eq!(
+            (press.action.as_str(), press.args.key.as_deref()),
+            ("press_key", Some("Enter"))
+        );
+        let wait = act("Wait 500 ms for the page").unwrap();
+        assert_eq!(wait.args.seconds, Some(0.5));
+        let scroll = act("Scroll to the bottom of the page").unwrap();
+        assert_eq!(scroll.args.to.as_deref(), Some("bottom"));
+        let go = act("Go to /welcome.html").unwrap();
+        assert_eq!(
+            go.args.url.as_deref(),
+            Some("http://127.0.0.1:1/welcome.html")
+        );
+        let search = act("Search for 'Python programming'").unwrap();
+        assert_eq!(
+            (search.action.as_str(), search.args.text.as_deref()),
+            ("search", Some("Python programming"))
+        );
+    }
+
+    #[test]
+    fn ties_nothing_and_the_impossible_have_their_error_types() {
+        let code = |step: &str| act(step).unwrap_err().code.unwrap();
+        assert_eq!(code("Click Save"), "ambiguous_step");
+        assert_eq!(code("Click the Delete account button"), "element_not_found");
+        assert_eq!(code("Upload the report as a PDF"), "tool_limit");
+        assert_eq!(code("Solve the captcha"), "tool_limit");
+        assert_eq!(code("Do something useful"), "ambiguous_step");
+        assert_eq!(code("Wait 10 minutes"), "tool_limit");
+    }
+}

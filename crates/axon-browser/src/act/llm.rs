@@ -1,0 +1,394 @@
+//! The LLM translator: seed 003's prompt to any OpenAI-compatible
+//! chat-completions endpoint (OpenAI, Ollama, vLLM, llama.cpp's server), the
+//! reply parsed and validated strictly.
+//!
+//! The model is called through the core pipeline as the `llm_chat` tool, on an
+//! executor of its own that shares the process's breakers and the caller's
+//! history store: its timeout, retries (a 429's `Retry-After` honoured) and
+//! breaker are the same policies every tool gets, and each call is in history
+//! under the step's correlation id. An invalid reply (not one JSON object, a
+//! disallowed action, a target the snapshot lacks) is sent back once with the
+//! reason; a second invalid reply fails the step with `ambiguous_step`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use axon_core::{
+    Annotations, ErrorKind, Executor, HistoryStore, ToolCall, ToolContext, ToolError, ToolRegistry,
+    tool_fn,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::prompt::{SYSTEM_PROMPT, user_prompt};
+use super::{Action, ActionArgs, ActionTranslator, Decision, StepInput, validate};
+
+/// `[llm]` in `axon.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    /// The API root, up to `/v1` (`https://api.openai.com/v1`,
+    /// `http://127.0.0.1:11434/v1` for Ollama).
+    pub base_url: String,
+    /// The model name.
+    pub model: String,
+    /// The environment variable holding the API key (none: no key sent). The
+    /// key itself never goes in the config file.
+    pub api_key_env: Option<String>,
+    /// Sampling temperature (0: the same page and step give the same action).
+    pub temperature: f64,
+    /// The reply's token limit.
+    pub max_tokens: u32,
+    /// One model call's hard timeout.
+    pub timeout_ms: u64,
+    /// Attempts per model call (timeouts, 5xx, 429 are retried).
+    pub max_attempts: u32,
+    /// Ask for output constrained by a JSON schema (`response_format`); turn
+    /// off for servers that reject it.
+    pub json_schema: bool,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            base_url: String::new(),
+            model: String::new(),
+            api_key_env: None,
+            temperature: 0.0,
+            max_tokens: 500,
+            timeout_ms: 30_000,
+            max_attempts: 3,
+            json_schema: true,
+        }
+    }
+}
+
+impl LlmConfig {
+    /// Whether the config is usable; the error names the field.
+    pub fn check(&self) -> Result<(), String> {
+        let parsed = url::Url::parse(&self.base_url).map_err(|e| format!("llm.base_url: {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(format!("llm.base_url: {} is not http(s)", self.base_url));
+        }
+        if self.model.trim().is_empty() {
+            return Err("llm.model: is empty".into());
+        }
+        if let Some(var) = &self.api_key_env
+            && std::env::var_os(var).is_none()
+        {
+            return Err(format!("llm.api_key_env: ${var} is not set"));
+        }
+        Ok(())
+    }
+}
+
+/// `llm_chat` arguments: the conversation so far.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChatArgs {
+    /// `{"role": "system"|"user"|"assistant", "content": "…"}` messages.
+    pub messages: Vec<Message>,
+}
+
+/// One chat message.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Message {
+    /// `system`, `user` or `assistant`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+}
+
+/// The model's reply.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ChatReply {
+    /// The assistant message's text.
+    pub content: String,
+}
+
+/// The schema the reply must follow, for endpoints with structured output.
+fn reply_schema() -> Value {
+    let nullable = |t: &str| json!({"type": [t, "null"]});
+    json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["action", "args", "status", "error_type", "message"],
+        "properties": {
+            "action": {"type": "string", "enum": super::ACTIONS},
+            "args": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["url", "role", "name", "text", "direction", "key", "seconds", "ref"],
+                "properties": {
+                    "url": nullable("string"), "role": nullable("string"), "name": nullable("string"),
+                    "text": nullable("string"), "direction": nullable("string"), "key": nullable("string"),
+                    "seconds": nullable("number"), "ref": nullable("string"),
+                }
+            },
+            "status": {"type": "string", "enum": ["success", "failure"]},
+            "error_type": {"type": "string", "enum": ["none", "element_not_found", "ambiguous_step", "tool_limit", "navigation_blocked", "unknown"]},
+            "message": {"type": "string"},
+        }
+    })
+}
+
+/// The `llm_chat` tool: one chat-completions request.
+fn chat_tool(config: LlmConfig) -> impl axon_core::Tool {
+    axon_http::install_crypto_provider();
+    let client = reqwest::Client::new();
+    let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
+    let key = config
+        .api_key_env
+        .as_ref()
+        .and_then(|var| std::env::var(var).ok());
+    let config = Arc::new(config);
+    tool_fn(
+        "llm_chat",
+        "One chat-completions request to the configured OpenAI-compatible endpoint ([llm]); browser_act's LLM translator calls it.",
+        move |args: ChatArgs, _ctx: ToolContext| {
+            let (client, url, key, config) = (client.clone(), url.clone(), key.clone(), config.clone());
+            async move {
+                let mut body = json!({
+                    "model": config.model,
+                    "messages": args.messages,
+                    "temperature": config.temperature,
+                    "max_tokens": config.max_tokens,
+                });
+                if config.json_schema {
+                    body["response_format"] = json!({
+                        "type": "json_schema",
+                        "json_schema": {"name": "browser_action", "schema": reply_schema(), "strict": true},
+                    });
+                }
+                let mut request = client.post(&url).json(&body);
+                if let Some(key) = &key {
+                    request = request.bearer_auth(key);
+                }
+                let response = request.send().await.map_err(|e| {
+                    let kind = if e.is_connect() { ErrorKind::Unavailable } else { ErrorKind::Transient };
+                    ToolError::new(kind, format!("calling the model: {}", e.without_url()))
+                })?;
+                let status = response.status();
+                if status.as_u16() == 429 {
+                    let after = response
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<f64>().ok())
+                        .map(Duration::from_secs_f64);
+                    return Err(ToolError::rate_limited("the model endpoint said 429", after));
+                }
+                if status.is_server_error() || status.as_u16() == 408 {
+                    return Err(ToolError::transient(format!("the model endpoint said {status}")));
+                }
+                if !status.is_success() {
+                    let text = response.text().await.unwrap_or_default();
+                    let text: String = text.chars().take(300).collect();
+                    return Err(ToolError::failed(format!("the model endpoint said {status}: {text}"))
+                        .with_code(format!("http_{}", status.as_u16())));
+                }
+                let reply: Value = response
+                    .json()
+                    .await
+                    .map_err(|e| ToolError::transient(format!("the model's response is not JSON: {e}")))?;
+                let content = reply["choices"][0]["message"]["content"].as_str().ok_or_else(|| {
+                    ToolError::new(ErrorKind::InvalidOutput, "the response has no choices[0].message.content")
+                })?;
+                Ok(ChatReply { content: content.to_string() })
+            }
+        },
+    )
+    .annotations(Annotations { read_only: true, idempotent: true, open_world: true, ..Annotations::default() })
+}
+
+/// The LLM translator (see the module docs).
+pub struct LlmTranslator {
+    executor: Executor,
+}
+
+impl std::fmt::Debug for LlmTranslator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmTranslator").finish_non_exhaustive()
+    }
+}
+
+/// What the model answers: seed 003's `Action` object.
+#[derive(Debug, Deserialize)]
+struct Reply {
+    action: String,
+    #[serde(default)]
+    args: ActionArgs,
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    error_type: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+impl LlmTranslator {
+    /// A translator calling `config`'s endpoint; its `llm_chat` calls are
+    /// recorded in `history` when given.
+    pub fn new(config: LlmConfig, history: Option<Arc<dyn HistoryStore>>) -> Result<Self, String> {
+        config.check()?;
+        let mut registry = ToolRegistry::new();
+        let defaults = json!({
+            "timeout_ms": config.timeout_ms,
+            "retry": {"max_attempts": config.max_attempts.max(1)},
+        });
+        registry
+            .register(chat_tool(config))
+            .map_err(|e| e.to_string())?;
+        let mut builder = Executor::builder(registry).defaults(defaults);
+        if let Some(history) = history {
+            builder = builder.history(history);
+        }
+        Ok(LlmTranslator {
+            executor: builder.build().map_err(|e| format!("llm: {e}"))?,
+        })
+    }
+
+    /// The executor the model calls go through (its history, for tests).
+    pub fn executor(&self) -> &Executor {
+        &self.executor
+    }
+
+    async fn chat(&self, messages: &[Message], ctx: &ToolContext) -> Result<String, ToolError> {
+        let call = ToolCall::new("llm_chat", json!({"messages": messages}))
+            .correlation_id(ctx.correlation_id());
+        let result = self.executor.call(call).await;
+        let data = result.into_result().map_err(|e| {
+            let message = format!("the model call failed: {}", e.message);
+            ToolError { message, ..e }
+        })?;
+        Ok(data["content"].as_str().unwrap_or_default().to_string())
+    }
+}
+
+/// A reply that parsed: an action to run, or the model's own refusal
+/// (seed 003's `error_type` and message).
+enum Checked {
+    Act(Box<Action>, String),
+    Refused(&'static str, String),
+}
+
+/// The one JSON object in `content` (tolerating code fences around it).
+fn parse_reply(content: &str) -> Result<Reply, String> {
+    let start = content.find('{');
+    let end = content.rfind('}');
+    let (Some(start), Some(end)) = (start, end) else {
+        return Err("the reply holds no JSON object".into());
+    };
+    serde_json::from_str::<Reply>(&content[start..=end])
+        .map_err(|e| format!("the reply is not the JSON object asked for: {e}"))
+}
+
+#[async_trait]
+impl ActionTranslator for LlmTranslator {
+    fn name(&self) -> &'static str {
+        "llm"
+    }
+
+    async fn translate(&self, input: &StepInput, ctx: &ToolContext) -> Result<Decision, ToolError> {
+        let mut messages = vec![
+            Message {
+                role: "system".into(),
+                content: SYSTEM_PROMPT.into(),
+            },
+            Message {
+                role: "user".into(),
+                content: user_prompt(input),
+            },
+        ];
+        let mut problem = String::new();
+        for attempt in 0..2 {
+            let content = self.chat(&messages, ctx).await?;
+            let checked = parse_reply(&content).and_then(|reply| {
+                if reply.status.as_deref() == Some("failure") {
+                    let code = super::error_type(reply.error_type.as_deref());
+                    let message = reply
+                        .message
+                        .unwrap_or_else(|| "the model could not act on this step".into());
+                    return Ok(Checked::Refused(code, message));
+                }
+                let action = Action {
+                    action: reply.action,
+                    args: reply.args,
+                };
+                validate(&action, &input.snapshot)
+                    .map(|()| Checked::Act(Box::new(action), reply.message.unwrap_or_default()))
+            });
+            match checked {
+                Ok(Checked::Act(action, message)) => {
+                    return Ok(Decision {
+                        action: *action,
+                        confidence: if attempt == 0 { 0.9 } else { 0.6 },
+                        message,
+                    });
+                }
+                Ok(Checked::Refused(code, message)) => {
+                    return Err(ToolError::failed(format!("the model: {message}")).with_code(code));
+                }
+                Err(why) => {
+                    problem = why;
+                    messages.push(Message {
+                        role: "assistant".into(),
+                        content,
+                    });
+                    messages.push(Message {
+                        role: "user".into(),
+                        content: format!("Your reply was invalid: {problem}. Reply again with exactly one JSON object as specified, using only elements from DOM_SNAPSHOT."),
+                    });
+                }
+            }
+        }
+        Err(ToolError::failed(format!(
+            "the model's reply was invalid twice; last: {problem}"
+        ))
+        .with_code("ambiguous_step"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_are_found_inside_fences() {
+        let r = parse_reply("```json\n{\"action\": \"click\", \"args\": {\"role\": \"button\", \"name\": \"Go\"}}\n```").unwrap();
+        assert_eq!(
+            (r.action.as_str(), r.args.name.as_deref()),
+            ("click", Some("Go"))
+        );
+        assert!(parse_reply("I would click the button").is_err());
+        assert!(
+            parse_reply("{\"args\": {}}")
+                .unwrap_err()
+                .contains("action")
+        );
+    }
+
+    #[test]
+    fn config_errors_name_the_field() {
+        let bad = LlmConfig {
+            base_url: "ftp://x".into(),
+            model: "m".into(),
+            ..LlmConfig::default()
+        };
+        assert!(bad.check().unwrap_err().starts_with("llm.base_url"));
+        let no_model = LlmConfig {
+            base_url: "http://127.0.0.1:1/v1".into(),
+            ..LlmConfig::default()
+        };
+        assert_eq!(no_model.check().unwrap_err(), "llm.model: is empty");
+        let key = LlmConfig {
+            base_url: "http://127.0.0.1:1/v1".into(),
+            model: "m".into(),
+            api_key_env: Some("AXON_TEST_NO_SUCH_KEY".into()),
+            ..LlmConfig::default()
+        };
+        assert!(key.check().unwrap_err().contains("AXON_TEST_NO_SUCH_KEY"));
+    }
+}

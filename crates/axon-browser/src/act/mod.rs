@@ -1,0 +1,482 @@
+//! `browser_act`: one natural-language plan step in, exactly one browser action
+//! out (seed 003's execution agent).
+//!
+//! The tool reads the page itself (URL and a compressed accessibility
+//! snapshot), asks an [`ActionTranslator`] for one action, validates it against
+//! the snapshot, runs it with the browser tools' own code, and answers with seed
+//! 003's `ExecutionOutput` fields plus which translator decided and how sure it
+//! was. Two translators: [`Heuristic`] (offline, deterministic; the default)
+//! and [`LlmTranslator`] (any OpenAI-compatible chat-completions endpoint,
+//! called through the core pipeline as the `llm_chat` tool).
+
+mod heuristic;
+mod llm;
+mod prompt;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use axon_core::{
+    Annotations, ErrorKind, RegistryError, ToolContext, ToolError, ToolRegistry, tool_fn,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use heuristic::Heuristic;
+pub use llm::{LlmConfig, LlmTranslator};
+pub use prompt::{CompressedSnapshot, compress};
+
+use crate::actions::{self, Direction, Edge, OneOrMany};
+use crate::locate::Address;
+use crate::session::Browsers;
+use crate::snapshot::{self, SnapshotNode};
+
+/// Seed 003's seven actions, plus `select` (an option of a drop-down), which a
+/// plan step like "choose Green as the colour" needs and none of the seven does.
+pub const ACTIONS: [&str; 8] = [
+    "navigate",
+    "click",
+    "type",
+    "search",
+    "scroll",
+    "press_key",
+    "wait",
+    "select",
+];
+
+/// Seed 003's `ActionArgs`, plus `ref` (the element the translator picked) and
+/// `to` (scroll to the top or bottom).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ActionArgs {
+    /// `navigate`: where.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `click`, `type`, `select`: the element's ARIA role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// `click`, `type`, `select`: the element's accessible name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `type`, `search`: the text; `select`: the option.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// `scroll`: up or down.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
+    /// `press_key`: the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// `wait`: how long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+    /// The snapshot ref of the element (more precise than role + name).
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// `scroll`: `top` or `bottom` instead of a direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+}
+
+/// One action, chosen for one plan step.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Action {
+    /// One of [`ACTIONS`].
+    pub action: String,
+    /// Its arguments.
+    pub args: ActionArgs,
+}
+
+/// What a translator decided.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decision {
+    /// The action.
+    pub action: Action,
+    /// How sure the translator is, 0..=1.
+    pub confidence: f64,
+    /// Why (one sentence).
+    pub message: String,
+}
+
+/// What a translator sees.
+#[derive(Clone, Debug)]
+pub struct StepInput {
+    /// The overall goal (context only).
+    pub main_goal: String,
+    /// The one step to carry out.
+    pub plan_step: String,
+    /// The current URL.
+    pub url: String,
+    /// The page's interactive elements and the text near them.
+    pub snapshot: CompressedSnapshot,
+}
+
+/// How a translator says it cannot act: seed 003's taxonomy in `code`
+/// (`ambiguous_step`, `element_not_found`, `tool_limit`, `unknown`).
+pub type TranslateError = ToolError;
+
+/// Turns a plan step into one action.
+#[async_trait]
+pub trait ActionTranslator: Send + Sync + 'static {
+    /// Its name in results (`heuristic`, `llm`).
+    fn name(&self) -> &'static str;
+    /// One action for `input`, or why there is none.
+    async fn translate(
+        &self,
+        input: &StepInput,
+        ctx: &ToolContext,
+    ) -> Result<Decision, TranslateError>;
+}
+
+/// `browser_act` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActArgs {
+    /// One step of a plan, in words ("Click the Log in button").
+    pub plan_step: String,
+    /// The overall goal, for context.
+    #[serde(default)]
+    pub main_goal: Option<String>,
+}
+
+/// Seed 003's `ExecutionOutput`, plus which translator decided, how sure it
+/// was, and where the time went.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExecutionOutput {
+    /// The action run.
+    pub action: String,
+    /// Its arguments.
+    pub args: Value,
+    /// `success` (a failure is the call's error, with `error_type` as code).
+    pub status: String,
+    /// `none` on success.
+    pub error_type: String,
+    /// What was done, in one sentence.
+    pub message: String,
+    /// The whole step: reading the page, deciding, acting.
+    pub execution_time_ms: u64,
+    /// `heuristic` or `llm`.
+    pub translator: String,
+    /// The translator's confidence, 0..=1.
+    pub confidence: f64,
+    /// Time spent deciding (the LLM call, or the heuristic).
+    pub decide_ms: u64,
+    /// Time spent in the browser (snapshot and action).
+    pub browser_ms: u64,
+    /// The compressed snapshot's size in tokens (about 4 characters each).
+    pub snapshot_tokens: usize,
+}
+
+/// Seed 003's `error_type` for a tool error code.
+pub fn error_type(code: Option<&str>) -> &'static str {
+    match code {
+        Some("element_not_found") => "element_not_found",
+        Some("ambiguous_step") => "ambiguous_step",
+        Some("tool_limit") => "tool_limit",
+        Some("navigation_blocked" | "navigation_failed" | "navigation_timeout") => {
+            "navigation_blocked"
+        }
+        _ => "unknown",
+    }
+}
+
+/// Register `browser_act` with `translator`.
+pub fn register(
+    registry: &mut ToolRegistry,
+    browsers: Arc<Browsers>,
+    translator: Arc<dyn ActionTranslator>,
+) -> Result<(), RegistryError> {
+    registry.register(
+        tool_fn(
+            "browser_act",
+            "Carries out one plan step given in words (\"Click the Log in button\", \"Search for 'rust'\"): reads the page's URL and accessibility snapshot, picks exactly one action (navigate, click, type, search, scroll, press_key, wait, select), runs it, and returns seed 003's ExecutionOutput. Failures carry error_type as their code: element_not_found, ambiguous_step, tool_limit, navigation_blocked, unknown.",
+            move |args: ActArgs, ctx: ToolContext| {
+                let b = browsers.clone();
+                let t = translator.clone();
+                async move { act(&b, t.as_ref(), args, &ctx).await }
+            },
+        )
+        .annotations(Annotations { open_world: true, ..Annotations::default() }),
+    )
+}
+
+async fn act(
+    browsers: &Browsers,
+    translator: &dyn ActionTranslator,
+    args: ActArgs,
+    ctx: &ToolContext,
+) -> Result<ExecutionOutput, ToolError> {
+    let started = Instant::now();
+    if args.plan_step.trim().is_empty() {
+        return Err(ToolError::invalid_arguments("/plan_step: is empty"));
+    }
+    let page = browsers.page(ctx.correlation_id()).await?;
+    let snap = snapshot::snapshot(&page, 2000).await?;
+    let compressed = compress(&snap.nodes, prompt::MAX_PROMPT_NODES);
+    let browser_before = started.elapsed();
+    let input = StepInput {
+        main_goal: args.main_goal.unwrap_or_default(),
+        plan_step: args.plan_step.clone(),
+        url: snap.url.clone(),
+        snapshot: compressed,
+    };
+    let deciding = Instant::now();
+    let decided = translator.translate(&input, ctx).await;
+    let decide_ms = deciding.elapsed().as_millis() as u64;
+    metrics::histogram!("browser_act_decide_ms", "translator" => translator.name())
+        .record(decide_ms as f64);
+    let decision = match decided {
+        Ok(d) => d,
+        Err(e) => {
+            let kind = error_type(e.code.as_deref());
+            count("none", kind);
+            return Err(e);
+        }
+    };
+    let acting = Instant::now();
+    let outcome = run(browsers, &decision.action, &snap.nodes, ctx).await;
+    let browser_ms = (browser_before + acting.elapsed()).as_millis() as u64;
+    metrics::histogram!("browser_act_browser_ms", "action" => decision.action.action.clone())
+        .record(browser_ms as f64);
+    match outcome {
+        Ok(()) => {
+            count(&decision.action.action, "none");
+            Ok(ExecutionOutput {
+                action: decision.action.action.clone(),
+                args: serde_json::to_value(&decision.action.args).unwrap_or(Value::Null),
+                status: "success".into(),
+                error_type: "none".into(),
+                message: decision.message,
+                execution_time_ms: started.elapsed().as_millis() as u64,
+                translator: translator.name().into(),
+                confidence: decision.confidence,
+                decide_ms,
+                browser_ms,
+                snapshot_tokens: input.snapshot.tokens,
+            })
+        }
+        Err(e) => {
+            let kind = error_type(e.code.as_deref());
+            count(&decision.action.action, kind);
+            let message = format!(
+                "{} {} failed: {}",
+                decision.action.action,
+                serde_json::to_string(&decision.action.args).unwrap_or_default(),
+                e.message
+            );
+            Err(ToolError {
+                message,
+                code: Some(kind.to_string()),
+                ..e
+            })
+        }
+    }
+}
+
+/// seed 003's ExecutionMetrics: actions by outcome, errors by type.
+fn count(action: &str, error_type: &'static str) {
+    metrics::counter!("browser_act_actions_total", "action" => action.to_string(), "error_type" => error_type)
+        .increment(1);
+}
+
+/// Run `action` with the browser tools' code. The element is addressed by its
+/// ref when the translator gave one, else by role + name.
+async fn run(
+    browsers: &Browsers,
+    action: &Action,
+    nodes: &[SnapshotNode],
+    ctx: &ToolContext,
+) -> Result<(), ToolError> {
+    let a = &action.args;
+    let missing = |field: &str| {
+        ToolError::invalid_arguments(format!("{}: needs args.{field}", action.action))
+    };
+    let address = || -> Address {
+        if let Some(r) = &a.reference {
+            return Address {
+                reference: Some(r.clone()),
+                ..Address::default()
+            };
+        }
+        // A role + name the snapshot has: its ref; else role + name as given.
+        if let (Some(role), Some(name)) = (&a.role, &a.name)
+            && let Some(node) = nodes
+                .iter()
+                .find(|n| &n.role == role && n.name.eq_ignore_ascii_case(name))
+            && let Some(r) = &node.reference
+        {
+            return Address {
+                reference: Some(r.clone()),
+                ..Address::default()
+            };
+        }
+        Address {
+            role: a.role.clone(),
+            name: a.name.clone(),
+            ..Address::default()
+        }
+    };
+    match action.action.as_str() {
+        "navigate" => {
+            let url = a.url.clone().ok_or_else(|| missing("url"))?;
+            let args = crate::tools::NavigateArgs {
+                url,
+                wait_until: Default::default(),
+                timeout_ms: None,
+            };
+            crate::tools::navigate(browsers, args, ctx)
+                .await
+                .map(|_| ())
+        }
+        "click" => {
+            let args = actions::ClickArgs {
+                address: address(),
+                fallback: a.reference.is_none(),
+                timeout_ms: None,
+            };
+            actions::click(browsers, args, ctx).await.map(|_| ())
+        }
+        "type" => {
+            let text = a.text.clone().ok_or_else(|| missing("text"))?;
+            let target = if a.reference.is_some() || a.role.is_some() {
+                address()
+            } else {
+                Address::default()
+            };
+            let clear = !target.is_empty();
+            let args = actions::TypeArgs {
+                text,
+                address: target,
+                clear,
+                timeout_ms: None,
+            };
+            actions::type_text(browsers, args, ctx).await.map(|_| ())
+        }
+        "search" => {
+            let query = a.text.clone().ok_or_else(|| missing("text"))?;
+            let args = actions::SearchArgs {
+                query,
+                address: Address::default(),
+                timeout_ms: None,
+            };
+            actions::search(browsers, args, ctx).await.map(|_| ())
+        }
+        "scroll" => {
+            let to = match a.to.as_deref() {
+                Some("top") => Some(Edge::Top),
+                Some("bottom") => Some(Edge::Bottom),
+                _ => None,
+            };
+            let direction = match (to, a.direction.as_deref()) {
+                (Some(_), _) => None,
+                (None, Some("up")) => Some(Direction::Up),
+                _ => Some(Direction::Down),
+            };
+            let args = actions::ScrollArgs {
+                direction,
+                pixels: None,
+                to,
+                address: Address::default(),
+                timeout_ms: None,
+            };
+            actions::scroll(browsers, args, ctx).await.map(|_| ())
+        }
+        "press_key" => {
+            let key = a.key.clone().ok_or_else(|| missing("key"))?;
+            let args = actions::PressKeyArgs {
+                key,
+                address: Address::default(),
+                timeout_ms: None,
+            };
+            actions::press_key(browsers, args, ctx).await.map(|_| ())
+        }
+        "wait" => {
+            let seconds = a.seconds.ok_or_else(|| missing("seconds"))?;
+            actions::wait(browsers, actions::WaitArgs { seconds })
+                .await
+                .map(|_| ())
+        }
+        "select" => {
+            let option = a.text.clone().ok_or_else(|| missing("text"))?;
+            let args = actions::SelectArgs {
+                address: address(),
+                values: Some(OneOrMany::One(option)),
+                index: None,
+                timeout_ms: None,
+            };
+            actions::select_option(browsers, args, ctx)
+                .await
+                .map(|_| ())
+        }
+        other => Err(
+            ToolError::new(ErrorKind::Failed, format!("unknown action {other:?}"))
+                .with_code("unknown"),
+        ),
+    }
+}
+
+/// Check an action against the allowed list and the snapshot: one of
+/// [`ACTIONS`], with the arguments it needs, and a click/type/select target
+/// that the snapshot has. The error says what is wrong, for the LLM's retry.
+pub fn validate(action: &Action, snapshot: &CompressedSnapshot) -> Result<(), String> {
+    let a = &action.args;
+    let need = |v: &Option<String>, field: &str| match v {
+        Some(s) if !s.trim().is_empty() => Ok(()),
+        _ => Err(format!("{} needs args.{field}", action.action)),
+    };
+    match action.action.as_str() {
+        "navigate" => need(&a.url, "url"),
+        "type" | "search" => need(&a.text, "text"),
+        "press_key" => {
+            need(&a.key, "key")?;
+            crate::input::parse_chord(a.key.as_deref().unwrap_or_default())
+                .map(|_| ())
+                .map_err(|e| e.message)
+        }
+        "scroll" => match (a.direction.as_deref(), a.to.as_deref()) {
+            (Some("up" | "down"), _) | (_, Some("top" | "bottom")) => Ok(()),
+            _ => Err("scroll needs args.direction \"up\" or \"down\"".into()),
+        },
+        "wait" => match a.seconds {
+            Some(s) if (0.0..=60.0).contains(&s) => Ok(()),
+            _ => Err("wait needs args.seconds between 0 and 60".into()),
+        },
+        "click" | "select" => {
+            if action.action == "select" {
+                need(&a.text, "text")?;
+            }
+            target_in_snapshot(a, snapshot)
+        }
+        other => Err(format!(
+            "{other:?} is not an allowed action (allowed: {})",
+            ACTIONS.join(", ")
+        )),
+    }
+}
+
+fn target_in_snapshot(a: &ActionArgs, snapshot: &CompressedSnapshot) -> Result<(), String> {
+    if let Some(r) = &a.reference {
+        return if snapshot
+            .nodes
+            .iter()
+            .any(|n| n.reference.as_deref() == Some(r))
+        {
+            Ok(())
+        } else {
+            Err(format!("ref {r} is not in DOM_SNAPSHOT"))
+        };
+    }
+    let (Some(role), Some(name)) = (&a.role, &a.name) else {
+        return Err("a click needs args.role and args.name from DOM_SNAPSHOT".into());
+    };
+    if snapshot
+        .nodes
+        .iter()
+        .any(|n| n.role == *role && crate::locate::name_matches(&n.name, name, false))
+    {
+        Ok(())
+    } else {
+        Err(format!("no {role} named {name:?} in DOM_SNAPSHOT"))
+    }
+}

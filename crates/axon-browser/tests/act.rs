@@ -1,0 +1,420 @@
+//! `browser_act` on a real headless Chromium: the heuristic translator on
+//! plan steps across the fixture pages (each must reach the page state the
+//! step asks for), and the LLM translator against a local server that speaks
+//! OpenAI's chat-completions protocol with scripted replies. No network beyond
+//! loopback.
+
+mod support;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axon_browser::act::{self, ActionTranslator, Heuristic, LlmConfig, LlmTranslator};
+use axon_browser::{BrowserConfig, Browsers};
+use axon_core::{CallResult, ErrorKind, Executor, SharedState, ToolCall, ToolRegistry};
+use serde_json::{Value, json};
+use support::serve_fixtures;
+
+struct Act {
+    executor: Executor,
+    browsers: Arc<Browsers>,
+    base: String,
+}
+
+async fn setup(translator: Arc<dyn ActionTranslator>) -> Act {
+    let config = BrowserConfig::default();
+    assert!(
+        config.executable_path().exists(),
+        "Chromium is not installed (.ci/run installs it)"
+    );
+    let browsers = Arc::new(Browsers::new(config));
+    let mut registry = ToolRegistry::new();
+    axon_browser::register(&mut registry, browsers.clone()).unwrap();
+    act::register(&mut registry, browsers.clone(), translator).unwrap();
+    let executor = Executor::builder(registry)
+        .shared_state(SharedState::new())
+        .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 0}}))
+        .build()
+        .unwrap();
+    Act {
+        executor,
+        browsers,
+        base: serve_fixtures().await,
+    }
+}
+
+impl Act {
+    async fn call(&self, tool: &str, args: Value) -> CallResult {
+        self.executor
+            .call(ToolCall::new(tool, args).correlation_id("s"))
+            .await
+    }
+    async fn open(&self, page: &str) {
+        let r = self
+            .call(
+                "browser_navigate",
+                json!({"url": format!("{}/{page}", self.base)}),
+            )
+            .await;
+        assert!(r.success, "{r:?}");
+    }
+    async fn step(&self, step: &str) -> CallResult {
+        self.call(
+            "browser_act",
+            json!({"plan_step": step, "main_goal": "test the pages"}),
+        )
+        .await
+    }
+    async fn value(&self, selector: &str) -> Value {
+        self.call("browser_get_text", json!({"selector": selector}))
+            .await
+            .data
+    }
+    async fn url(&self) -> String {
+        self.call("browser_get_page_state", json!({})).await.data["url"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+    async fn scroll_y(&self) -> f64 {
+        self.call("browser_get_page_state", json!({})).await.data["scroll"]["y"]
+            .as_f64()
+            .unwrap()
+    }
+    async fn checked(&self, name: &str) -> bool {
+        let snap = self.call("browser_snapshot", json!({})).await;
+        let node = snap.data["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == name)
+            .cloned()
+            .unwrap();
+        node["states"]
+            .as_array()
+            .is_some_and(|s| s.contains(&json!("checked")))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heuristic_steps_reach_the_state_they_ask_for() {
+    let a = setup(Arc::new(Heuristic)).await;
+    let ok = |r: &CallResult, action: &str| {
+        assert!(r.success, "{r:#?}");
+        assert_eq!(r.data["action"], action, "{r:#?}");
+        assert_eq!(
+            (r.data["status"].clone(), r.data["error_type"].clone()),
+            (json!("success"), json!("none"))
+        );
+        assert_eq!(r.data["translator"], "heuristic");
+    };
+
+    // Login: type, type, checkbox, button; a link; a relative URL.
+    a.open("login.html").await;
+    ok(&a.step("Type 'ada' into the Username field").await, "type");
+    assert_eq!(a.value("#user").await["value"], "ada");
+    ok(&a.step("Enter 'hunter2' as the password").await, "type");
+    assert_eq!(a.value("#pass_len").await["value"], "7");
+    ok(&a.step("Check the Remember me box").await, "click");
+    assert!(a.checked("Remember me").await);
+    let login = a.step("Click the Log in button").await;
+    ok(&login, "click");
+    assert_eq!(login.data["args"]["name"], "Log in");
+    assert!(
+        login.data["execution_time_ms"].as_u64().is_some()
+            && login.data["snapshot_tokens"].as_u64().unwrap() > 0
+    );
+    a.call("browser_wait_for_url_change", json!({"to": "welcome.html"}))
+        .await;
+    assert!(a.url().await.contains("user=ada"), "{}", a.url().await);
+    ok(&a.step("Go to /login.html").await, "navigate");
+    assert!(a.url().await.ends_with("/login.html"));
+    ok(&a.step("Follow the forgot password link").await, "click");
+    a.call("browser_wait_for_url_change", json!({"to": "forgot=1"}))
+        .await;
+
+    // Roles: a checkbox by its label, a named button, a link, a field by label.
+    a.open("roles.html").await;
+    ok(&a.step("Tick 'Send me news'").await, "click");
+    assert!(a.checked("Send me news").await);
+    ok(&a.step("Press the 'Save all' button").await, "click");
+    assert_eq!(a.value("#out").await["text"], "save all");
+    ok(&a.step("Click Details").await, "click");
+    assert_eq!(a.value("#out").await["text"], "details");
+    ok(&a.step("Fill in nickname with zed").await, "type");
+    assert_eq!(a.value("#nick").await["value"], "zed");
+
+    // Select, with and without quotes.
+    a.open("select.html").await;
+    ok(
+        &a.step("Select 'Green' from the Colour dropdown").await,
+        "select",
+    );
+    assert_eq!(a.value("#picked").await["text"], "g");
+    ok(&a.step("Choose Blue as the colour").await, "select");
+    assert_eq!(a.value("#picked").await["text"], "b");
+
+    // Search, typing into the search box, and a key press.
+    a.open("search.html").await;
+    ok(&a.step("Search for 'rust lang'").await, "search");
+    assert_eq!(a.value("#q").await["text"], "rust lang");
+    a.open("search.html").await;
+    ok(&a.step("Type 'by enter' into the search box").await, "type");
+    ok(&a.step("Press Enter").await, "press_key");
+    a.call("browser_wait_for_url_change", json!({"to": "results.html"}))
+        .await;
+    assert_eq!(a.value("#q").await["text"], "by enter");
+
+    // Scrolling.
+    a.open("long.html").await;
+    ok(&a.step("Scroll down").await, "scroll");
+    assert_eq!(a.scroll_y().await, 800.0);
+    ok(&a.step("Scroll to the bottom of the page").await, "scroll");
+    let bottom = a.scroll_y().await;
+    assert!(bottom > 2000.0);
+    ok(&a.step("Scroll up a bit").await, "scroll");
+    assert_eq!(a.scroll_y().await, bottom - 800.0);
+
+    // Waiting for a late button, then clicking it.
+    a.open("delayed.html").await;
+    ok(&a.step("Wait 0.4 seconds for the page").await, "wait");
+    ok(&a.step("Click the 'Appeared' button").await, "click");
+    assert_eq!(a.value("#status").await["text"], "clicked late");
+    a.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heuristic_failures_carry_seed_003_error_types() {
+    let a = setup(Arc::new(Heuristic)).await;
+    a.open("roles.html").await;
+    let code = |r: &CallResult| {
+        let e = r
+            .error
+            .as_ref()
+            .unwrap_or_else(|| panic!("a failure: {r:?}"));
+        (e.kind, e.code.clone().unwrap_or_default())
+    };
+    let tie = a.step("Click Save").await;
+    assert_eq!(code(&tie), (ErrorKind::Failed, "ambiguous_step".into()));
+    assert!(tie.error.unwrap().message.contains("Save all"));
+    assert_eq!(
+        code(&a.step("Click the Delete account button").await).1,
+        "element_not_found"
+    );
+    assert_eq!(
+        code(&a.step("Upload a photo of yourself").await).1,
+        "tool_limit"
+    );
+    assert_eq!(
+        code(&a.step("Do something useful").await).1,
+        "ambiguous_step"
+    );
+    let blocked = a.step("Go to file:///etc/passwd").await;
+    assert_eq!(
+        code(&blocked),
+        (ErrorKind::Failed, "navigation_blocked".into()),
+        "{blocked:?}"
+    );
+    let empty = a.call("browser_act", json!({"plan_step": " "})).await;
+    assert_eq!(code(&empty).0, ErrorKind::InvalidArguments);
+    a.browsers.shutdown().await;
+}
+
+/// One scripted reply of the fake model server.
+enum Reply {
+    /// 200 with this assistant content.
+    Content(&'static str),
+    /// This status, with a `Retry-After` when given.
+    Status(u16, Option<&'static str>),
+    /// 200 after a delay.
+    Slow(Duration, &'static str),
+}
+
+struct Model {
+    url: String,
+    script: Arc<Mutex<VecDeque<Reply>>>,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+/// A local server speaking OpenAI's chat-completions protocol, answering from
+/// a script.
+async fn model() -> Model {
+    let script: Arc<Mutex<VecDeque<Reply>>> = Arc::default();
+    let requests: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let (s, r) = (script.clone(), requests.clone());
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+            let (s, r) = (s.clone(), r.clone());
+            async move {
+                use axum::response::IntoResponse;
+                r.lock().unwrap().push(body);
+                let next = s.lock().unwrap().pop_front();
+                let content = match next {
+                    Some(Reply::Content(c)) => c,
+                    Some(Reply::Slow(d, c)) => {
+                        tokio::time::sleep(d).await;
+                        c
+                    }
+                    Some(Reply::Status(code, after)) => {
+                        let mut response = axum::http::StatusCode::from_u16(code)
+                            .unwrap()
+                            .into_response();
+                        if let Some(after) = after {
+                            response
+                                .headers_mut()
+                                .insert("retry-after", after.parse().unwrap());
+                        }
+                        return response;
+                    }
+                    None => "{}",
+                };
+                axum::Json(json!({
+                    "id": "chatcmpl-1", "object": "chat.completion", "model": "scripted",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}],
+                }))
+                .into_response()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Model {
+        url,
+        script,
+        requests,
+    }
+}
+
+const CLICK_LOG_IN: &str = r#"{"action": "click", "args": {"url": null, "role": "button", "name": "Log in", "text": null, "direction": null, "key": null, "seconds": null, "ref": null}, "status": "success", "error_type": "none", "message": "Click the Log in button"}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llm_replies_are_validated_retried_and_timed() {
+    let m = model().await;
+    let config = LlmConfig {
+        base_url: m.url.clone(),
+        model: "scripted".into(),
+        timeout_ms: 1000,
+        max_attempts: 2,
+        ..LlmConfig::default()
+    };
+    let translator = Arc::new(LlmTranslator::new(config, None).unwrap());
+    let llm_history = translator.executor().history().clone();
+    let a = setup(translator).await;
+    let push = |replies: Vec<Reply>| m.script.lock().unwrap().extend(replies);
+
+    // A valid reply: run as given; the prompt carried the step and the page.
+    a.open("login.html").await;
+    push(vec![Reply::Content(CLICK_LOG_IN)]);
+    let r = a.step("Click the Log in button").await;
+    assert!(r.success, "{r:#?}");
+    assert_eq!(
+        (r.data["translator"].clone(), r.data["action"].clone()),
+        (json!("llm"), json!("click"))
+    );
+    assert_eq!(r.data["confidence"], 0.9);
+    a.call("browser_wait_for_url_change", json!({"to": "welcome.html"}))
+        .await;
+    {
+        let requests = m.requests.lock().unwrap();
+        let body = &requests[0];
+        assert_eq!(body["model"], "scripted");
+        assert_eq!(body["temperature"], 0.0);
+        assert_eq!(body["response_format"]["type"], "json_schema");
+        let user = body["messages"][1]["content"].as_str().unwrap();
+        assert!(
+            user.contains("PLAN_STEP: Click the Log in button"),
+            "{user}"
+        );
+        assert!(user.contains("- button \"Log in\" [ref=e"), "{user}");
+        assert!(
+            body["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("Execution Agent")
+        );
+    }
+
+    // Not JSON, then valid: retried once with the reason.
+    a.open("login.html").await;
+    push(vec![
+        Reply::Content("Sure! I will click the button."),
+        Reply::Content(CLICK_LOG_IN),
+    ]);
+    let r = a.step("Log in").await;
+    assert!(r.success, "{r:#?}");
+    assert_eq!(r.data["confidence"], 0.6);
+    {
+        let requests = m.requests.lock().unwrap();
+        let retry = requests.last().unwrap()["messages"].as_array().unwrap();
+        assert_eq!(retry.len(), 4);
+        assert!(
+            retry[3]["content"]
+                .as_str()
+                .unwrap()
+                .contains("no JSON object"),
+            "{retry:?}"
+        );
+    }
+
+    // A disallowed tool twice: ambiguous_step.
+    a.open("login.html").await;
+    let upload = r#"{"action": "upload_file", "args": {}, "status": "success", "error_type": "none", "message": "x"}"#;
+    push(vec![Reply::Content(upload), Reply::Content(upload)]);
+    let r = a.step("Upload my avatar").await;
+    let e = r.error.unwrap();
+    assert_eq!(
+        (e.kind, e.code.as_deref()),
+        (ErrorKind::Failed, Some("ambiguous_step"))
+    );
+    assert!(e.message.contains("not an allowed action"), "{}", e.message);
+
+    // A target the snapshot lacks, then a real one.
+    let ghost = r#"{"action": "click", "args": {"role": "button", "name": "Sign up"}, "status": "success", "error_type": "none", "message": "x"}"#;
+    push(vec![Reply::Content(ghost), Reply::Content(CLICK_LOG_IN)]);
+    let r = a.step("Click the Log in button").await;
+    assert!(r.success, "{r:#?}");
+    let last = m.requests.lock().unwrap().last().unwrap().clone();
+    assert!(
+        last["messages"][3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("no button named \"Sign up\" in DOM_SNAPSHOT")
+    );
+
+    // The model itself says it cannot.
+    a.open("login.html").await;
+    push(vec![Reply::Content(
+        r#"{"action": "click", "args": {}, "status": "failure", "error_type": "tool_limit", "message": "Captchas are beyond the tools"}"#,
+    )]);
+    let r = a.step("Solve the captcha").await;
+    assert_eq!(r.error.unwrap().code.as_deref(), Some("tool_limit"));
+
+    // Too slow, twice: the model call times out (each attempt 1 s).
+    push(vec![
+        Reply::Slow(Duration::from_secs(3), CLICK_LOG_IN),
+        Reply::Slow(Duration::from_secs(3), CLICK_LOG_IN),
+    ]);
+    let r = a.step("Click the Log in button").await;
+    let e = r.error.unwrap();
+    assert_eq!(e.kind, ErrorKind::Timeout, "{e:?}");
+
+    // 429 with Retry-After: the pipeline waits as asked, then the reply works.
+    a.open("login.html").await;
+    push(vec![
+        Reply::Status(429, Some("1")),
+        Reply::Content(CLICK_LOG_IN),
+    ]);
+    let r = a.step("Click the Log in button").await;
+    assert!(r.success, "{r:#?}");
+    let calls = llm_history.by_correlation("s").await.unwrap();
+    let rated = calls.last().unwrap();
+    assert_eq!(rated.result.tool, "llm_chat");
+    assert_eq!(rated.result.attempts, 2);
+    assert_eq!(rated.result.retry_delays_ms, [1000]);
+    assert!(rated.result.retry_reasons[0].starts_with("rate_limited"));
+    a.browsers.shutdown().await;
+}
