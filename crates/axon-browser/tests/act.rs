@@ -418,3 +418,137 @@ async fn llm_replies_are_validated_retried_and_timed() {
     assert!(rated.result.retry_reasons[0].starts_with("rate_limited"));
     a.browsers.shutdown().await;
 }
+
+/// Phrasings written after the heuristic, without tuning it to them: the
+/// decision (action and target) is compared with what a person would mean.
+/// The figure goes to docs/browser-act.md; the floor keeps it from sliding.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heuristic_accuracy_on_held_out_phrasings() {
+    let a = setup(Arc::new(Heuristic)).await;
+    // (page, step, action, the element's name or the text)
+    let cases: [(&str, &str, &str, &str); 18] = [
+        ("login.html", "Click on 'Log in'", "click", "Log in"),
+        ("login.html", "Hit the login button", "click", "Log in"),
+        (
+            "login.html",
+            "Put 'bob' in the username box",
+            "type",
+            "Username",
+        ),
+        ("login.html", "Enter the username 'bob'", "type", "Username"),
+        (
+            "login.html",
+            "Tap Forgot password?",
+            "click",
+            "Forgot password?",
+        ),
+        ("login.html", "Sign in", "click", "Log in"),
+        ("login.html", "Remember me", "click", "Remember me"),
+        (
+            "login.html",
+            "Select the Remember me checkbox",
+            "click",
+            "Remember me",
+        ),
+        ("roles.html", "Click the Cancel button", "click", "Cancel"),
+        ("roles.html", "Press Save changes", "click", "Save changes"),
+        ("roles.html", "Open the Details link", "click", "Details"),
+        (
+            "roles.html",
+            "Type 'ace' in the Nickname box",
+            "type",
+            "Nickname",
+        ),
+        (
+            "select.html",
+            "Pick Red in the colour list",
+            "select",
+            "Colour",
+        ),
+        (
+            "select.html",
+            "Choose 'Mushrooms' from toppings",
+            "select",
+            "Toppings",
+        ),
+        (
+            "search.html",
+            "Look up 'axon engine'",
+            "search",
+            "axon engine",
+        ),
+        ("search.html", "Search the site for rust", "search", "rust"),
+        (
+            "long.html",
+            "Scroll a little further down",
+            "scroll",
+            "down",
+        ),
+        (
+            "long.html",
+            "Go back to the top of the page",
+            "scroll",
+            "top",
+        ),
+    ];
+    let mut right = 0;
+    let mut table = String::new();
+    for (page, step, action, target) in cases {
+        a.open(page).await;
+        let r = a.step(step).await;
+        let got_action = r.data["action"].as_str().unwrap_or("-").to_string();
+        let args = &r.data["args"];
+        let got_target = ["name", "text", "direction", "to"]
+            .iter()
+            .find_map(|k| args[*k].as_str())
+            .unwrap_or("-")
+            .to_string();
+        let ok = got_action == action && got_target == target;
+        right += usize::from(ok);
+        let got = match &r.error {
+            Some(e) => format!("{} ({})", e.code.clone().unwrap_or_default(), e.message),
+            None => format!("{got_action} {got_target:?}"),
+        };
+        table.push_str(&format!(
+            "| {page} | {step} | {action} {target:?} | {got} | {} |\n",
+            if ok { "yes" } else { "no" }
+        ));
+    }
+    println!("{table}held-out accuracy: {right}/{}", cases.len());
+    assert!(
+        right >= 13,
+        "held-out accuracy fell to {right}/{}:\n{table}",
+        cases.len()
+    );
+    a.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn act_counts_actions_and_error_types_and_times_both_sides() {
+    let recorder = metrics_util::debugging::DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    // This test binary's other tests record too; only presence is asserted.
+    let _ = recorder.install();
+    let a = setup(Arc::new(Heuristic)).await;
+    a.open("roles.html").await;
+    assert!(a.step("Click the Cancel button").await.success);
+    assert!(!a.step("Click Save").await.success);
+    let snapshot = snapshotter.snapshot().into_vec();
+    let has = |name: &str, label: (&str, &str)| {
+        snapshot.iter().any(|(key, _, _, _)| {
+            key.key().name() == name
+                && key
+                    .key()
+                    .labels()
+                    .any(|l| l.key() == label.0 && l.value() == label.1)
+        })
+    };
+    assert!(has("browser_act_actions_total", ("action", "click")));
+    assert!(has(
+        "browser_act_actions_total",
+        ("error_type", "ambiguous_step")
+    ));
+    assert!(has("browser_act_decide_ms", ("translator", "heuristic")));
+    assert!(has("browser_act_browser_ms", ("action", "click")));
+    a.browsers.shutdown().await;
+}

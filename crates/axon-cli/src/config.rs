@@ -23,7 +23,9 @@ pub struct Config {
     pub http: axon_http::HttpConfig,
     pub browser: axon_browser::BrowserConfig,
     pub mcp: Mcp,
-    pub llm: Option<Llm>,
+    /// `[llm]`: the model behind `browser_act`'s LLM translator; without it
+    /// the heuristic translator decides.
+    pub llm: Option<axon_browser::act::LlmConfig>,
     pub log: Log,
 }
 
@@ -84,19 +86,6 @@ impl Default for History {
 #[serde(default, deny_unknown_fields)]
 pub struct Mcp {
     pub servers: Vec<axon_mcp::McpServerConfig>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Llm {
-    pub base_url: String,
-    pub model: String,
-    /// The name of the environment variable holding the API key (never the key).
-    pub api_key_env: Option<String>,
-    #[serde(default)]
-    pub max_tokens: Option<u32>,
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -188,6 +177,9 @@ impl Config {
                 self.log.format
             )));
         }
+        if let Some(llm) = &self.llm {
+            llm.check().map_err(ConfigError)?;
+        }
         let mut names = std::collections::BTreeSet::new();
         for server in &self.mcp.servers {
             server.check().map_err(ConfigError)?;
@@ -275,6 +267,26 @@ mod tests {
         let c = Config::parse("[history]\nbackend = \"redis\"\n").unwrap();
         let err = c.check().unwrap_err().0;
         assert!(err.starts_with("history.backend"), "{err}");
+    }
+
+    #[test]
+    fn the_llm_section_is_checked_and_defaulted() {
+        let c = Config::parse("[llm]\nbase_url = \"localhost:11434\"\nmodel = \"m\"\n").unwrap();
+        let err = c.check().unwrap_err().0;
+        assert!(err.starts_with("llm.base_url"), "{err}");
+        let c =
+            Config::parse("[llm]\nbase_url = \"http://127.0.0.1:11434/v1\"\nmodel = \"qwen\"\n")
+                .unwrap();
+        c.check().unwrap();
+        let llm = c.llm.unwrap();
+        assert_eq!(
+            (llm.temperature, llm.max_tokens, llm.timeout_ms),
+            (0.0, 500, 30_000)
+        );
+        assert!(
+            Config::parse("[llm]\nbase_url = \"http://x/v1\"\nmodel = \"m\"\napi_key = \"sk-1\"\n")
+                .is_err()
+        );
     }
 
     #[test]

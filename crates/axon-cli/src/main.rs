@@ -231,13 +231,27 @@ enum Mcp {
 /// tools of every `[[mcp.servers]]` entry (started side by side). A server that
 /// fails to start stops the command (exit 3) unless it is `optional`, which is a
 /// warning.
-async fn registry(config: &Config, ui: output::Ui, mcp: Mcp) -> Result<ToolRegistry, Fail> {
+async fn registry(
+    config: &Config,
+    ui: output::Ui,
+    mcp: Mcp,
+    history: Option<Arc<dyn axon_core::HistoryStore>>,
+) -> Result<ToolRegistry, Fail> {
     let mut registry = ToolRegistry::with_utilities();
     let http = axon_http::HttpRequest::new(config.http.clone()).map_err(infra)?;
     registry.register(http).map_err(|e| infra(e.to_string()))?;
     // Chromium starts on the first browser call, not here.
     let browsers = Arc::new(axon_browser::Browsers::new(config.browser.clone()));
-    axon_browser::register(&mut registry, browsers).map_err(|e| infra(e.to_string()))?;
+    axon_browser::register(&mut registry, browsers.clone()).map_err(|e| infra(e.to_string()))?;
+    // browser_act decides with the model in [llm], else offline.
+    let translator: Arc<dyn axon_browser::act::ActionTranslator> = match &config.llm {
+        Some(llm) => {
+            Arc::new(axon_browser::act::LlmTranslator::new(llm.clone(), history).map_err(usage)?)
+        }
+        None => Arc::new(axon_browser::act::Heuristic),
+    };
+    axon_browser::act::register(&mut registry, browsers, translator)
+        .map_err(|e| infra(e.to_string()))?;
     if mcp == Mcp::Skip {
         return Ok(registry);
     }
@@ -286,17 +300,20 @@ async fn executor(
     store: Option<Arc<SqliteStore>>,
     mcp: Mcp,
 ) -> Result<Executor, Fail> {
-    let mut builder =
-        Executor::builder(registry(config, ui, mcp).await?).defaults(config.defaults_json());
+    let history: Option<Arc<dyn axon_core::HistoryStore>> = match store {
+        Some(_) if config.history.backend == "memory" => {
+            Some(Arc::new(axon_core::InMemoryHistory::new()))
+        }
+        Some(store) => Some(store),
+        None => None,
+    };
+    let mut builder = Executor::builder(registry(config, ui, mcp, history.clone()).await?)
+        .defaults(config.defaults_json());
     for (tool, table) in &config.tools {
         builder = builder.tool_policy(tool, config::table_json(table));
     }
-    match store {
-        Some(_) if config.history.backend == "memory" => {
-            builder = builder.history(Arc::new(axon_core::InMemoryHistory::new()));
-        }
-        Some(store) => builder = builder.history(store),
-        None => {}
+    if let Some(history) = history {
+        builder = builder.history(history);
     }
     builder.build().map_err(|e| usage(format!("config: {e}")))
 }

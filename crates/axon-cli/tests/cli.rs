@@ -318,6 +318,7 @@ fn tools_in_openai_and_mcp_formats() {
     assert_eq!(
         names,
         [
+            "browser_act",
             "browser_clear_input",
             "browser_click",
             "browser_extract_table",

@@ -46,6 +46,7 @@ async fn lists_every_tool_and_run_plan_with_schemas_and_annotations() {
     assert_eq!(
         names,
         [
+            "browser_act",
             "browser_clear_input",
             "browser_click",
             "browser_extract_table",
@@ -311,6 +312,7 @@ fn the_python_sdk_lists_and_calls_over_stdio() {
     assert_eq!(
         names,
         [
+            "browser_act",
             "browser_clear_input",
             "browser_click",
             "browser_extract_table",

@@ -242,6 +242,7 @@ async fn tools_breakers_and_stats() {
     assert_eq!(
         names,
         [
+            "browser_act",
             "browser_clear_input",
             "browser_click",
             "browser_extract_table",

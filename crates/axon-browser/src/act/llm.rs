@@ -75,11 +75,6 @@ impl LlmConfig {
         if self.model.trim().is_empty() {
             return Err("llm.model: is empty".into());
         }
-        if let Some(var) = &self.api_key_env
-            && std::env::var_os(var).is_none()
-        {
-            return Err(format!("llm.api_key_env: ${var} is not set"));
-        }
         Ok(())
     }
 }
@@ -233,6 +228,11 @@ impl LlmTranslator {
     /// recorded in `history` when given.
     pub fn new(config: LlmConfig, history: Option<Arc<dyn HistoryStore>>) -> Result<Self, String> {
         config.check()?;
+        if let Some(var) = &config.api_key_env
+            && std::env::var_os(var).is_none()
+        {
+            return Err(format!("llm.api_key_env: ${var} is not set"));
+        }
         let mut registry = ToolRegistry::new();
         let defaults = json!({
             "timeout_ms": config.timeout_ms,
@@ -389,6 +389,11 @@ mod tests {
             api_key_env: Some("AXON_TEST_NO_SUCH_KEY".into()),
             ..LlmConfig::default()
         };
-        assert!(key.check().unwrap_err().contains("AXON_TEST_NO_SUCH_KEY"));
+        assert!(
+            key.check().is_ok(),
+            "the key is checked when the translator is built"
+        );
+        let err = LlmTranslator::new(key, None).unwrap_err();
+        assert!(err.contains("AXON_TEST_NO_SUCH_KEY"), "{err}");
     }
 }
