@@ -204,21 +204,11 @@ const ROLE_WORDS: [(&str, &[&str]); 14] = [
     ("option", &["option", "radio"]),
 ];
 
-const FILLER: [&str; 40] = [
+/// Words that never name a target (articles, role nouns, politeness).
+const FILLER: [&str; 29] = [
     "the",
     "a",
     "an",
-    "on",
-    "to",
-    "in",
-    "into",
-    "of",
-    "for",
-    "from",
-    "with",
-    "as",
-    "at",
-    "and",
     "then",
     "please",
     "page",
@@ -245,6 +235,12 @@ const FILLER: [&str; 40] = [
     "textbox",
     "value",
     "labelled",
+];
+
+/// Words that join a target to the rest of the step ("into the Username
+/// field"): dropped before it only ("log in" keeps its "in").
+const JOINERS: [&str; 11] = [
+    "on", "to", "in", "into", "of", "for", "from", "with", "as", "at", "and",
 ];
 
 const EDITABLE: [&str; 4] = ["textbox", "searchbox", "combobox", "spinbutton"];
@@ -277,11 +273,14 @@ fn role_hint(lower: &str) -> Option<&'static [&'static str]> {
 /// The step's words that name the target: verbs, role words and filler out.
 fn target_words(text: &str, verb: &str) -> String {
     let lower = norm(text).replacen(verb, " ", 1);
-    lower
+    let mut words: Vec<&str> = lower
         .split_whitespace()
         .filter(|w| !FILLER.contains(w))
-        .collect::<Vec<_>>()
-        .join(" ")
+        .collect();
+    while words.first().is_some_and(|w| JOINERS.contains(w)) {
+        words.remove(0);
+    }
+    words.join(" ")
 }
 
 fn stem(w: &str) -> &str {
@@ -842,6 +841,8 @@ mod tests {
         let s = |a: &str, r: &str| (a.to_string(), Some(r.to_string()), None::<String>);
         assert_eq!(target("Click the Log in button"), s("click", "e4"));
         assert_eq!(target("Log in"), s("click", "e4"));
+        let sure = decide(&input("Click the Log in button", login())).unwrap();
+        assert_eq!(sure.confidence, 1.0, "{sure:?}");
         assert_eq!(target("Press the 'Save all' button"), s("click", "e7"));
         assert_eq!(target("Follow the forgot password link"), s("click", "e5"));
         assert_eq!(target("Check the Remember me box"), s("click", "e3"));
