@@ -290,10 +290,7 @@ pub(crate) async fn click(
     args: ClickArgs,
     ctx: &ToolContext,
 ) -> Result<Acted, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
-    let timeout = b
-        .config()
-        .timeout(args.timeout_ms, b.config().timeouts.click_ms);
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.click_ms).await?;
     let target = args.address.target()?;
     let (found, matched_by) = match locate::wait_for(&page, &target, Want::Click, timeout).await {
         Ok(found) => (found, None),
@@ -355,10 +352,7 @@ pub(crate) async fn type_text(
     args: TypeArgs,
     ctx: &ToolContext,
 ) -> Result<Typed, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
-    let timeout = b
-        .config()
-        .timeout(args.timeout_ms, b.config().timeouts.type_ms);
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.type_ms).await?;
     let (element, password, found) = if args.address.is_empty() {
         let js = format!(
             "(() => {{ const e = document.activeElement; if (!e || e === document.body) return null; \
@@ -413,10 +407,7 @@ pub(crate) async fn clear_input(
     args: ElementArgs,
     ctx: &ToolContext,
 ) -> Result<Acted, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
-    let timeout = b
-        .config()
-        .timeout(args.timeout_ms, b.config().timeouts.type_ms);
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.type_ms).await?;
     let found = element(&page, &args.address, Want::Type, timeout).await?;
     locate::helper(&page, &found, "clearField", &[]).await?;
     Ok(Acted {
@@ -430,10 +421,7 @@ pub(crate) async fn get_text(
     args: ElementArgs,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
-    let timeout = b
-        .config()
-        .timeout(args.timeout_ms, b.config().timeouts.element_ms);
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.element_ms).await?;
     let found = element(&page, &args.address, Want::Attached, timeout).await?;
     let mut text = locate::helper(&page, &found, "text", &[]).await?;
     text["element"] = json!(found.element());
@@ -445,10 +433,7 @@ pub(crate) async fn wait_for_element(
     args: WaitForElementArgs,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
-    let timeout = b
-        .config()
-        .timeout(args.timeout_ms, b.config().timeouts.element_ms);
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.element_ms).await?;
     let target = args.address.target()?;
     let start = Instant::now();
     match args.state {
@@ -531,10 +516,7 @@ pub(crate) async fn select_option(
             ));
         }
     };
-    let page = b.page(ctx.correlation_id()).await?;
-    let timeout = b
-        .config()
-        .timeout(args.timeout_ms, b.config().timeouts.type_ms);
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.type_ms).await?;
     let found = element(&page, &args.address, Want::Enabled, timeout).await?;
     let out = locate::helper(
         &page,
@@ -562,10 +544,7 @@ pub(crate) async fn submit_form(
     args: SubmitArgs,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
-    let timeout = b
-        .config()
-        .timeout(args.timeout_ms, b.config().timeouts.navigate_ms);
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.navigate_ms).await?;
     let marker = input::mark_document(&page).await?;
     let out = if args.address.is_empty() {
         let js = format!("{}.submit(document.activeElement)", *HELPERS);
@@ -614,10 +593,7 @@ pub(crate) async fn extract_table(
     args: TableArgs,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
-    let timeout = b
-        .config()
-        .timeout(args.timeout_ms, b.config().timeouts.element_ms);
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.element_ms).await?;
     let address = if args.address.is_empty() {
         Address {
             selector: Some("table".into()),
@@ -694,10 +670,7 @@ pub(crate) async fn wait_for_url_change(
     args: UrlChangeArgs,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
-    let timeout = b
-        .config()
-        .timeout(args.timeout_ms, b.config().timeouts.navigate_ms);
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.navigate_ms).await?;
     let start = Instant::now();
     let current = || async {
         match cdp::evaluate(&page, "location.href", true).await {
@@ -741,10 +714,7 @@ pub(crate) async fn search(
     args: SearchArgs,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
-    let timeout = b
-        .config()
-        .timeout(args.timeout_ms, b.config().timeouts.search_ms);
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.search_ms).await?;
     let start = Instant::now();
     let found = if args.address.is_empty() {
         find_search_box(&page, timeout).await?

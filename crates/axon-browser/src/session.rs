@@ -261,6 +261,19 @@ impl Browsers {
         Ok(page)
     }
 
+    /// What every browser tool starts with: its session's page and how long
+    /// the action may wait (the call's `timeout_ms`, else the configured
+    /// default `pick` chooses).
+    pub(crate) async fn start(
+        &self,
+        ctx: &axon_core::ToolContext,
+        asked: Option<u64>,
+        pick: fn(&ActionTimeouts) -> u64,
+    ) -> Result<(Page, Duration), ToolError> {
+        let timeout = self.config.timeout(asked, pick(&self.config.timeouts));
+        Ok((self.page(ctx.correlation_id()).await?, timeout))
+    }
+
     /// Close the page of `session` (a run ended, an MCP session closed).
     pub async fn close_session(&self, session: &str) {
         let page = self

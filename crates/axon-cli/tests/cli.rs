@@ -231,10 +231,11 @@ fn a_run_killed_mid_way_resumes_without_re_running_finished_steps() {
     let axon = Axon::new();
     let slow = "steps:\n- {id: first, tool: echo, params: {n: 1}}\n- {id: wait, tool: sleep, params: {ms: 60000}, depends_on: [first]}\n- {id: last, tool: echo, params: {from: '${steps.first.data.n}'}, depends_on: [wait]}\n";
     let plan = axon.file("resume.yaml", slow);
+    let log = std::path::PathBuf::from(axon.file("killed.stderr", ""));
     let mut child = axon
         .cmd(&["run", &plan, "--run-id", "killed", "-q"])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
     // Wait until the first step is checkpointed, then kill -9.
@@ -244,9 +245,18 @@ fn a_run_killed_mid_way_resumes_without_re_running_finished_steps() {
         if o.status.success() && stdout_json(&o)["checkpoints"]["0"]["status"] == "succeeded" {
             break;
         }
+        // A run that stopped on its own will never checkpoint: say why now.
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!(
+                "axon run exited ({status}) before its first checkpoint: {}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
         assert!(
             Instant::now() < deadline,
-            "the first step was never checkpointed"
+            "the first step was never checkpointed; history says {}; the run's stderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            std::fs::read_to_string(&log).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(50));
     }
