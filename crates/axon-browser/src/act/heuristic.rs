@@ -462,7 +462,8 @@ pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
             format!("Wait {seconds} s"),
         );
     }
-    let unq = unquoted(&lower, &quotes);
+    // The step without its quoted strings, lowercased (quotes keep their case).
+    let unq = unquoted(step, &quotes).to_lowercase();
     let names_element = ["button", "link", "checkbox", "field"]
         .iter()
         .any(|w| find_words(&unq, w).is_some());
@@ -668,7 +669,8 @@ fn type_into(
     unq: &str,
     verb: &str,
 ) -> Result<Decision, ToolError> {
-    let lower = step.to_lowercase();
+    // ASCII lowercasing keeps byte offsets, so `lower`'s positions index `step`.
+    let lower = step.to_ascii_lowercase();
     let (text, field) = match quotes.first() {
         Some(text) => (text.clone(), target_words(unq, verb)),
         None => {
@@ -881,6 +883,26 @@ mod tests {
             (search.action.as_str(), search.args.text.as_deref()),
             ("search", Some("Python programming"))
         );
+    }
+
+    #[test]
+    fn quoted_text_keeps_its_case_and_other_scripts_do_not_panic() {
+        let typed = act("Type 'Ada Lovelace' into the Username field").unwrap();
+        assert_eq!(
+            (typed.args.text.as_deref(), typed.args.name.as_deref()),
+            (Some("Ada Lovelace"), Some("Username"))
+        );
+        for step in [
+            "Fill in İİİİ with x",
+            "Fill in İstanbul ẞtraße with x",
+            "Klicke auf „Anmelden“",
+            "İ with 'ÄÖÜ'",
+            "with",
+            "'",
+            "\"\"",
+        ] {
+            let _ = decide(&input(step, login()));
+        }
     }
 
     #[test]
