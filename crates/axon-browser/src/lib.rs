@@ -13,6 +13,9 @@
 //! (`locate`), and input tools (`browser_press_key`, `browser_scroll`,
 //! `browser_wait`). `[browser]` host and scheme rules are checked before every
 //! navigation; text typed into password fields is `***` in history.
+//!
+//! [`act`] adds `browser_act` (seed 003's execution agent): one plan step in
+//! words, one action chosen by a heuristic or an OpenAI-compatible model, run.
 
 #![warn(missing_docs)]
 
