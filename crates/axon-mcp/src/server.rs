@@ -12,21 +12,45 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
+fn new_session_id() -> String {
+    format!("mcp-{}", ulid::Ulid::new())
+}
+
 /// The name of the plan tool.
 pub const RUN_PLAN: &str = "run_plan";
 
-/// The MCP face of a [`PlanRunner`] (and its executor's registry).
+/// The MCP face of a [`PlanRunner`] (and its executor's registry). One value
+/// serves one MCP session.
 #[derive(Clone)]
 pub struct AxonMcp {
     runner: Arc<PlanRunner>,
+    /// The correlation id of this session's tool calls (DESIGN.md: one MCP
+    /// session is one browser session, so its browser tools share one page;
+    /// its calls are one group in history).
+    session: String,
 }
 
 impl AxonMcp {
-    /// Serve the tools of `runner`'s executor, and plans on `runner`.
+    /// Serve the tools of `runner`'s executor, and plans on `runner`, as one
+    /// session.
     pub fn new(runner: PlanRunner) -> Self {
         AxonMcp {
             runner: Arc::new(runner),
+            session: new_session_id(),
         }
+    }
+
+    /// A handler for another session over the same runner.
+    pub fn new_session(&self) -> Self {
+        AxonMcp {
+            runner: self.runner.clone(),
+            session: new_session_id(),
+        }
+    }
+
+    /// This session's correlation id.
+    pub fn session(&self) -> &str {
+        &self.session
     }
 
     /// `tools/list`: the registry, then `run_plan`.
@@ -150,8 +174,9 @@ impl ServerHandler for AxonMcp {
         let out = if request.name == RUN_PLAN {
             self.run_plan(args, context.ct.clone()).await
         } else {
-            let call =
-                ToolCall::new(request.name.to_string(), args).cancel_token(context.ct.clone());
+            let call = ToolCall::new(request.name.to_string(), args)
+                .correlation_id(self.session.clone())
+                .cancel_token(context.ct.clone());
             call_result(&self.runner.executor().call(call).await)
         };
         let mut result: CallToolResult = serde_json::from_value(out).map_err(internal)?;
@@ -240,5 +265,9 @@ pub fn http_service(
     if !check_host {
         config = config.with_allowed_hosts(Vec::<String>::new());
     }
-    StreamableHttpService::new(move || Ok(handler.clone()), Default::default(), config)
+    StreamableHttpService::new(
+        move || Ok(handler.new_session()),
+        Default::default(),
+        config,
+    )
 }

@@ -399,3 +399,48 @@ async fn a_timed_out_call_is_cancelled_on_the_server() {
     }
     panic!("the server never saw notifications/cancelled for the abandoned call");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_mcp_session_is_one_correlation_id() {
+    // DESIGN.md: one MCP session is one browser session. The browser tools key
+    // their page on the correlation id, so a session's calls must share one and
+    // two sessions must not.
+    let mut registry = ToolRegistry::new();
+    registry
+        .register(tool_fn(
+            "whoami",
+            "The call's correlation id",
+            |_: serde_json::Map<String, Value>, ctx: axon_core::ToolContext| async move {
+                Ok::<_, ToolError>(json!(ctx.correlation_id()))
+            },
+        ))
+        .unwrap();
+    let server_executor = Executor::builder(registry)
+        .shared_state(SharedState::new())
+        .build()
+        .unwrap();
+    let service = axon_mcp::http_service(axon_plan::PlanRunner::new(server_executor), true);
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        // Each import is a new MCP session.
+        let tools = import(McpServerConfig::http("axon", format!("http://{addr}/mcp")))
+            .await
+            .unwrap();
+        let executor = executor(tools, quick_retries());
+        let first = call(&executor, "axon__whoami", json!({})).await;
+        let second = call(&executor, "axon__whoami", json!({})).await;
+        let id = first.data["data"].as_str().unwrap_or_default().to_string();
+        assert!(id.starts_with("mcp-"), "{first:?}");
+        assert_eq!(
+            second.data["data"], first.data["data"],
+            "one session, one id"
+        );
+        seen.push(id);
+    }
+    assert_ne!(seen[0], seen[1], "two sessions, two ids");
+}
