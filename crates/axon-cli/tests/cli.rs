@@ -1,5 +1,7 @@
 //! The real `axon` binary, end to end, each test on its own SQLite file.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -325,35 +327,7 @@ fn tools_in_openai_and_mcp_formats() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        names,
-        [
-            "browser_act",
-            "browser_clear_input",
-            "browser_click",
-            "browser_extract_table",
-            "browser_get_page_html",
-            "browser_get_page_state",
-            "browser_get_text",
-            "browser_navigate",
-            "browser_press_key",
-            "browser_scroll",
-            "browser_search",
-            "browser_select_option",
-            "browser_snapshot",
-            "browser_submit_form",
-            "browser_take_screenshot",
-            "browser_type",
-            "browser_verify_element_exists",
-            "browser_wait",
-            "browser_wait_for_element",
-            "browser_wait_for_url_change",
-            "echo",
-            "flaky",
-            "http_request",
-            "sleep"
-        ]
-    );
+    assert_eq!(names, common::BUILT_IN_TOOLS);
     assert_eq!(openai[0]["type"], "function");
     let mcp = stdout_json(&axon.run(&["tools", "--format", "mcp"]));
     let tool = |name: &str| {

@@ -5,6 +5,8 @@
 //! server-everything's tools (peers/node_modules) into `axon call`, `axon tools`
 //! and `axon mcp` itself.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use rmcp::ServiceExt;
@@ -43,36 +45,7 @@ async fn lists_every_tool_and_run_plan_with_schemas_and_annotations() {
     let client = client().await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(
-        names,
-        [
-            "browser_act",
-            "browser_clear_input",
-            "browser_click",
-            "browser_extract_table",
-            "browser_get_page_html",
-            "browser_get_page_state",
-            "browser_get_text",
-            "browser_navigate",
-            "browser_press_key",
-            "browser_scroll",
-            "browser_search",
-            "browser_select_option",
-            "browser_snapshot",
-            "browser_submit_form",
-            "browser_take_screenshot",
-            "browser_type",
-            "browser_verify_element_exists",
-            "browser_wait",
-            "browser_wait_for_element",
-            "browser_wait_for_url_change",
-            "echo",
-            "flaky",
-            "http_request",
-            "sleep",
-            "run_plan"
-        ]
-    );
+    assert_eq!(names, common::mcp_tools());
     let sleep = tools.iter().find(|t| t.name == "sleep").unwrap();
     assert!(sleep.input_schema["properties"]["ms"].is_object());
     assert!(sleep.output_schema.is_some());
@@ -309,36 +282,7 @@ fn the_python_sdk_lists_and_calls_over_stdio() {
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    assert_eq!(
-        names,
-        [
-            "browser_act",
-            "browser_clear_input",
-            "browser_click",
-            "browser_extract_table",
-            "browser_get_page_html",
-            "browser_get_page_state",
-            "browser_get_text",
-            "browser_navigate",
-            "browser_press_key",
-            "browser_scroll",
-            "browser_search",
-            "browser_select_option",
-            "browser_snapshot",
-            "browser_submit_form",
-            "browser_take_screenshot",
-            "browser_type",
-            "browser_verify_element_exists",
-            "browser_wait",
-            "browser_wait_for_element",
-            "browser_wait_for_url_change",
-            "echo",
-            "flaky",
-            "http_request",
-            "sleep",
-            "run_plan"
-        ]
-    );
+    assert_eq!(names, common::mcp_tools());
     let echo = report["tools"]
         .as_array()
         .unwrap()

@@ -1,6 +1,8 @@
 //! A real `axon serve` on a random loopback port, driven over HTTP: every endpoint,
 //! SSE order, auth, bad bodies, health and metrics, and graceful shutdown.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -239,35 +241,7 @@ async fn tools_breakers_and_stats() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        names,
-        [
-            "browser_act",
-            "browser_clear_input",
-            "browser_click",
-            "browser_extract_table",
-            "browser_get_page_html",
-            "browser_get_page_state",
-            "browser_get_text",
-            "browser_navigate",
-            "browser_press_key",
-            "browser_scroll",
-            "browser_search",
-            "browser_select_option",
-            "browser_snapshot",
-            "browser_submit_form",
-            "browser_take_screenshot",
-            "browser_type",
-            "browser_verify_element_exists",
-            "browser_wait",
-            "browser_wait_for_element",
-            "browser_wait_for_url_change",
-            "echo",
-            "flaky",
-            "http_request",
-            "sleep"
-        ]
-    );
+    assert_eq!(names, common::BUILT_IN_TOOLS);
     let (_, openai) = s.get("/v1/tools?format=openai").await;
     assert_eq!(openai[0]["type"], "function");
     // Browser tools come first; echo follows them.

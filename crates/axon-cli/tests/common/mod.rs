@@ -1,0 +1,39 @@
+//! What the CLI test files share.
+
+/// The tools every `axon` registry has, in listing order (sorted by name):
+/// the browser tools, the utilities and `http_request`. MCP listings add
+/// `run_plan` after them.
+pub const BUILT_IN_TOOLS: [&str; 24] = [
+    "browser_act",
+    "browser_clear_input",
+    "browser_click",
+    "browser_extract_table",
+    "browser_get_page_html",
+    "browser_get_page_state",
+    "browser_get_text",
+    "browser_navigate",
+    "browser_press_key",
+    "browser_scroll",
+    "browser_search",
+    "browser_select_option",
+    "browser_snapshot",
+    "browser_submit_form",
+    "browser_take_screenshot",
+    "browser_type",
+    "browser_verify_element_exists",
+    "browser_wait",
+    "browser_wait_for_element",
+    "browser_wait_for_url_change",
+    "echo",
+    "flaky",
+    "http_request",
+    "sleep",
+];
+
+/// [`BUILT_IN_TOOLS`] then `run_plan`: what an MCP client of Axon lists.
+#[allow(dead_code)] // each test file is its own crate; not all of them list MCP tools
+pub fn mcp_tools() -> Vec<&'static str> {
+    let mut tools = BUILT_IN_TOOLS.to_vec();
+    tools.push("run_plan");
+    tools
+}
