@@ -336,6 +336,21 @@ async fn imports_over_streamable_http() {
     child.kill().await.unwrap();
 }
 
+/// Axon's own MCP server over Streamable HTTP on a random loopback port, with
+/// `registry`'s tools; returns its address (`/mcp` there).
+async fn serve_axon(registry: ToolRegistry) -> std::net::SocketAddr {
+    let server_executor = Executor::builder(registry)
+        .shared_state(SharedState::new())
+        .build()
+        .unwrap();
+    let service = axon_mcp::http_service(axon_plan::PlanRunner::new(server_executor), true);
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    addr
+}
+
 /// Sets its flag if dropped before it finished: the call was abandoned.
 struct Abandoned(Arc<AtomicBool>, bool);
 
@@ -368,15 +383,7 @@ async fn a_timed_out_call_is_cancelled_on_the_server() {
             },
         ))
         .unwrap();
-    let server_executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
-        .build()
-        .unwrap();
-    let service = axon_mcp::http_service(axon_plan::PlanRunner::new(server_executor), true);
-    let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let addr = serve_axon(registry).await;
 
     let tools = import(McpServerConfig::http("axon", format!("http://{addr}/mcp")))
         .await
@@ -415,15 +422,7 @@ async fn each_mcp_session_is_one_correlation_id() {
             },
         ))
         .unwrap();
-    let server_executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
-        .build()
-        .unwrap();
-    let service = axon_mcp::http_service(axon_plan::PlanRunner::new(server_executor), true);
-    let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let addr = serve_axon(registry).await;
 
     let mut seen = Vec::new();
     for _ in 0..2 {
