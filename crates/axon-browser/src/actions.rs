@@ -275,6 +275,30 @@ pub struct Acted {
     pub matched_by: Option<String>,
 }
 
+/// Ask `probe` every `every` until it answers `Some`, for up to `timeout`
+/// (it is asked at least once, and once more at the deadline's edge);
+/// `Ok(None)` when time ran out. A probe's error ends the wait.
+async fn poll<T, F, Fut>(
+    timeout: Duration,
+    every: Duration,
+    mut probe: F,
+) -> Result<Option<T>, ToolError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>, ToolError>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(found) = probe().await? {
+            return Ok(Some(found));
+        }
+        if start.elapsed() >= timeout {
+            return Ok(None);
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
 /// The element `address` names, waited for until `want` holds.
 async fn element(
     page: &Page,
@@ -446,31 +470,31 @@ pub(crate) async fn wait_for_element(
             let found = locate::wait_for(&page, &target, want, timeout).await?;
             Ok(json!({"element": found.element(), "waited_ms": start.elapsed().as_millis() as u64}))
         }
-        ElementState::Hidden | ElementState::Detached => loop {
-            let gone = match locate::locate(&page, &target).await? {
-                None => true,
-                Some(object) => {
-                    args.state == ElementState::Hidden
-                        && locate::check(&page, &object, Want::Visible).await.is_err()
-                }
-            };
-            if gone {
+        ElementState::Hidden | ElementState::Detached => {
+            let (page, target, hidden) = (&page, &target, args.state == ElementState::Hidden);
+            let gone = poll(timeout, Duration::from_millis(50), || async move {
+                Ok(match locate::locate(page, target).await? {
+                    None => Some(()),
+                    Some(object) => (hidden
+                        && locate::check(page, &object, Want::Visible).await.is_err())
+                    .then_some(()),
+                })
+            })
+            .await?;
+            if gone.is_some() {
                 return Ok(json!({"waited_ms": start.elapsed().as_millis() as u64}));
             }
-            if start.elapsed() >= timeout {
-                let state = if args.state == ElementState::Hidden {
-                    "visible"
-                } else {
-                    "attached"
-                };
-                return Err(ToolError::failed(format!(
-                    "{target} is still {state} after {} ms",
-                    timeout.as_millis()
-                ))
-                .with_code("element_still_present"));
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        },
+            let state = if args.state == ElementState::Hidden {
+                "visible"
+            } else {
+                "attached"
+            };
+            Err(ToolError::failed(format!(
+                "{target} is still {state} after {} ms",
+                timeout.as_millis()
+            ))
+            .with_code("element_still_present"))
+        }
     }
 }
 
@@ -682,31 +706,28 @@ pub(crate) async fn wait_for_url_change(
         Some(from) => from,
         None => current().await.unwrap_or_default(),
     };
-    loop {
-        if let Some(url) = current().await {
-            let done = match &args.to {
-                Some(pattern) => url_matches(&url, pattern),
-                None => url != from,
-            };
-            if done {
-                return Ok(
-                    json!({"url": url, "from": from, "waited_ms": start.elapsed().as_millis() as u64}),
-                );
-            }
-        }
-        if start.elapsed() >= timeout {
-            let wanted = match &args.to {
-                Some(pattern) => format!("to match {pattern:?}"),
-                None => format!("to change from {from}"),
-            };
-            return Err(ToolError::failed(format!(
-                "the URL did not {wanted} within {} ms",
-                timeout.as_millis()
-            ))
-            .with_code("url_unchanged"));
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
+    let (current, to, from_url) = (&current, &args.to, &from);
+    let reached = poll(timeout, Duration::from_millis(25), || async move {
+        Ok(current().await.filter(|url| match to {
+            Some(pattern) => url_matches(url, pattern),
+            None => url != from_url,
+        }))
+    })
+    .await?;
+    if let Some(url) = reached {
+        return Ok(
+            json!({"url": url, "from": from, "waited_ms": start.elapsed().as_millis() as u64}),
+        );
     }
+    let wanted = match &args.to {
+        Some(pattern) => format!("to match {pattern:?}"),
+        None => format!("to change from {from}"),
+    };
+    Err(ToolError::failed(format!(
+        "the URL did not {wanted} within {} ms",
+        timeout.as_millis()
+    ))
+    .with_code("url_unchanged"))
 }
 
 pub(crate) async fn search(
@@ -739,23 +760,25 @@ pub(crate) async fn search(
 /// Seed 003's search box: role searchbox or combobox, `input[type=search]`, or
 /// a field named or labelled for search; waited for up to `timeout`.
 async fn find_search_box(page: &Page, timeout: Duration) -> Result<Found, ToolError> {
-    let start = Instant::now();
     let js = format!("{}.searchBox()", *HELPERS);
-    loop {
-        if let Ok(Evaluated::Object(object)) = cdp::evaluate(page, &js, false).await
+    let js = &js;
+    let found = poll(timeout, Duration::from_millis(50), || async move {
+        // Between documents the lookup fails; that is "not yet", not an error.
+        if let Ok(Evaluated::Object(object)) = cdp::evaluate(page, js, false).await
             && let Ok(info) = locate::check(page, &object, Want::Type).await
         {
-            return Ok(Found { object, info });
+            return Ok(Some(Found { object, info }));
         }
-        if start.elapsed() >= timeout {
-            return Err(ToolError::failed(format!(
-                "no search box on the page (role searchbox or combobox, input[type=search], or a field named search/query/q) after {} ms",
-                timeout.as_millis()
-            ))
-            .with_code("element_not_found"));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        Ok(None)
+    })
+    .await?;
+    found.ok_or_else(|| {
+        ToolError::failed(format!(
+            "no search box on the page (role searchbox or combobox, input[type=search], or a field named search/query/q) after {} ms",
+            timeout.as_millis()
+        ))
+        .with_code("element_not_found")
+    })
 }
 
 pub(crate) async fn scroll(

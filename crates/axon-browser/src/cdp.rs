@@ -138,17 +138,14 @@ pub(crate) async fn evaluate(
     expression: &str,
     by_value: bool,
 ) -> Result<Evaluated, ToolError> {
-    let params = json!({
-        "expression": expression,
-        "returnByValue": by_value,
-        "awaitPromise": true,
-    });
-    let result = evaluated(send(page, "Runtime.evaluate", params.clone()).await?);
-    if !helpers_missing(&result) {
-        return Ok(result);
-    }
-    install_helpers(page).await?;
-    send(page, "Runtime.evaluate", params).await.map(evaluated)
+    let params = || {
+        json!({
+            "expression": expression,
+            "returnByValue": by_value,
+            "awaitPromise": true,
+        })
+    };
+    run_with_helpers(page, "Runtime.evaluate", params).await
 }
 
 /// Call `function` with `this` bound to `object` and `args` as its arguments
@@ -159,20 +156,30 @@ pub(crate) async fn call_on(
     function: &str,
     args: &[Value],
 ) -> Result<Evaluated, ToolError> {
-    let arguments: Vec<Value> = args.iter().map(|v| json!({"value": v})).collect();
-    let params = json!({
-        "objectId": object,
-        "functionDeclaration": function,
-        "arguments": arguments,
-        "returnByValue": true,
-        "awaitPromise": true,
-    });
-    let result = evaluated(send(page, "Runtime.callFunctionOn", params.clone()).await?);
+    let params = || {
+        json!({
+            "objectId": object,
+            "functionDeclaration": function,
+            "arguments": args.iter().map(|v| json!({"value": v})).collect::<Vec<_>>(),
+            "returnByValue": true,
+            "awaitPromise": true,
+        })
+    };
+    run_with_helpers(page, "Runtime.callFunctionOn", params).await
+}
+
+/// Send a script command; when it failed only for want of the helpers,
+/// install them and send it again (the params are built again then, not
+/// copied up front on every call).
+async fn run_with_helpers(
+    page: &Page,
+    method: &'static str,
+    params: impl Fn() -> Value,
+) -> Result<Evaluated, ToolError> {
+    let result = evaluated(send(page, method, params()).await?);
     if !helpers_missing(&result) {
         return Ok(result);
     }
     install_helpers(page).await?;
-    send(page, "Runtime.callFunctionOn", params)
-        .await
-        .map(evaluated)
+    send(page, method, params()).await.map(evaluated)
 }

@@ -326,14 +326,18 @@ async fn locate_role(
     Ok(resolved["object"]["objectId"].as_str().map(str::to_string))
 }
 
+/// The function every auto-wait poll runs on its element (built once).
+static CHECK: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "function(want) {{ return {}.check(this, want); }}",
+        *HELPERS
+    )
+});
+
 /// Run the page-side check `want` on `object`: `Ok(info)` when it passed,
 /// `Err(reason)` when not (yet), where a reason starting with `!` is final.
 pub(crate) async fn check(page: &Page, object: &str, want: Want) -> Result<Value, String> {
-    let function = format!(
-        "function(want) {{ return {}.check(this, want); }}",
-        *HELPERS
-    );
-    match cdp::call_on(page, object, &function, &[json!(want.as_str())]).await {
+    match cdp::call_on(page, object, &CHECK, &[json!(want.as_str())]).await {
         Ok(Evaluated::Value(info)) if info["ok"] == json!(true) => Ok(info),
         Ok(Evaluated::Value(info)) => {
             let reason = info["reason"].as_str().unwrap_or("not ready").to_string();
