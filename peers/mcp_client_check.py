@@ -1,12 +1,23 @@
 """A third-party MCP client (the official Python SDK) against Axon's MCP server.
 
-    python mcp_client_check.py stdio AXON_BINARY [ARGS...]   # spawns `AXON_BINARY ARGS... mcp`
-    python mcp_client_check.py http URL                       # Streamable HTTP, e.g. http://127.0.0.1:7878/mcp
+    python mcp_client_check.py [--mode auto|legacy] [--calls FILE] stdio AXON_BINARY [ARGS...]
+    python mcp_client_check.py [--mode auto|legacy] [--calls FILE] http URL
 
-Lists the tools, calls `echo` and `run_plan`, and prints one JSON document with
-what came back, for Axon's tests to check. Exits non-zero on any failure.
+`--mode auto` (the SDK's default) speaks protocol 2026-07-28 (no initialize, no
+sessions); `legacy` does the initialize handshake of 2025-11-25 (sessions). The
+SDK validates every result's structuredContent against the tool's outputSchema
+and raises when it does not conform: such a call is reported as `rejected`.
+
+The calls file is a JSON list of {"tool", "args", "save": {"var": "field"}}:
+"${var}" in a string argument is replaced by a value an earlier call saved from
+its structuredContent. Without --calls: echo, then a two-step run_plan.
+
+Prints one JSON document: the protocol version, the tools listed and, per call,
+the result as the SDK parsed it (or why it rejected it). Exits non-zero only when
+the client cannot connect or list tools.
 """
 
+import argparse
 import asyncio
 import json
 import sys
@@ -22,36 +33,76 @@ steps:
     params: {again: '${steps.a.data.n}'}
 """
 
+DEFAULT_CALLS = [
+    {"tool": "echo", "args": {"from": "python"}},
+    {"tool": "run_plan", "args": {"plan": PLAN}},
+]
 
-async def check(target) -> dict:
-    async with Client(target) as client:
+
+def substitute(value, saved):
+    if isinstance(value, str) and value.startswith("${") and value.endswith("}"):
+        return saved.get(value[2:-1], value)
+    if isinstance(value, dict):
+        return {k: substitute(v, saved) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, saved) for v in value]
+    return value
+
+
+async def check(target, mode: str, calls: list) -> dict:
+    progress = []
+
+    async def on_progress(p, total, message):
+        progress.append({"progress": p, "total": total, "message": message})
+
+    async with Client(target, mode=mode, read_timeout_seconds=60) as client:
         tools = await client.list_tools()
-        echo = await client.call_tool("echo", {"from": "python"})
-        plan = await client.call_tool("run_plan", {"plan": PLAN})
+        saved, report = {}, []
+        for call in calls:
+            args = substitute(call.get("args", {}), saved)
+            entry = {"tool": call["tool"]}
+            try:
+                result = await client.call_tool(call["tool"], args, progress_callback=on_progress)
+                entry["result"] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+                structured = result.structured_content or {}
+                for var, field in call.get("save", {}).items():
+                    saved[var] = structured.get(field)
+            except Exception as e:  # the client refused the result
+                entry["rejected"] = f"{type(e).__name__}: {e}"
+            report.append(entry)
         return {
+            "protocol": getattr(getattr(client, "session", None), "protocol_version", None),
             "tools": [
                 {
                     "name": t.name,
                     "has_input_schema": bool(t.input_schema),
+                    "has_output_schema": t.output_schema is not None,
                     "read_only": bool(t.annotations and t.annotations.read_only_hint),
                 }
                 for t in tools.tools
             ],
-            "echo": echo.model_dump(mode="json", by_alias=True, exclude_none=True),
-            "run_plan": plan.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "calls": report,
+            "progress": progress,
         }
 
 
 def main() -> None:
-    mode, rest = sys.argv[1], sys.argv[2:]
-    if mode == "stdio":
-        target = StdioServerParameters(command=rest[0], args=[*rest[1:], "mcp"])
-    elif mode == "http":
-        target = rest[0]
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", default="auto")
+    parser.add_argument("--calls")
+    parser.add_argument("transport", choices=["stdio", "http"])
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    opts = parser.parse_args()
+    if opts.transport == "stdio":
+        target = StdioServerParameters(command=opts.rest[0], args=[*opts.rest[1:], "mcp"])
     else:
-        raise SystemExit(f"unknown mode {mode!r}: stdio or http")
-    print(json.dumps(asyncio.run(check(target))))
+        target = opts.rest[0]
+    calls = DEFAULT_CALLS
+    if opts.calls:
+        with open(opts.calls) as f:
+            calls = json.load(f)
+    print(json.dumps(asyncio.run(check(target, opts.mode, calls))))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -27,12 +27,11 @@ pub struct ClickArgs {
     #[serde(flatten)]
     /// The element (exactly one of selector, ref, role, label, has_text).
     pub address: Address,
-    /// Seed 003's fallback for `role` + `name`: when no such element appears,
-    /// click the first element of that role, else the element with `name` as
-    /// its text.
+    /// With role+name: if none appears, click the first of that role, else
+    /// the element with name as its text.
     #[serde(default)]
     pub fallback: bool,
-    /// How long to wait for the element (default `browser.timeouts.click_ms`).
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
 
@@ -48,7 +47,7 @@ pub struct TypeArgs {
     /// Empty the field first.
     #[serde(default)]
     pub clear: bool,
-    /// How long to wait for the element (default `browser.timeouts.type_ms`).
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
 
@@ -59,7 +58,7 @@ pub struct ElementArgs {
     #[serde(flatten)]
     /// The element (exactly one of selector, ref, role, label, has_text).
     pub address: Address,
-    /// How long to wait for the element.
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
 
@@ -88,7 +87,7 @@ pub struct WaitForElementArgs {
     /// The state to wait for.
     #[serde(default)]
     pub state: ElementState,
-    /// How long to wait (default `browser.timeouts.element_ms`).
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
 
@@ -121,12 +120,11 @@ pub struct SelectArgs {
     #[serde(flatten)]
     /// The element (exactly one of selector, ref, role, label, has_text).
     pub address: Address,
-    /// Options to select, each matched against an option's value, then its
-    /// visible label.
+    /// Option values or labels.
     pub values: Option<OneOrMany>,
     /// Or the option at this position (from 0).
     pub index: Option<usize>,
-    /// How long to wait for the element (default `browser.timeouts.type_ms`).
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
 
@@ -140,8 +138,7 @@ pub struct SubmitArgs {
     /// Wait for the page the form leads to (default true).
     #[serde(default = "yes")]
     pub wait_for_navigation: bool,
-    /// How long to wait for the form and the navigation (default
-    /// `browser.timeouts.navigate_ms`).
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
 
@@ -170,7 +167,7 @@ pub struct TableArgs {
     /// `json` (default) or `csv`.
     #[serde(default)]
     pub format: TableFormat,
-    /// How long to wait for the table.
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
 
@@ -183,7 +180,7 @@ pub struct UrlChangeArgs {
     /// Or until the URL fits this pattern: `*` matches any characters; a
     /// pattern without `*` matches any URL that contains it.
     pub to: Option<String>,
-    /// How long to wait (default `browser.timeouts.navigate_ms`).
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
 
@@ -196,8 +193,7 @@ pub struct SearchArgs {
     #[serde(flatten)]
     /// The element (exactly one of selector, ref, role, label, has_text).
     pub address: Address,
-    /// How long to wait for the box and the results page (default
-    /// `browser.timeouts.search_ms`).
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
 
@@ -232,14 +228,14 @@ pub enum Edge {
 pub struct ScrollArgs {
     /// Scroll by `pixels` this way.
     pub direction: Option<Direction>,
-    /// How far (default 800, as seed 003).
+    /// How far (default 800).
     pub pixels: Option<f64>,
     /// Jump to the top or the bottom.
     pub to: Option<Edge>,
     #[serde(flatten)]
     /// The element (exactly one of selector, ref, role, label, has_text).
     pub address: Address,
-    /// How long to wait for the element (default `browser.timeouts.scroll_ms`).
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
 
@@ -253,7 +249,7 @@ pub struct PressKeyArgs {
     #[serde(flatten)]
     /// The element (exactly one of selector, ref, role, label, has_text).
     pub address: Address,
-    /// How long to wait for the element (default `browser.timeouts.press_key_ms`).
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
 
@@ -503,7 +499,7 @@ pub(crate) async fn verify_exists(
     args: VerifyArgs,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
+    let page = b.page_for(ctx).await?;
     let timeout = b.config().timeout(Some(args.timeout_ms), 0);
     let target = args.address.target()?;
     match locate::wait_for(&page, &target, Want::Attached, timeout).await {
@@ -799,7 +795,7 @@ pub(crate) async fn scroll(
     if args.pixels.is_some() && args.direction.is_none() {
         return Err(ToolError::invalid_arguments("/pixels: goes with direction"));
     }
-    let page = b.page(ctx.correlation_id()).await?;
+    let page = b.page_for(ctx).await?;
     let position = "({x: scrollX, y: scrollY})";
     let js = if let Some(direction) = args.direction {
         let d = args.pixels.unwrap_or(800.0);
@@ -854,7 +850,7 @@ pub(crate) async fn press_key(
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
     let chord = input::parse_chord(&args.key)?;
-    let page = b.page(ctx.correlation_id()).await?;
+    let page = b.page_for(ctx).await?;
     let mut focused = None;
     if !args.address.is_empty() {
         let timeout = b

@@ -23,6 +23,7 @@ pub mod act;
 mod actions;
 #[doc(hidden)]
 pub mod cdp;
+mod handles;
 mod input;
 mod locate;
 mod session;
@@ -34,7 +35,8 @@ pub use actions::{
     SearchArgs, SelectArgs, SubmitArgs, TableArgs, TableFormat, TypeArgs, UrlChangeArgs,
     VerifyArgs, WaitArgs, WaitForElementArgs,
 };
+pub use handles::{NewSessionArgs, SaveArgs};
 pub use locate::Address;
-pub use session::{ActionTimeouts, BrowserConfig, Browsers};
+pub use session::{ActionTimeouts, BrowserConfig, Browsers, SessionInfo, SessionOptions};
 pub use snapshot::{Snapshot, SnapshotArgs, SnapshotNode};
 pub use tools::{PageState, WaitUntil, register};

@@ -46,24 +46,25 @@ pub(crate) static INSTALL: LazyLock<String> =
 /// `has_text`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
 pub struct Address {
-    /// A CSS selector (the first visible match, else the first match).
+    // These comments are what a model reads in every element tool's schema:
+    // kept short on purpose. The first visible match of a selector wins; a
+    // label is a `<label>`, `aria-labelledby`, `aria-label`, else placeholder.
+    // (No description: the name says it all, in every element tool.)
+    #[allow(missing_docs)]
     pub selector: Option<String>,
-    /// A ref from `browser_snapshot`, like `e42`: that exact element.
+    /// Snapshot ref (e42).
     #[serde(rename = "ref")]
     pub reference: Option<String>,
-    /// An ARIA role (button, link, textbox, checkbox, combobox, heading, …),
-    /// explicit or implied by the tag, from the accessibility tree.
+    /// ARIA role (button, link, …).
     pub role: Option<String>,
-    /// With `role`: the accessible name (a case-insensitive substring unless
-    /// `exact`).
+    /// Accessible name, with role (a substring unless exact).
     pub name: Option<String>,
-    /// `name`, `label` and `has_text` match the whole text, case-sensitively.
+    /// Match name/label/has_text exactly.
     #[serde(default)]
     pub exact: bool,
-    /// A form field by its label text (`<label>`, `aria-labelledby`,
-    /// `aria-label`, else placeholder).
+    /// A field's label text.
     pub label: Option<String>,
-    /// The innermost element whose text contains this.
+    /// Visible text.
     pub has_text: Option<String>,
 }
 

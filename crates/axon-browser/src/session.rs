@@ -2,9 +2,10 @@
 //!
 //! The browser is launched on first use (Debian's `/usr/bin/chromium`, or
 //! `[browser] executable`, or `AXON_CHROME`; never downloaded), headless, with a
-//! fresh temporary profile. Each session id — a plan run's correlation id, an MCP
-//! session, a caller's correlation id — gets its own page, so concurrent runs
-//! never see each other's state. When the browser dies (crash, killed), the
+//! fresh temporary profile. Each session — a handle from `browser_session_new`,
+//! else the call's correlation id (a plan run, an MCP session) — gets its own
+//! page in a browser context of its own (its own cookies and storage), so
+//! concurrent runs never see each other's state. When the browser dies (crash, killed), the
 //! call that finds out fails `transient`, the dead browser is forgotten, and the
 //! retry launches a new one.
 
@@ -16,11 +17,105 @@ use std::time::Duration;
 
 use axon_core::{ErrorKind, ToolError};
 use chromiumoxide::browser::{Browser, BrowserConfig as LaunchConfig};
+use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
+use chromiumoxide::cdp::browser_protocol::target::{
+    CreateBrowserContextParams, CreateTargetParams,
+};
 use chromiumoxide::handler::viewport::Viewport;
 use chromiumoxide::page::Page;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 use tokio::time::Instant;
+
+/// How [`Browsers::page_of`] may find a session.
+enum Open {
+    /// A correlation id's own session: opened on first use.
+    Default,
+    /// A handle: must be open already.
+    Existing,
+    /// A new handle: must not be open yet.
+    New(SessionOptions),
+}
+
+/// Apply a new session's options to its page (viewport, cookies, a script
+/// that seeds `localStorage` once per origin). Returns the seeded origins.
+async fn prepare(page: &Page, options: &SessionOptions) -> Result<Vec<Value>, ToolError> {
+    if let Some((width, height)) = options.viewport {
+        crate::cdp::send(
+            page,
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}),
+        )
+        .await?;
+    }
+    let Some(state) = &options.storage_state else {
+        return Ok(Vec::new());
+    };
+    let cookies: Vec<Value> = state["cookies"]
+        .as_array()
+        .map(|list| list.iter().map(cdp_cookie).collect())
+        .unwrap_or_default();
+    if !cookies.is_empty() {
+        crate::cdp::send(page, "Network.setCookies", json!({ "cookies": cookies }))
+            .await
+            .map_err(|e| {
+                ToolError::invalid_arguments(format!("/storage_state/cookies: {}", e.message))
+            })?;
+    }
+    let origins: Vec<Value> = state["origins"].as_array().cloned().unwrap_or_default();
+    if !origins.is_empty() {
+        // Seeded before the page's own scripts run, once per tab and origin (a
+        // sessionStorage mark), so the page's later writes are not overwritten.
+        let source = format!(
+            "(() => {{ const all = {}; const o = all.find(x => x.origin === location.origin); \
+             if (!o) return; try {{ if (sessionStorage.getItem('__axon_seeded')) return; \
+             for (const e of (o.localStorage || [])) localStorage.setItem(e.name, e.value); \
+             sessionStorage.setItem('__axon_seeded', '1'); }} catch (e) {{}} }})()",
+            Value::Array(origins.clone())
+        );
+        crate::cdp::send(
+            page,
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({ "source": source }),
+        )
+        .await?;
+    }
+    Ok(origins)
+}
+
+/// A storage-state cookie (Playwright's fields) as DevTools' `CookieParam`.
+fn cdp_cookie(c: &Value) -> Value {
+    let mut out = json!({});
+    for key in [
+        "name", "value", "domain", "path", "url", "secure", "httpOnly", "sameSite",
+    ] {
+        if let Some(v) = c.get(key) {
+            out[key] = v.clone();
+        }
+    }
+    // -1 is a session cookie in Playwright's format; DevTools wants it absent.
+    if let Some(expires) = c.get("expires").and_then(Value::as_f64)
+        && expires > 0.0
+    {
+        out["expires"] = json!(expires);
+    }
+    if out.get("domain").is_none() && out.get("url").is_none() {
+        out["url"] = json!("http://localhost/");
+    }
+    out
+}
+
+/// A DevTools cookie as a storage-state cookie (Playwright's fields).
+fn playwright_cookie(c: &Value) -> Value {
+    let session = c["session"].as_bool().unwrap_or(false);
+    json!({
+        "name": c["name"], "value": c["value"], "domain": c["domain"], "path": c["path"],
+        "expires": if session { json!(-1) } else { c["expires"].clone() },
+        "httpOnly": c["httpOnly"], "secure": c["secure"],
+        "sameSite": c.get("sameSite").cloned().unwrap_or(json!("Lax")),
+    })
+}
 
 /// `[browser]` in `axon.toml`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -166,9 +261,50 @@ struct Live {
     browser: Browser,
     /// Cleared by the CDP handler task when the connection ends.
     alive: Arc<AtomicBool>,
-    /// Each session's page and when it was last used.
-    pages: HashMap<String, (Page, Instant)>,
+    /// Each session's page, by session id.
+    pages: HashMap<String, Slot>,
     profile: PathBuf,
+}
+
+/// One session: its page in a browser context of its own (its own cookies and
+/// storage), and when it was last used.
+struct Slot {
+    page: Page,
+    used: Instant,
+    context: Option<BrowserContextId>,
+    /// Opened by `browser_session_new` (a handle), not for a correlation id.
+    handle: bool,
+    /// The `localStorage` origins it was started with, kept for a later save.
+    seeded: Vec<Value>,
+}
+
+/// How a session starts: `browser_session_new`'s options.
+#[derive(Clone, Debug, Default)]
+pub struct SessionOptions {
+    /// Cookies and `localStorage` to start from (Playwright's storage state:
+    /// `{"cookies": [...], "origins": [{"origin", "localStorage": [{"name", "value"}]}]}`).
+    pub storage_state: Option<Value>,
+    /// The viewport, instead of `[browser] viewport_width`/`viewport_height`.
+    pub viewport: Option<(u32, u32)>,
+}
+
+/// One session as `browser_session_list` shows it.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct SessionInfo {
+    /// The handle (or the correlation id of a default session).
+    pub session: String,
+    /// Whether it was opened by `browser_session_new`.
+    pub handle: bool,
+    /// The page's URL.
+    pub url: String,
+    /// Milliseconds since its last use.
+    pub idle_ms: u64,
+}
+
+tokio::task_local! {
+    /// The session handle a browser tool call was given (its `session`
+    /// argument), set around the call by [`crate::handles::WithSession`].
+    pub(crate) static HANDLE: Arc<str>;
 }
 
 impl Live {
@@ -210,6 +346,33 @@ impl Browsers {
     /// The page of `session`, launching the browser and opening the page as
     /// needed. A browser found dead is dropped first, so this relaunches.
     pub async fn page(&self, session: &str) -> Result<Page, ToolError> {
+        self.page_of(session, Open::Default).await
+    }
+
+    /// The page a browser tool call works on: the session handle it was given
+    /// (which must be open), else its correlation id's default session (opened
+    /// on first use).
+    pub(crate) async fn page_for(&self, ctx: &axon_core::ToolContext) -> Result<Page, ToolError> {
+        match HANDLE.try_with(Arc::clone) {
+            Ok(handle) => self.page_of(&handle, Open::Existing).await,
+            Err(_) => self.page_of(ctx.correlation_id(), Open::Default).await,
+        }
+    }
+
+    /// The session id a call works on (see [`Browsers::page_for`]).
+    pub(crate) fn session_for(ctx: &axon_core::ToolContext) -> String {
+        HANDLE
+            .try_with(|h| h.to_string())
+            .unwrap_or_else(|_| ctx.correlation_id().to_string())
+    }
+
+    /// Open a session under `id` (a handle) with `options`; fails when one is
+    /// open under that id already.
+    pub async fn open_session(&self, id: &str, options: SessionOptions) -> Result<(), ToolError> {
+        self.page_of(id, Open::New(options)).await.map(|_| ())
+    }
+
+    async fn page_of(&self, session: &str, open: Open) -> Result<Page, ToolError> {
         let mut slot = self.live.lock().await;
         if slot.as_mut().is_some_and(|live| !live.is_alive())
             && let Some(dead) = slot.take()
@@ -224,41 +387,168 @@ impl Browsers {
             return Err(ToolError::internal("browser slot empty after launch"));
         };
         let now = Instant::now();
-        if let Some((page, used)) = live.pages.get_mut(session) {
-            *used = now;
-            return Ok(page.clone());
+        match (live.pages.get_mut(session), &open) {
+            (Some(_), Open::New(_)) => {
+                return Err(ToolError::invalid_arguments(format!(
+                    "/session: a browser session {session:?} is open already"
+                )));
+            }
+            (Some(slot), _) => {
+                slot.used = now;
+                return Ok(slot.page.clone());
+            }
+            (None, Open::Existing) => {
+                return Err(ToolError::failed(format!(
+                    "no browser session {session:?}: open one with browser_session_new (sessions idle for browser.page_idle_ms close)"
+                ))
+                .with_code("unknown_session"));
+            }
+            (None, _) => {}
         }
         // Make room: pages idle too long, then the least recently used.
         let idle = Duration::from_millis(self.config.page_idle_ms);
         let mut closing: Vec<String> = live
             .pages
             .iter()
-            .filter(|(_, (_, used))| now.duration_since(*used) >= idle)
+            .filter(|(_, slot)| now.duration_since(slot.used) >= idle)
             .map(|(id, _)| id.clone())
             .collect();
         let mut by_age: Vec<(&String, Instant)> = live
             .pages
             .iter()
-            .map(|(id, (_, used))| (id, *used))
+            .filter(|(id, _)| !closing.contains(id))
+            .map(|(id, slot)| (id, slot.used))
             .collect();
         by_age.sort_by_key(|(_, used)| *used);
-        let excess = (live.pages.len() + 1).saturating_sub(self.config.max_pages.max(1));
+        let excess =
+            (live.pages.len() - closing.len() + 1).saturating_sub(self.config.max_pages.max(1));
         closing.extend(by_age.into_iter().take(excess).map(|(id, _)| id.clone()));
         for id in closing {
-            if let Some((page, _)) = live.pages.remove(&id) {
-                tracing::debug!(session = %id, "closing an idle browser page");
-                tokio::spawn(async move {
-                    let _ = page.close().await;
-                });
+            if let Some(slot) = live.pages.remove(&id) {
+                tracing::debug!(session = %id, "closing an idle browser session");
+                let browser_context = slot.context.clone();
+                let _ = slot.page.close().await;
+                if let Some(context) = browser_context {
+                    let _ = live.browser.dispose_browser_context(context).await;
+                }
             }
         }
-        let page = live
+        // Every session is a browser context of its own: its cookies and
+        // storage are nobody else's.
+        let context = live
             .browser
-            .new_page("about:blank")
+            .create_browser_context(CreateBrowserContextParams::default())
             .await
-            .map_err(|e| cdp_error("opening a page", &e))?;
-        live.pages.insert(session.to_string(), (page.clone(), now));
+            .map_err(|e| cdp_error("creating a browser context", &e))?;
+        let mut target = CreateTargetParams::new("about:blank");
+        target.browser_context_id = Some(context.clone());
+        let page = match live.browser.new_page(target).await {
+            Ok(page) => page,
+            Err(e) => {
+                let _ = live.browser.dispose_browser_context(context).await;
+                return Err(cdp_error("opening a page", &e));
+            }
+        };
+        let (options, handle) = match open {
+            Open::New(options) => (options, true),
+            _ => (SessionOptions::default(), false),
+        };
+        let seeded = match prepare(&page, &options).await {
+            Ok(seeded) => seeded,
+            Err(e) => {
+                let _ = page.close().await;
+                let _ = live.browser.dispose_browser_context(context).await;
+                return Err(e);
+            }
+        };
+        live.pages.insert(
+            session.to_string(),
+            Slot {
+                page: page.clone(),
+                used: now,
+                context: Some(context),
+                handle,
+                seeded,
+            },
+        );
         Ok(page)
+    }
+
+    /// The open sessions, most recently used first.
+    pub async fn sessions(&self) -> Vec<SessionInfo> {
+        let pages: Vec<(String, bool, Page, Instant)> = match self.live.lock().await.as_ref() {
+            Some(live) => live
+                .pages
+                .iter()
+                .map(|(id, s)| (id.clone(), s.handle, s.page.clone(), s.used))
+                .collect(),
+            None => return Vec::new(),
+        };
+        let now = Instant::now();
+        let mut out = Vec::with_capacity(pages.len());
+        for (session, handle, page, used) in pages {
+            let url = page.url().await.ok().flatten().unwrap_or_default();
+            out.push(SessionInfo {
+                session,
+                handle,
+                url,
+                idle_ms: now.duration_since(used).as_millis() as u64,
+            });
+        }
+        out.sort_by_key(|s| s.idle_ms);
+        out
+    }
+
+    /// The storage state of `session` (Playwright's format): every cookie of its
+    /// browser context, and `localStorage` of the page's origin plus the origins
+    /// it was started with.
+    pub async fn storage_state(&self, session: &str) -> Result<Value, ToolError> {
+        let (page, seeded) = {
+            let live = self.live.lock().await;
+            let slot = live
+                .as_ref()
+                .and_then(|l| l.pages.get(session))
+                .ok_or_else(|| {
+                    ToolError::failed(format!("no browser session {session:?}"))
+                        .with_code("unknown_session")
+                })?;
+            (slot.page.clone(), slot.seeded.clone())
+        };
+        let cookies = crate::cdp::send(&page, "Network.getAllCookies", json!({})).await?;
+        let cookies: Vec<Value> = cookies["cookies"]
+            .as_array()
+            .map(|list| list.iter().map(playwright_cookie).collect())
+            .unwrap_or_default();
+        let here = crate::tools::eval(
+            &page,
+            "(() => { try { return {origin: location.origin, localStorage: Object.entries(localStorage).map(([name, value]) => ({name, value}))}; } catch (e) { return null; } })()",
+        )
+        .await?;
+        let here_origin = here["origin"].as_str().unwrap_or("null").to_string();
+        let mut origins: Vec<Value> = seeded
+            .into_iter()
+            .filter(|o| o["origin"].as_str() != Some(here_origin.as_str()))
+            .collect();
+        if here_origin.starts_with("http") {
+            origins.push(here);
+        }
+        Ok(json!({"cookies": cookies, "origins": origins}))
+    }
+
+    /// Close `session`: its page and its browser context. Whether it was open.
+    pub async fn close_handle(&self, session: &str) -> bool {
+        let mut live = self.live.lock().await;
+        let Some(live) = live.as_mut() else {
+            return false;
+        };
+        let Some(slot) = live.pages.remove(session) else {
+            return false;
+        };
+        let _ = slot.page.close().await;
+        if let Some(context) = slot.context {
+            let _ = live.browser.dispose_browser_context(context).await;
+        }
+        true
     }
 
     /// What every browser tool starts with: its session's page and how long
@@ -271,20 +561,12 @@ impl Browsers {
         pick: fn(&ActionTimeouts) -> u64,
     ) -> Result<(Page, Duration), ToolError> {
         let timeout = self.config.timeout(asked, pick(&self.config.timeouts));
-        Ok((self.page(ctx.correlation_id()).await?, timeout))
+        Ok((self.page_for(ctx).await?, timeout))
     }
 
     /// Close the page of `session` (a run ended, an MCP session closed).
     pub async fn close_session(&self, session: &str) {
-        let page = self
-            .live
-            .lock()
-            .await
-            .as_mut()
-            .and_then(|live| live.pages.remove(session));
-        if let Some((page, _)) = page {
-            let _ = page.close().await;
-        }
+        self.close_handle(session).await;
     }
 
     /// Whether a browser is running now, and its pid (diagnostics, tests).

@@ -25,6 +25,9 @@ pub struct SnapshotArgs {
     /// At most this many nodes (the rest are counted in `truncated`).
     #[serde(default = "default_max_nodes")]
     pub max_nodes: usize,
+    /// Also return the nodes as a list (the text carries the same).
+    #[serde(default)]
+    pub nodes: bool,
 }
 
 fn default_max_nodes() -> usize {
@@ -59,9 +62,11 @@ pub struct Snapshot {
     pub url: String,
     /// The page title.
     pub title: String,
-    /// The nodes, in document order.
+    /// The nodes, in document order (only when asked for: `nodes: true`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<SnapshotNode>,
-    /// The same as indented lines (`- button "Log in" [ref=e12]`), for prompts.
+    /// The tree as indented lines (`- button "Log in" [ref=e12]`): what an
+    /// agent reads.
     pub text: String,
     /// Nodes left out past `max_nodes`.
     pub truncated: usize,

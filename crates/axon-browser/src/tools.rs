@@ -54,7 +54,7 @@ pub struct NavigateArgs {
     /// When to return.
     #[serde(default)]
     pub wait_until: WaitUntil,
-    /// How long the page may take (default `browser.timeouts.navigate_ms`).
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
 
@@ -106,7 +106,7 @@ pub struct HtmlArgs {
     /// instead of the whole page.
     #[serde(flatten)]
     pub address: Address,
-    /// How long to wait for the element.
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
 
@@ -117,13 +117,45 @@ pub struct ScreenshotArgs {
     /// The whole page, not only the viewport.
     #[serde(default)]
     pub full_page: bool,
-    /// Write the PNG here instead of returning it as base64.
+    /// Write the image here instead of returning it.
     pub path: Option<String>,
+    /// png (default), jpeg or webp.
+    #[serde(default)]
+    pub format: ImageFormat,
+    /// 1-100, for jpeg and webp (smaller is smaller).
+    #[schemars(range(min = 1, max = 100))]
+    pub quality: Option<u8>,
+    /// Shrink by this factor (0.1-1): an agent rarely needs every pixel.
+    #[schemars(range(min = 0.1, max = 1.0))]
+    pub scale: Option<f64>,
     /// An element (by selector, ref, role, label or has_text): only its box.
     #[serde(flatten)]
     pub address: Address,
-    /// How long to wait for the element.
+    /// Max wait, ms.
     pub timeout_ms: Option<u64>,
+}
+
+/// An image format Chromium encodes.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageFormat {
+    /// Lossless.
+    #[default]
+    Png,
+    /// Lossy, small.
+    Jpeg,
+    /// Lossy, smaller.
+    Webp,
+}
+
+impl ImageFormat {
+    fn name(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "png",
+            ImageFormat::Jpeg => "jpeg",
+            ImageFormat::Webp => "webp",
+        }
+    }
 }
 
 const STATE_JS: &str = r##"(() => {
@@ -158,7 +190,7 @@ pub(crate) async fn navigate(
     let timeout = browsers
         .config()
         .timeout(args.timeout_ms, browsers.config().timeouts.navigate_ms);
-    let page = browsers.page(ctx.correlation_id()).await?;
+    let page = browsers.page_for(ctx).await?;
     // Listen before navigating, so the event cannot be missed.
     let mut events = page
         .event_listener::<EventLifecycleEvent>()
@@ -325,7 +357,13 @@ async fn screenshot(
     page: &Page,
     args: &ScreenshotArgs,
 ) -> Result<Value, ToolError> {
-    let mut params = json!({"format": "png", "captureBeyondViewport": args.full_page});
+    let format = args.format.name();
+    let mut params = json!({"format": format, "captureBeyondViewport": args.full_page});
+    if let Some(quality) = args.quality
+        && args.format != ImageFormat::Png
+    {
+        params["quality"] = json!(quality.clamp(1, 100));
+    }
     if !args.address.is_empty() {
         if args.full_page {
             return Err(ToolError::invalid_arguments(
@@ -359,17 +397,35 @@ async fn screenshot(
             params["clip"] = size;
         }
     }
+    if let Some(scale) = args.scale {
+        let scale = scale.clamp(0.1, 1.0);
+        if params.get("clip").is_none()
+            && let Evaluated::Value(view) = cdp::evaluate(
+                page,
+                "({x: scrollX, y: scrollY, width: innerWidth, height: innerHeight})",
+                true,
+            )
+            .await?
+        {
+            params["clip"] = view;
+        }
+        params["clip"]["scale"] = json!(scale);
+    }
     let shot = cdp::send(page, "Page.captureScreenshot", params).await?;
     let base64 = shot["data"].as_str().unwrap_or_default();
+    let mime_type = format!("image/{format}");
     match &args.path {
-        None => Ok(json!({"format": "png", "base64": base64})),
+        // An MCP client gets `base64` as an image block (never as text).
+        None => Ok(json!({"format": format, "mime_type": mime_type, "base64": base64})),
         Some(path) => {
             let bytes = decode_base64(base64)
                 .ok_or_else(|| ToolError::internal("the browser sent invalid base64"))?;
             tokio::fs::write(path, &bytes).await.map_err(|e| {
                 ToolError::failed(format!("cannot write {path}: {e}")).with_code("io")
             })?;
-            Ok(json!({"format": "png", "path": path, "bytes": bytes.len()}))
+            Ok(
+                json!({"format": format, "mime_type": mime_type, "path": path, "bytes": bytes.len()}),
+            )
         }
     }
 }
@@ -435,18 +491,20 @@ fn acting() -> Annotations {
 macro_rules! browser_tool {
     ($registry:expr, $browsers:expr, $name:literal, $annotations:expr, $description:literal, $f:path) => {{
         let b = $browsers.clone();
-        $registry.register(
+        $registry.register(crate::handles::WithSession::new(
             tool_fn($name, $description, move |args, ctx: ToolContext| {
                 let b = b.clone();
                 async move { $f(&b, args, &ctx).await }
             })
             .annotations($annotations),
-        )?;
+        ))?;
     }};
 }
 
-/// Register every browser tool, all sharing `browsers`.
+/// Register every browser tool, all sharing `browsers`: the session tools, and
+/// the page and element tools, each taking an optional `session` handle.
 pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<(), RegistryError> {
+    crate::handles::register(registry, browsers.clone())?;
     browser_tool!(
         registry,
         browsers,
@@ -484,7 +542,7 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
         browsers,
         "browser_click",
         acting(),
-        "Clicks an element (selector, ref, role+name, label or has_text) once it is visible, enabled, stable and not covered; fallback: role+name, then role, then text (seed 003).",
+        "Clicks an element once it is visible, enabled, stable and not covered. Address it by one of selector, ref, role(+name), label, has_text.",
         actions::click
     );
     browser_tool!(
@@ -548,7 +606,7 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
         browsers,
         "browser_select_option",
         idempotent(),
-        "Selects options of a <select> by `values` (each an option value or its visible label) or `index`; several for a multi-select.",
+        "Selects options of a <select> by `values` or `index`; several values for a multi-select.",
         actions::select_option
     );
     browser_tool!(
@@ -564,7 +622,7 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
         browsers,
         "browser_search",
         acting(),
-        "Finds the page's search box (role searchbox or combobox, input[type=search], a field named search/query/q), fills in `query` and presses Enter (seed 003).",
+        "Finds the page's search box, types `query` and presses Enter.",
         actions::search
     );
     browser_tool!(
@@ -596,7 +654,7 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
         browsers,
         "browser_snapshot",
         read_only(),
-        "The page's accessibility tree, pruned to interactive elements, headings and text, each element with a ref usable as an address in the element tools.",
+        "The page's accessibility tree as indented lines (role \"name\" [ref=e12]), pruned to controls, headings and text; a ref addresses the element in the other tools.",
         take_snapshot
     );
     Ok(())
@@ -607,7 +665,7 @@ async fn get_page_state(
     _: NoArgs,
     ctx: &ToolContext,
 ) -> Result<PageState, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
+    let page = b.page_for(ctx).await?;
     page_state(&page).await
 }
 
@@ -616,7 +674,7 @@ async fn get_page_html(
     args: HtmlArgs,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
+    let page = b.page_for(ctx).await?;
     html(b, &page, &args).await.map(|h| json!({"html": h}))
 }
 
@@ -625,7 +683,7 @@ async fn take_screenshot(
     args: ScreenshotArgs,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
+    let page = b.page_for(ctx).await?;
     screenshot(b, &page, &args).await
 }
 
@@ -638,8 +696,12 @@ async fn take_snapshot(
     args: SnapshotArgs,
     ctx: &ToolContext,
 ) -> Result<Snapshot, ToolError> {
-    let page = b.page(ctx.correlation_id()).await?;
-    snapshot::snapshot(&page, args.max_nodes).await
+    let page = b.page_for(ctx).await?;
+    let mut snap = snapshot::snapshot(&page, args.max_nodes).await?;
+    if !args.nodes {
+        snap.nodes.clear();
+    }
+    Ok(snap)
 }
 
 #[cfg(test)]

@@ -81,11 +81,26 @@ impl Default for History {
     }
 }
 
-/// `[mcp]`: the MCP servers whose tools are imported (`[[mcp.servers]]`).
+/// `[mcp]`: the MCP servers whose tools are imported (`[[mcp.servers]]`), and
+/// which tools `axon mcp` and `/mcp` serve (`tools`, `exclude`: globs).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Mcp {
     pub servers: Vec<axon_mcp::McpServerConfig>,
+    /// Tools served over MCP (empty: all), such as `["browser_*", "http_request"]`.
+    pub tools: Vec<String>,
+    /// Tools never served over MCP.
+    pub exclude: Vec<String>,
+}
+
+impl Mcp {
+    /// The filter for `axon mcp` and `/mcp`.
+    pub fn filter(&self) -> axon_mcp::ToolFilter {
+        axon_mcp::ToolFilter {
+            tools: self.tools.clone(),
+            exclude: self.exclude.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

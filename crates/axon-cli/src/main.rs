@@ -533,6 +533,7 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
         auth_tokens: config.server.auth_tokens.clone(),
         body_limit_bytes: config.server.body_limit_bytes as usize,
         shutdown_grace: std::time::Duration::from_millis(config.server.shutdown_grace_ms),
+        mcp_tools: config.mcp.filter(),
     };
     let server = axon_server::Server::new(runner, store.clone(), options).with_metrics(metrics);
     // One line on stdout, so scripts and tests learn the port when it was 0.
@@ -581,7 +582,7 @@ async fn mcp(config: &Config, ui: output::Ui) -> Outcome {
         store.clone(),
     );
     // stdout carries the protocol; logs go to stderr (init_logging).
-    let served = axon_mcp::serve_stdio(runner).await;
+    let served = axon_mcp::serve_stdio(runner, &config.mcp.filter()).await;
     store.close().await;
     served.map_err(infra)?;
     Ok(ExitCode::SUCCESS)

@@ -1,7 +1,8 @@
-//! `axon mcp` driven by real MCP clients (rmcp's, and the official Python SDK from
-//! peers/venv, over the child's stdio): the tool list with schemas and
-//! annotations, calls through the pipeline, failures as `isError`, and
-//! `run_plan`. And the other direction: `[[mcp.servers]]` in the config imports
+//! `axon mcp` driven by rmcp's client over the child's stdio: the tool list with
+//! schemas and annotations, calls through the pipeline (data as structured
+//! content, the envelope in `_meta`), failures as `isError`, `run_plan`, and the
+//! `[mcp] tools`/`exclude` filter. (The official Python and TypeScript SDKs call
+//! every tool in `mcp_clients.rs`.) And the other direction: `[[mcp.servers]]` in the config imports
 //! server-everything's tools (peers/node_modules) into `axon call`, `axon tools`
 //! and `axon mcp` itself.
 
@@ -63,7 +64,9 @@ async fn calls_go_through_the_pipeline() {
         .unwrap();
     let r = serde_json::to_value(&r).unwrap();
     assert_eq!(r["isError"], false);
-    assert_eq!(r["structuredContent"]["data"], json!({"hi": 1}));
+    assert_eq!(r["structuredContent"], json!({"hi": 1}));
+    assert_eq!(r["_meta"]["axon/call"]["tool"], "echo");
+    assert!(r["_meta"]["axon/call"].get("data").is_none());
     assert_eq!(r["content"][0]["text"], r#"{"hi":1}"#);
 
     // Retried by the pipeline: the client sees one successful result.
@@ -76,7 +79,7 @@ async fn calls_go_through_the_pipeline() {
         .unwrap();
     let r = serde_json::to_value(&r).unwrap();
     assert_eq!(r["isError"], false, "{r}");
-    assert_eq!(r["structuredContent"]["attempts"], 2);
+    assert_eq!(r["_meta"]["axon/call"]["attempts"], 2);
 
     // Bad arguments: isError with the kind and the field.
     let r = client
@@ -90,7 +93,11 @@ async fn calls_go_through_the_pipeline() {
         text.starts_with("invalid_arguments") && text.contains("/ms"),
         "{text}"
     );
-    assert_eq!(r["structuredContent"]["error"]["kind"], "invalid_arguments");
+    assert!(r.get("structuredContent").is_none(), "{r}");
+    assert_eq!(
+        r["_meta"]["axon/call"]["error"]["kind"],
+        "invalid_arguments"
+    );
     client.cancel().await.unwrap();
 }
 
@@ -250,57 +257,87 @@ async fn axon_mcp_serves_imported_tools_too() {
         .unwrap();
     let r = serde_json::to_value(&r).unwrap();
     assert_eq!(r["isError"], false, "{r}");
-    assert_eq!(r["structuredContent"]["data"], "Echo: relayed");
+    assert_eq!(r["structuredContent"], json!({"result": "Echo: relayed"}));
     client.cancel().await.unwrap();
 }
 
-/// The official Python SDK (peers/venv) spawns `axon mcp` and talks to it.
-#[test]
-fn the_python_sdk_lists_and_calls_over_stdio() {
-    let python = repo_root().join("peers/venv/bin/python");
-    assert!(
-        python.exists(),
-        "the Python MCP client is not installed: run scripts/peers"
-    );
-    let dir = std::env::temp_dir().join(format!("axon-mcp-py-{}", ulid::Ulid::new()));
-    let out = std::process::Command::new(python)
-        .arg(repo_root().join("peers/mcp_client_check.py"))
-        .args(["stdio", env!("CARGO_BIN_EXE_axon")])
-        .env("AXON_STORE_PATH", dir.join("axon.db"))
-        .env_remove("AXON_CONFIG")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let names: Vec<&str> = report["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["name"].as_str())
+/// `[mcp] tools` / `exclude` pick what is listed; what is not listed cannot be
+/// called either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tool_filter_lists_and_serves_only_what_it_allows() {
+    let dir = std::env::temp_dir().join(format!("axon-mcp-filter-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("axon.toml");
+    std::fs::write(
+        &config,
+        "[mcp]\ntools = [\"browser_*\", \"http_request\"]\nexclude = [\"browser_act\", \"browser_session_*\"]\n",
+    )
+    .unwrap();
+    let client = client_with(Some(&config)).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    let expected: Vec<&str> = common::BUILT_IN_TOOLS
+        .into_iter()
+        .filter(|n| {
+            (n.starts_with("browser_") || *n == "http_request")
+                && *n != "browser_act"
+                && !n.starts_with("browser_session_")
+        })
         .collect();
-    assert_eq!(names, common::mcp_tools());
-    let echo = report["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "echo")
+    assert_eq!(names, expected);
+    let r = client
+        .call_tool(CallToolRequestParams::new("echo").with_arguments(args(json!({"hi": 1}))))
+        .await
         .unwrap();
-    assert_eq!(echo["read_only"], true);
-    assert_eq!(report["echo"]["isError"], false);
-    assert_eq!(
-        report["echo"]["structuredContent"]["data"],
-        json!({"from": "python"})
+    let r = serde_json::to_value(&r).unwrap();
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("unknown_tool"),
+        "{r}"
     );
-    assert_eq!(
-        report["run_plan"]["structuredContent"]["status"],
-        "succeeded"
+    client.cancel().await.unwrap();
+}
+
+/// Schemas are plain JSON Schema (the TypeScript SDK's ajv warns about
+/// schemars' `uint64`), output schemas only for object data, and `tools/list`
+/// stays within Playwright MCP's bytes per tool (21 KB for its 25 tools).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listings_are_standard_json_schema_and_lean() {
+    fn formats(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(map) => {
+                if let Some(Value::String(f)) = map.get("format") {
+                    out.push(f.clone());
+                }
+                map.values().for_each(|v| formats(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| formats(v, out)),
+            _ => {}
+        }
+    }
+    let client = client().await;
+    let tools = client.list_all_tools().await.unwrap();
+    let listing = serde_json::to_value(&tools).unwrap();
+    let mut found = Vec::new();
+    formats(&listing, &mut found);
+    assert!(found.is_empty(), "non-standard formats: {found:?}");
+    for tool in listing.as_array().unwrap() {
+        if let Some(out) = tool.get("outputSchema") {
+            assert_eq!(out["type"], "object", "{}", tool["name"]);
+        }
+        assert!(tool["inputSchema"].get("$schema").is_none());
+    }
+    let bytes = serde_json::to_vec(&json!({ "tools": listing }))
+        .unwrap()
+        .len();
+    let per_tool = bytes / tools.len();
+    assert!(
+        per_tool <= 21 * 1024 / 25,
+        "tools/list is {bytes} bytes for {} tools ({per_tool} per tool)",
+        tools.len()
     );
-    assert_eq!(
-        report["run_plan"]["structuredContent"]["steps"][1]["result"]["data"],
-        json!({"again": 21})
-    );
+    client.cancel().await.unwrap();
 }

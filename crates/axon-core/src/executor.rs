@@ -33,7 +33,7 @@ use crate::policy::limit::Limits;
 use crate::policy::retry::{Attempt, RetryLoop};
 use crate::policy::timeout::{self, Deadline};
 use crate::policy::{Policy, PolicyError, fallback, hedge, validate};
-use crate::redact::redact_owned;
+use crate::redact::{redact_owned, redact_pointers};
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::{CallResult, Provenance, Source, Timestamp};
 use crate::state::{SharedState, ToolState};
@@ -337,6 +337,7 @@ impl Executor {
             call_id,
             cancel: call.cancel.clone().unwrap_or_default(),
             secret_pointers: Mutex::new(Vec::new()),
+            output_secrets: Mutex::new(Vec::new()),
             tool: call.tool.clone(),
             events: call.events.clone(),
         });
@@ -543,8 +544,17 @@ impl Executor {
             .lock()
             .map(|s| s.clone())
             .unwrap_or_default();
+        let output_secrets = scope
+            .output_secrets
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_default();
+        let mut stored = result.clone();
+        if !output_secrets.is_empty() {
+            stored.data = redact_pointers(stored.data, &output_secrets);
+        }
         let entry = HistoryEntry {
-            result: result.clone(),
+            result: stored,
             args: redact_owned(args, &secrets),
         };
         if let Err(e) = self.inner.history.record(entry).await {

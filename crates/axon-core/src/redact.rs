@@ -55,6 +55,17 @@ pub fn redact_owned(mut args: Value, pointers: &[String]) -> Value {
     args
 }
 
+/// `value` with the fields at `pointers` (only those) replaced by `"***"`: a
+/// result's data, where a tool marked what is secret.
+pub fn redact_pointers(mut value: Value, pointers: &[String]) -> Value {
+    for pointer in pointers {
+        if let Some(v) = value.pointer_mut(pointer) {
+            *v = Value::String(REDACTED.into());
+        }
+    }
+    value
+}
+
 fn redact_in_place(value: &mut Value) {
     match value {
         Value::Object(map) => {

@@ -160,6 +160,8 @@ pub(crate) struct CallScope {
     pub(crate) cancel: CancellationToken,
     /// JSON pointers into the arguments that must be stored as `"***"`.
     pub(crate) secret_pointers: Mutex<Vec<String>>,
+    /// JSON pointers into the result's data that must be stored as `"***"`.
+    pub(crate) output_secrets: Mutex<Vec<String>>,
     /// The tool's name, for progress events.
     pub(crate) tool: String,
     /// The caller's listener, for progress events.
@@ -191,6 +193,7 @@ impl ToolContext {
                 call_id,
                 cancel: CancellationToken::new(),
                 secret_pointers: Mutex::new(Vec::new()),
+                output_secrets: Mutex::new(Vec::new()),
                 tool: String::new(),
                 events: None,
             }),
@@ -241,6 +244,16 @@ impl ToolContext {
     /// pointer into the arguments, such as `/text`.
     pub fn mark_secret(&self, pointer: impl Into<String>) {
         if let Ok(mut list) = self.shared.secret_pointers.lock() {
+            list.push(pointer.into());
+        }
+    }
+
+    /// Ask for part of the result's `data` to be stored as `"***"` in history
+    /// (a saved browser state holds cookie values). The caller still gets the
+    /// real value; only what is stored is masked. `pointer` is a JSON pointer
+    /// into `data`, such as `/storage_state`.
+    pub fn mark_secret_output(&self, pointer: impl Into<String>) {
+        if let Ok(mut list) = self.shared.output_secrets.lock() {
             list.push(pointer.into());
         }
     }

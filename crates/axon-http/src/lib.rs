@@ -108,7 +108,7 @@ struct Args {
     /// Request headers.
     #[serde(default)]
     headers: BTreeMap<String, String>,
-    /// Query parameters, added to the URL's own.
+    /// Added to the URL's query.
     #[serde(default)]
     query: BTreeMap<String, Scalar>,
     /// A JSON body (sets `Content-Type: application/json`).
@@ -117,7 +117,7 @@ struct Args {
     /// A text body, when the body is not JSON.
     #[serde(default)]
     body: Option<String>,
-    /// This request's own timeout, ms (the pipeline's per-attempt timeout still applies).
+    /// This request's own timeout, ms (within the pipeline's per-attempt one).
     #[serde(default)]
     timeout_ms: Option<u64>,
 }

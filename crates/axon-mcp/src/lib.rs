@@ -12,16 +12,26 @@
 //! `notifications/progress` become progress events.
 //!
 //! **As a server** ([`AxonMcp`]): Claude Desktop, Cursor or any MCP client lists
-//! every tool of the registry, with its input and output schemas and annotations,
-//! plus `run_plan`, and every `tools/call` goes through
+//! the registry's tools (all, or those `[mcp] tools`/`exclude` allow:
+//! [`ToolFilter`]), in name order, plus `run_plan`, with input schemas in plain
+//! JSON Schema, output schemas for tools whose data is an object, and
+//! annotations. Every `tools/call` goes through
 //! [`Executor::call`](axon_core::Executor::call) — validation, retries, breakers,
-//! cache and history apply exactly as they do for the CLI and the HTTP API. A
-//! call result comes back as `structuredContent` (the call result JSON) with its
-//! `data` as JSON text in `content`; a failed call is `isError: true` with its
-//! error's kind, code and message in the text. `run_plan` takes `{"plan": <plan
-//! as JSON or YAML text>, "run_id"?}` and returns the plan result. A client's
-//! `notifications/cancelled` cancels the call (or the run). `axon mcp` serves this
-//! over stdio ([`serve_stdio`]); `axon serve` mounts [`http_service`] at `/mcp`.
+//! cache and history apply exactly as they do for the CLI and the HTTP API. The
+//! result is shaped for the official SDK clients, which validate it
+//! ([`call_result`]): `structuredContent` is the call's `data` (conforming to the
+//! advertised `outputSchema`; non-object data is wrapped as `{"result": …}`), the
+//! text block is the same data as compact JSON, an image is an image block, a
+//! failure is `isError: true` with `kind (code): message`, and the rest of the
+//! call result (attempts, retry reasons, provenance, …) is in
+//! `_meta["axon/call"]`. `run_plan` takes `{"plan": <plan as JSON or YAML text>,
+//! "run_id"?}`, returns the plan result and reports a progress notification per
+//! finished step. A client's `notifications/cancelled` cancels the call (or the
+//! run). Both protocol generations are served: 2025-11-25 with sessions (one
+//! MCP session is one correlation id, so one browser session) and 2026-07-28
+//! without (calls over HTTP without a session share [`SESSIONLESS`]; browser
+//! session handles give a client state of its own). `axon mcp` serves this over
+//! stdio ([`serve_stdio`]); `axon serve` mounts [`http_service`] at `/mcp`.
 
 #![warn(missing_docs)]
 
@@ -29,4 +39,7 @@ mod client;
 mod server;
 
 pub use client::{McpConnection, McpServerConfig, McpTool, import};
-pub use server::{AxonMcp, RUN_PLAN, http_service, serve_stdio};
+pub use server::{
+    AxonMcp, META_KEY, RUN_PLAN, SESSIONLESS, ToolFilter, call_result, http_service, mcp_tool,
+    serve_stdio,
+};

@@ -2,14 +2,16 @@
 
 use std::sync::Arc;
 
-use axon_core::{CallResult, ToolCall};
-use axon_plan::{Plan, PlanRunner, RunOptions};
+use axon_core::{CallEvent, CallResult, ToolCall};
+use axon_plan::{Plan, PlanEvent, PlanRunner, RunOptions};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ResultType, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content,
+    Implementation, ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
+    ResultType, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 fn new_session_id() -> String {
@@ -19,31 +21,423 @@ fn new_session_id() -> String {
 /// The name of the plan tool.
 pub const RUN_PLAN: &str = "run_plan";
 
+/// The correlation id of every call that arrives over Streamable HTTP without an
+/// MCP session (protocol 2026-07-28 has none): one server-wide default, so that
+/// such a client's `browser_navigate` and `browser_get_page_state` see one page.
+/// Clients that want their own state open a browser session
+/// (`browser_session_new`) and pass its handle.
+pub const SESSIONLESS: &str = "mcp-http";
+
+/// The `_meta` key of the call result's envelope (everything but `data`).
+pub const META_KEY: &str = "axon/call";
+
+/// Which tools an MCP client is shown (`[mcp] tools` / `exclude` in `axon.toml`):
+/// every listed schema costs the agent tokens, so a deployment lists only what
+/// its agents use. Patterns are globs where `*` matches any run of characters.
+/// A tool left out is not callable over MCP either.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ToolFilter {
+    /// Tools listed (empty: all), such as `["browser_*", "http_request"]`.
+    pub tools: Vec<String>,
+    /// Tools never listed, even when `tools` matches them.
+    pub exclude: Vec<String>,
+}
+
+impl ToolFilter {
+    /// Whether `name` is served.
+    pub fn allows(&self, name: &str) -> bool {
+        (self.tools.is_empty() || self.tools.iter().any(|p| glob(p, name)))
+            && !self.exclude.iter().any(|p| glob(p, name))
+    }
+}
+
+/// `*` matches any run of characters (none included); everything else itself.
+fn glob(pattern: &str, name: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = parts.collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// What a session lists and how each listed tool's data is shaped.
+struct Listing {
+    /// `tools/list`, in order: the registry's tools by name, then `run_plan`.
+    tools: Vec<Tool>,
+    /// The names listed: the only tools callable over MCP.
+    served: std::collections::HashSet<String>,
+}
+
+impl Listing {
+    /// A tool whose listing does not parse as MCP's `Tool` (a registry bug) is
+    /// left out with an error in the log rather than taking the server down.
+    fn new(runner: &PlanRunner, filter: &ToolFilter) -> Self {
+        let mut values: Vec<Value> = runner
+            .executor()
+            .registry()
+            .specs()
+            .iter()
+            .filter(|s| filter.allows(&s.name))
+            .map(mcp_tool)
+            .collect();
+        if filter.allows(RUN_PLAN) {
+            values.push(run_plan_tool());
+        }
+        let served = values
+            .iter()
+            .filter_map(|t| Some(t["name"].as_str()?.to_string()))
+            .collect();
+        let tools = values
+            .into_iter()
+            .filter_map(|value| match serde_json::from_value::<Tool>(value.clone()) {
+                Ok(tool) => Some(tool),
+                Err(e) => {
+                    tracing::error!(tool = %value["name"], error = %e, "not listed over MCP: its listing does not parse");
+                    None
+                }
+            })
+            .collect();
+        Listing { tools, served }
+    }
+}
+
+/// A registry spec as MCP lists it. Every listed byte is read by the model on
+/// every turn, so the listing says what a model needs and no more: schemas in
+/// plain JSON Schema (no formats beyond the standard ones: the TypeScript SDK's
+/// validator warns about schemars' `uint64`), without `$schema`, titles, the
+/// types' own descriptions, `default: null` or `null` in the type of an optional
+/// field; enums of constants as `enum`; annotations only where they differ from
+/// MCP's defaults; an output schema only when the data is an object (MCP's
+/// `outputSchema` must be one), with its types but not its prose.
+pub fn mcp_tool(spec: &axon_core::ToolSpec) -> Value {
+    let mut input = spec.input_schema.clone();
+    lean_schema(&mut input, Side::Input);
+    let mut tool = json!({
+        "name": spec.name,
+        "description": spec.description,
+        "inputSchema": input,
+    });
+    if let Some(out) = spec
+        .output_schema
+        .as_ref()
+        .filter(|s| s["type"] == "object")
+    {
+        let mut out = out.clone();
+        lean_schema(&mut out, Side::Output);
+        tool["outputSchema"] = out;
+    }
+    // MCP's defaults: readOnlyHint false, destructiveHint true, idempotentHint
+    // false, openWorldHint true.
+    let a = &spec.annotations;
+    let mut hints = serde_json::Map::new();
+    if let Some(title) = &a.title {
+        hints.insert("title".into(), json!(title));
+    }
+    if a.read_only {
+        hints.insert("readOnlyHint".into(), json!(true));
+    } else if !a.destructive {
+        // Only meaningful for tools that write.
+        hints.insert("destructiveHint".into(), json!(false));
+    }
+    if a.idempotent && !a.read_only {
+        hints.insert("idempotentHint".into(), json!(true));
+    }
+    if !a.open_world {
+        hints.insert("openWorldHint".into(), json!(false));
+    }
+    if !hints.is_empty() {
+        tool["annotations"] = Value::Object(hints);
+    }
+    tool
+}
+
+/// Which schema is leaned: the input schema is for the model (descriptions
+/// kept, optional fields without their `null`, obvious defaults dropped); the
+/// output schema is for the client's validator (exact types, no prose).
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Input,
+    Output,
+}
+
+/// Formats JSON Schema defines (2020-12, "format" vocabulary); schemars' numeric
+/// formats (`uint64`, `double`, …) are not among them.
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// Lean a (root) schema: see [`mcp_tool`].
+fn lean_schema(schema: &mut Value, side: Side) {
+    inline_refs(schema, 0);
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("$schema");
+        map.remove("title");
+        // Unknown arguments are refused by the pipeline with an error naming
+        // them, which a model reads and corrects: the keyword need not be listed.
+        if side == Side::Input {
+            map.remove("additionalProperties");
+        }
+        // "`browser_click` arguments." says nothing the tool's own description
+        // does not.
+        map.remove("description");
+        if let Some(Value::Object(defs)) = map.get_mut("$defs") {
+            for def in defs.values_mut() {
+                if let Some(def) = def.as_object_mut() {
+                    def.remove("description");
+                }
+            }
+        }
+    }
+    lean_node(schema, side);
+}
+
+fn lean_node(schema: &mut Value, side: Side) {
+    match schema {
+        Value::Object(map) => {
+            map.remove("title");
+            match map.get_mut("description") {
+                Some(_) if side == Side::Output => {
+                    map.remove("description");
+                }
+                Some(Value::String(text)) if text.contains('\n') => {
+                    *text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                }
+                _ => {}
+            }
+            if matches!(map.get("default"), Some(Value::Null | Value::Bool(false))) {
+                map.remove("default");
+            }
+            if side == Side::Output {
+                // Bounds are the tool's promise to keep, not the client's to check.
+                map.remove("minimum");
+                map.remove("maximum");
+            }
+            if let Some(Value::String(format)) = map.get("format")
+                && !STANDARD_FORMATS.contains(&format.as_str())
+            {
+                // `uint64` and friends: schemars adds `minimum: 0` itself.
+                map.remove("format");
+            }
+            // oneOf [{const, description}, …] → enum [...]
+            if let Some(Value::Array(variants)) = map.get("oneOf")
+                && !variants.is_empty()
+                && variants.iter().all(|v| v.get("const").is_some())
+            {
+                let values: Vec<Value> = variants.iter().map(|v| v["const"].clone()).collect();
+                let ty = variants[0].get("type").cloned();
+                map.remove("oneOf");
+                map.insert("enum".into(), Value::Array(values));
+                if let Some(ty) = ty {
+                    map.insert("type".into(), ty);
+                }
+            }
+            let required: Vec<String> = map
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            for (key, value) in map.iter_mut() {
+                // Property names are data, not keywords: recurse into each schema.
+                if key == "properties" {
+                    if let Value::Object(props) = value {
+                        for (name, prop) in props.iter_mut() {
+                            if side == Side::Input && !required.contains(name) {
+                                drop_null_type(prop);
+                            }
+                            lean_node(prop, side);
+                        }
+                    }
+                } else if key == "$defs" || key == "definitions" {
+                    if let Value::Object(defs) = value {
+                        defs.values_mut().for_each(|v| lean_node(v, side));
+                    }
+                } else if !matches!(key.as_str(), "enum" | "const" | "default" | "examples") {
+                    // A branch of a union, an array's items, a map's values:
+                    // the property's own description says what it is.
+                    strip_description(value);
+                    lean_node(value, side);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| lean_node(v, side)),
+        _ => {}
+    }
+}
+
+/// Descriptions of the schemas directly under a keyword (`anyOf`'s branches,
+/// `items`, `additionalProperties`).
+fn strip_description(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("description");
+        }
+        Value::Array(items) => {
+            for item in items.iter_mut().filter_map(Value::as_object_mut) {
+                item.remove("description");
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `{"$ref": "#/$defs/X"}` replaced by X itself (the small enums schemars puts
+/// in `$defs` cost more as references than inline), then `$defs` dropped when
+/// nothing refers to it any more. Recursive definitions stay references.
+fn inline_refs(schema: &mut Value, depth: usize) {
+    let Some(defs) = schema.get("$defs").cloned() else {
+        return;
+    };
+    fn walk(node: &mut Value, defs: &Value, depth: usize) -> bool {
+        let mut complete = true;
+        match node {
+            Value::Object(map) => {
+                if let Some(Value::String(r)) = map.get("$ref")
+                    && let Some(name) = r.strip_prefix("#/$defs/")
+                    && depth < 8
+                    && let Some(Value::Object(def)) = defs.get(name)
+                {
+                    let def = def.clone();
+                    map.remove("$ref");
+                    for (k, v) in def {
+                        map.entry(k).or_insert(v);
+                    }
+                    return walk(node, defs, depth + 1);
+                }
+                if map.contains_key("$ref") {
+                    complete = false;
+                }
+                for (key, value) in map.iter_mut() {
+                    if key != "$defs" {
+                        complete &= walk(value, defs, depth);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    complete &= walk(item, defs, depth);
+                }
+            }
+            _ => {}
+        }
+        complete
+    }
+    if walk(schema, &defs, depth)
+        && let Some(map) = schema.as_object_mut()
+    {
+        map.remove("$defs");
+    }
+}
+
+/// An optional field's `["string", "null"]` as `"string"`: leaving it out says
+/// the same, and Axon accepts the `null` anyway (the listing is for the model).
+fn drop_null_type(prop: &mut Value) {
+    // `anyOf: [X, {"type": "null"}]` (an optional enum or struct) → X.
+    if let Some(Value::Array(options)) = prop.get("anyOf")
+        && options.len() == 2
+        && let Some(i) = options.iter().position(|o| o == &json!({"type": "null"}))
+    {
+        let keep = options[1 - i].clone();
+        if let (Some(map), Value::Object(keep)) = (prop.as_object_mut(), keep) {
+            map.remove("anyOf");
+            for (k, v) in keep {
+                map.entry(k).or_insert(v);
+            }
+        }
+    }
+    let Some(Value::Array(types)) = prop.get("type") else {
+        return;
+    };
+    let rest: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+    if rest.len() == 1 && rest.len() < types.len() {
+        prop["type"] = rest[0].clone();
+    }
+}
+
+fn run_plan_tool() -> Value {
+    json!({
+        "name": RUN_PLAN,
+        "description": "Runs a plan: steps {id, tool, params, depends_on}; a step's params may use ${steps.<id>.data.<field>}. Returns the plan result. Finished steps are checkpointed: the same run_id resumes.",
+        "inputSchema": {
+            "type": "object",
+            "required": ["plan"],
+            "properties": {
+                "plan": {"description": "The plan, as an object or JSON/YAML text.", "type": ["object", "string"]},
+                "run_id": {"type": "string", "description": "Run (or resume) under this id."}
+            },
+            "additionalProperties": false
+        },
+        "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": true}
+    })
+}
+
 /// The MCP face of a [`PlanRunner`] (and its executor's registry). One value
 /// serves one MCP session.
 #[derive(Clone)]
 pub struct AxonMcp {
     runner: Arc<PlanRunner>,
-    /// The correlation id of this session's tool calls (DESIGN.md: one MCP
-    /// session is one browser session, so its browser tools share one page;
-    /// its calls are one group in history).
+    listing: Arc<Listing>,
+    /// The correlation id of this session's tool calls: one MCP session is one
+    /// browser session (its browser tools share one page) and one group in
+    /// history. Calls over HTTP without an MCP session use [`SESSIONLESS`].
     session: String,
 }
 
 impl AxonMcp {
-    /// Serve the tools of `runner`'s executor, and plans on `runner`, as one
+    /// Serve every tool of `runner`'s executor, and plans on `runner`, as one
     /// session.
     pub fn new(runner: PlanRunner) -> Self {
+        Self::with_filter(runner, &ToolFilter::default())
+    }
+
+    /// Serve the tools `filter` allows.
+    pub fn with_filter(runner: PlanRunner, filter: &ToolFilter) -> Self {
+        let listing = Listing::new(&runner, filter);
         AxonMcp {
             runner: Arc::new(runner),
+            listing: Arc::new(listing),
             session: new_session_id(),
         }
     }
 
-    /// A handler for another session over the same runner.
+    /// A handler for another session over the same runner and listing.
     pub fn new_session(&self) -> Self {
         AxonMcp {
             runner: self.runner.clone(),
+            listing: self.listing.clone(),
             session: new_session_id(),
         }
     }
@@ -53,34 +447,32 @@ impl AxonMcp {
         &self.session
     }
 
-    /// `tools/list`: the registry, then `run_plan`.
+    /// `tools/list`: the registry's tools by name, then `run_plan`, as JSON.
     pub fn tools(&self) -> Vec<Value> {
-        let mut tools: Vec<Value> = self
-            .runner
-            .executor()
-            .registry()
-            .specs()
+        self.listing
+            .tools
             .iter()
-            .map(|s| s.mcp_tool())
-            .collect();
-        tools.push(json!({
-            "name": RUN_PLAN,
-            "description": "Runs a plan (DESIGN.md format: steps with tool, params, depends_on, templates) and returns the plan result. Finished steps are checkpointed; the same run_id resumes.",
-            "inputSchema": {
-                "type": "object",
-                "required": ["plan"],
-                "properties": {
-                    "plan": {"description": "The plan: an object, or JSON/YAML text.", "type": ["object", "string"]},
-                    "run_id": {"type": "string", "description": "Run (or resume) under this id."}
-                },
-                "additionalProperties": false
-            },
-            "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": true}
-        }));
-        tools
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect()
     }
 
-    async fn run_plan(&self, args: Value, cancel: axon_core::CancellationToken) -> Value {
+    /// The correlation id of a request: this session's, or over HTTP without an
+    /// `Mcp-Session-Id` (a stateless request), the server-wide [`SESSIONLESS`]
+    /// one (each stateless request gets a fresh handler, so `self.session` would
+    /// be a new page every call).
+    fn correlation(&self, context: &RequestContext<RoleServer>) -> String {
+        match context.extensions.get::<http::request::Parts>() {
+            Some(parts) if !parts.headers.contains_key("mcp-session-id") => SESSIONLESS.into(),
+            _ => self.session.clone(),
+        }
+    }
+
+    async fn run_plan(
+        &self,
+        args: Value,
+        context: &RequestContext<RoleServer>,
+        correlation: String,
+    ) -> CallToolResult {
         let plan = match &args["plan"] {
             Value::String(text) => Plan::parse(text).map_err(|e| e.to_string()),
             Value::Object(_) => serde_json::from_value::<Plan>(args["plan"].clone())
@@ -90,56 +482,168 @@ impl AxonMcp {
         };
         let plan = match plan {
             Ok(plan) => plan,
-            Err(message) => return error_result("invalid_arguments", None, &message),
+            Err(message) => return error_result("invalid_arguments", None, &message, None),
+        };
+        let (events, progress) = match context.meta.get_progress_token() {
+            Some(token) => {
+                let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                let peer = context.peer.clone();
+                (Some(tx), Some(tokio::spawn(plan_progress(rx, peer, token))))
+            }
+            None => (None, None),
         };
         let options = RunOptions {
             run_id: args["run_id"].as_str().map(str::to_string),
-            cancel: Some(cancel),
-            ..RunOptions::default()
+            // A run's browser steps share the caller's browser session.
+            correlation_id: Some(correlation),
+            cancel: Some(context.ct.clone()),
+            events,
         };
-        match self.runner.run(&plan, options).await {
+        let ran = self.runner.run(&plan, options).await;
+        if let Some(progress) = progress {
+            // The sender is gone with the run: the task ends after the last event.
+            let _ = progress.await;
+        }
+        match ran {
             Ok(result) => {
-                let structured = json!(result);
-                let text = structured.to_string();
-                json!({
-                    "content": [{"type": "text", "text": text}],
-                    "structuredContent": structured,
-                    "isError": !result.success(),
-                })
+                let data = json!(result);
+                let mut out = CallToolResult::structured(data);
+                out.is_error = Some(!result.success());
+                out
             }
-            Err(errors) => error_result("invalid_arguments", None, &errors.to_string()),
+            Err(errors) => error_result("invalid_arguments", None, &errors.to_string(), None),
         }
     }
 }
 
-/// A failed call as MCP's `isError` result: kind, code and message in the text.
-fn error_result(kind: &str, code: Option<&str>, message: &str) -> Value {
+/// Forward a run's progress as MCP progress notifications: one per finished
+/// step (`progress` of `total` steps), with the step's id and status.
+async fn plan_progress(
+    mut events: tokio::sync::mpsc::UnboundedReceiver<PlanEvent>,
+    peer: rmcp::Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+) {
+    let mut total = 0usize;
+    let mut done = 0usize;
+    while let Some(event) = events.recv().await {
+        let message = match event {
+            PlanEvent::RunStarted { steps, .. } => {
+                total = steps;
+                continue;
+            }
+            PlanEvent::StepFinished { step, .. } => {
+                done += 1;
+                let name = step.id.clone().unwrap_or_else(|| step.index.to_string());
+                let status = json!(step.status);
+                format!(
+                    "step {name} ({}): {}",
+                    step.tool,
+                    status.as_str().unwrap_or("done")
+                )
+            }
+            _ => continue,
+        };
+        let note = ProgressNotificationParam::new(token.clone(), done as f64)
+            .with_total(total as f64)
+            .with_message(message);
+        if peer.notify_progress(note).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// A failed call as MCP's `isError` result: `kind (code): message` in the text.
+fn error_result(
+    kind: &str,
+    code: Option<&str>,
+    message: &str,
+    meta: Option<Value>,
+) -> CallToolResult {
     let text = match code {
         Some(code) => format!("{kind} ({code}): {message}"),
         None => format!("{kind}: {message}"),
     };
-    json!({"content": [{"type": "text", "text": text}], "isError": true})
+    let mut out = CallToolResult::error(vec![Content::text(text)]);
+    out.meta = meta.and_then(as_meta);
+    out
 }
 
-/// A call result as an MCP tool result.
-fn call_result(result: &CallResult) -> Value {
-    let structured = json!(result);
-    match &result.error {
-        None => json!({
-            "content": [{"type": "text", "text": result.data.to_string()}],
-            "structuredContent": structured,
-            "isError": false,
-        }),
-        Some(e) => {
-            let mut out = error_result(e.kind.as_str(), e.code.as_deref(), &e.message);
-            out["structuredContent"] = structured;
-            out
-        }
+fn as_meta(envelope: Value) -> Option<MetaObject> {
+    let mut map = serde_json::Map::new();
+    map.insert(META_KEY.into(), envelope);
+    Some(MetaObject(map))
+}
+
+/// A call result as an MCP tool result (DESIGN.md, "MCP server"): the data as
+/// `structuredContent` (wrapped as `{"result": …}` when it is not an object),
+/// the same data as compact JSON text, an image as an image block, and the rest
+/// of the call result under `_meta["axon/call"]`.
+pub fn call_result(result: CallResult) -> CallToolResult {
+    let CallResult { data, error, .. } = &result;
+    let mut envelope = json!(&result);
+    if let Some(map) = envelope.as_object_mut() {
+        map.remove("data");
     }
+    if let Some(e) = error {
+        return error_result(
+            e.kind.as_str(),
+            e.code.as_deref(),
+            &e.message,
+            Some(envelope),
+        );
+    }
+    // An imported MCP tool's content blocks (text, images, resource links)
+    // are relayed as content, as its server sent them: an image stays an image
+    // block, not base64 inside a JSON text. Such a tool has no output schema.
+    if let Some(blocks) = content_blocks(data) {
+        let mut out = CallToolResult::success(blocks);
+        out.meta = as_meta(envelope);
+        return out;
+    }
+    let mut data = match data {
+        Value::Object(_) => data.clone(),
+        other => json!({ "result": other }),
+    };
+    let mut content = Vec::with_capacity(2);
+    if let Some(image) = take_image(&mut data) {
+        content.push(Content::text(data.to_string()));
+        content.push(image);
+    } else {
+        content.push(Content::text(data.to_string()));
+    }
+    let mut out = CallToolResult::success(content);
+    out.structured_content = Some(data);
+    out.meta = as_meta(envelope);
+    out
 }
 
-fn internal(e: impl std::fmt::Display) -> ErrorData {
-    ErrorData::internal_error(e.to_string(), None)
+/// `data` as MCP content blocks, when it is a list of them (what an imported
+/// tool returns when its server sent more than one text).
+fn content_blocks(data: &Value) -> Option<Vec<Content>> {
+    const KINDS: [&str; 5] = ["text", "image", "audio", "resource", "resource_link"];
+    let items = data.as_array().filter(|items| !items.is_empty())?;
+    if !items
+        .iter()
+        .all(|i| i["type"].as_str().is_some_and(|t| KINDS.contains(&t)))
+    {
+        return None;
+    }
+    serde_json::from_value(data.clone()).ok()
+}
+
+/// An image in the data (`{"mime_type": "image/…", "base64": …}`, as
+/// `browser_take_screenshot` returns it) moves into an image block: base64
+/// never travels as text, nor twice.
+fn take_image(data: &mut Value) -> Option<Content> {
+    let map = data.as_object_mut()?;
+    let mime = map.get("mime_type")?.as_str()?.to_string();
+    if !mime.starts_with("image/") || !map.get("base64").is_some_and(Value::is_string) {
+        return None;
+    }
+    let Some(Value::String(base64)) = map.remove("base64") else {
+        return None;
+    };
+    Some(Content::image(base64, mime))
 }
 
 impl ServerHandler for AxonMcp {
@@ -147,7 +651,7 @@ impl ServerHandler for AxonMcp {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("axon", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Axon runs each tool call through retries, timeouts, circuit breakers and a cache, and records it. Use run_plan for several dependent calls.",
+                "Axon runs each tool call through retries, timeouts, circuit breakers and a cache, and records it. Use run_plan for several dependent calls; browser_session_new for a browser state of your own.",
             )
     }
 
@@ -156,13 +660,7 @@ impl ServerHandler for AxonMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = self
-            .tools()
-            .into_iter()
-            .map(serde_json::from_value::<Tool>)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(internal)?;
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(ListToolsResult::with_all_items(self.listing.tools.clone()))
     }
 
     async fn call_tool(
@@ -171,15 +669,41 @@ impl ServerHandler for AxonMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let out = if request.name == RUN_PLAN {
-            self.run_plan(args, context.ct.clone()).await
+        let correlation = self.correlation(&context);
+        let name = request.name.to_string();
+        let mut result = if !self.listing.served.contains(&name) {
+            error_result(
+                "unknown_tool",
+                None,
+                &format!("{name:?} is not a tool of this server (see tools/list)"),
+                None,
+            )
+        } else if name == RUN_PLAN {
+            self.run_plan(args, &context, correlation).await
         } else {
-            let call = ToolCall::new(request.name.to_string(), args)
-                .correlation_id(self.session.clone())
+            let mut call = ToolCall::new(name, args)
+                .correlation_id(correlation)
                 .cancel_token(context.ct.clone());
-            call_result(&self.runner.executor().call(call).await)
+            if let Some(token) = context.meta.get_progress_token() {
+                let peer = context.peer.clone();
+                call = call.on_event(move |event| {
+                    if let CallEvent::Progress {
+                        progress,
+                        total,
+                        message,
+                        ..
+                    } = event
+                    {
+                        let mut note = ProgressNotificationParam::new(token.clone(), progress);
+                        note.total = total;
+                        note.message = message;
+                        let peer = peer.clone();
+                        tokio::spawn(async move { peer.notify_progress(note).await });
+                    }
+                });
+            }
+            call_result(self.runner.executor().call(call).await)
         };
-        let mut result: CallToolResult = serde_json::from_value(out).map_err(internal)?;
         // Required by protocol 2026-07-28 (the Python SDK rejects a result without
         // it); rmcp strips it again for peers on older versions.
         result.result_type = Some(ResultType::COMPLETE);
@@ -193,8 +717,8 @@ impl ServerHandler for AxonMcp {
 /// reactor directly: tokio's `Stdin`/`Stdout` hand every read and write to a
 /// blocking thread, which cost about 150 µs per round trip here
 /// (`benches/mcp_proxy.rs`). Anything else (a terminal, a file) uses those.
-pub async fn serve_stdio(runner: PlanRunner) -> Result<(), String> {
-    let handler = AxonMcp::new(runner);
+pub async fn serve_stdio(runner: PlanRunner, filter: &ToolFilter) -> Result<(), String> {
+    let handler = AxonMcp::with_filter(runner, filter);
     #[cfg(unix)]
     if let Some((input, output)) = stdio_pipes() {
         return serve_on(handler, (input, output)).await;
@@ -252,6 +776,7 @@ where
 /// reachable from elsewhere turns it off and relies on its bearer tokens.
 pub fn http_service(
     runner: PlanRunner,
+    filter: &ToolFilter,
     check_host: bool,
 ) -> rmcp::transport::streamable_http_server::StreamableHttpService<
     AxonMcp,
@@ -260,7 +785,7 @@ pub fn http_service(
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
-    let handler = AxonMcp::new(runner);
+    let handler = AxonMcp::with_filter(runner, filter);
     let mut config = StreamableHttpServerConfig::default();
     if !check_host {
         config = config.with_allowed_hosts(Vec::<String>::new());

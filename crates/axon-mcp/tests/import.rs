@@ -343,7 +343,11 @@ async fn serve_axon(registry: ToolRegistry) -> std::net::SocketAddr {
         .shared_state(SharedState::new())
         .build()
         .unwrap();
-    let service = axon_mcp::http_service(axon_plan::PlanRunner::new(server_executor), true);
+    let service = axon_mcp::http_service(
+        axon_plan::PlanRunner::new(server_executor),
+        &axon_mcp::ToolFilter::default(),
+        true,
+    );
     let router = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

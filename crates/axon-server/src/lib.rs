@@ -56,6 +56,8 @@ pub struct ServerOptions {
     /// On shutdown, how long in-flight runs may go on before they are cancelled
     /// (their finished steps are checkpointed, so the run resumes later).
     pub shutdown_grace: Duration,
+    /// The tools `/mcp` lists (`[mcp] tools` / `exclude`).
+    pub mcp_tools: axon_mcp::ToolFilter,
 }
 
 impl Default for ServerOptions {
@@ -64,6 +66,7 @@ impl Default for ServerOptions {
             auth_tokens: Vec::new(),
             body_limit_bytes: 1 << 20,
             shutdown_grace: Duration::from_secs(10),
+            mcp_tools: axon_mcp::ToolFilter::default(),
         }
     }
 }
@@ -141,7 +144,11 @@ impl Server {
             .route("/metrics", get(ops::metrics))
             .nest_service(
                 "/mcp",
-                axon_mcp::http_service(state.runner.clone(), state.options.auth_tokens.is_empty()),
+                axon_mcp::http_service(
+                    state.runner.clone(),
+                    &state.options.mcp_tools,
+                    state.options.auth_tokens.is_empty(),
+                ),
             )
             .route_layer(axum::middleware::from_fn_with_state(
                 state.clone(),

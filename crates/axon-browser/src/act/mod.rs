@@ -187,10 +187,10 @@ pub fn register(
     browsers: Arc<Browsers>,
     translator: Arc<dyn ActionTranslator>,
 ) -> Result<(), RegistryError> {
-    registry.register(
+    registry.register(crate::handles::WithSession::new(
         tool_fn(
             "browser_act",
-            "Carries out one plan step given in words (\"Click the Log in button\", \"Search for 'rust'\"): reads the page's URL and accessibility snapshot, picks exactly one action (navigate, click, type, search, scroll, press_key, wait, select), runs it, and returns seed 003's ExecutionOutput. Failures carry error_type as their code: element_not_found, ambiguous_step, tool_limit, navigation_blocked, unknown.",
+            "Carries out one plan step given in words (\"Click the Log in button\"): reads the page, picks one action (navigate, click, type, search, scroll, press_key, wait, select) and runs it. Failure codes: element_not_found, ambiguous_step, tool_limit, navigation_blocked, unknown.",
             move |args: ActArgs, ctx: ToolContext| {
                 let b = browsers.clone();
                 let t = translator.clone();
@@ -198,7 +198,7 @@ pub fn register(
             },
         )
         .annotations(Annotations { open_world: true, ..Annotations::default() }),
-    )
+    ))
 }
 
 async fn act(
@@ -211,7 +211,7 @@ async fn act(
     if args.plan_step.trim().is_empty() {
         return Err(ToolError::invalid_arguments("/plan_step: is empty"));
     }
-    let page = browsers.page(ctx.correlation_id()).await?;
+    let page = browsers.page_for(ctx).await?;
     let snap = snapshot::snapshot(&page, 2000).await?;
     let compressed = compress(&snap.nodes, prompt::MAX_PROMPT_NODES);
     let browser_before = started.elapsed();

@@ -3,7 +3,7 @@
 /// The tools every `axon` registry has, in listing order (sorted by name):
 /// the browser tools, the utilities and `http_request`. MCP listings add
 /// `run_plan` after them.
-pub const BUILT_IN_TOOLS: [&str; 24] = [
+pub const BUILT_IN_TOOLS: [&str; 28] = [
     "browser_act",
     "browser_clear_input",
     "browser_click",
@@ -16,6 +16,10 @@ pub const BUILT_IN_TOOLS: [&str; 24] = [
     "browser_scroll",
     "browser_search",
     "browser_select_option",
+    "browser_session_close",
+    "browser_session_list",
+    "browser_session_new",
+    "browser_session_save",
     "browser_snapshot",
     "browser_submit_form",
     "browser_take_screenshot",

@@ -1,0 +1,287 @@
+//! Browser sessions as handles: `browser_session_new` opens a session (a
+//! browser context of its own, optionally started from a saved storage state)
+//! and returns its handle; every browser tool takes that handle as `session`.
+//!
+//! MCP revision 2026-07-28 has no protocol sessions, so server state travels in
+//! handles passed as arguments; this is how an agent keeps two logins apart, or
+//! saves a logged-in state in one run and starts from it in the next. A call
+//! without `session` uses its connection's default session (its correlation id:
+//! the `axon mcp` process, a legacy MCP session, a plan run).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use axon_core::{
+    Annotations, RegistryError, Tool, ToolContext, ToolError, ToolRegistry, ToolSpec, tool_fn,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::session::{Browsers, HANDLE, SessionInfo, SessionOptions};
+
+/// A browser tool that also takes `session`: the handle is taken out of the
+/// arguments and set for the call (the tool reads it through
+/// [`Browsers::page_for`]), so the tools' own argument types stay as they are.
+pub(crate) struct WithSession {
+    inner: Arc<dyn Tool>,
+    spec: ToolSpec,
+}
+
+impl WithSession {
+    pub(crate) fn new(inner: impl Tool) -> Self {
+        let mut spec = inner.spec().clone();
+        // No description: browser_session_new's says where the handle goes,
+        // and 25 copies of one would cost every agent tokens on every turn.
+        if let Some(props) = spec.input_schema["properties"].as_object_mut() {
+            props.insert("session".into(), json!({"type": "string"}));
+        } else if let Some(schema) = spec.input_schema.as_object_mut() {
+            schema.insert("properties".into(), json!({"session": {"type": "string"}}));
+        }
+        WithSession {
+            inner: Arc::new(inner),
+            spec,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for WithSession {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, args: &Value, ctx: ToolContext) -> Result<Value, ToolError> {
+        let Some(handle) = args.get("session").and_then(Value::as_str) else {
+            return self.inner.call(args, ctx).await;
+        };
+        let handle: Arc<str> = Arc::from(handle);
+        let mut rest = args.clone();
+        if let Some(map) = rest.as_object_mut() {
+            map.remove("session");
+        }
+        HANDLE.scope(handle, self.inner.call(&rest, ctx)).await
+    }
+
+    fn safe_to_repeat(&self, args: &Value) -> bool {
+        self.inner.safe_to_repeat(args)
+    }
+}
+
+/// `browser_session_new` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewSessionArgs {
+    /// Cookies and localStorage to start from (a storage state, as
+    /// browser_session_save returns it).
+    pub storage_state: Option<Value>,
+    /// Or a file browser_session_save wrote.
+    pub storage_state_path: Option<String>,
+    /// CSS pixels.
+    pub viewport: Option<ViewportSize>,
+}
+
+/// A viewport size in CSS pixels.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ViewportSize {
+    #[schemars(range(min = 100, max = 10000))]
+    #[allow(missing_docs)]
+    pub width: u32,
+    #[schemars(range(min = 100, max = 10000))]
+    #[allow(missing_docs)]
+    pub height: u32,
+}
+
+/// A session handle.
+#[derive(Serialize, JsonSchema)]
+pub struct Opened {
+    /// Pass as `session` to any browser tool.
+    pub session: String,
+}
+
+/// `browser_session_save` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SaveArgs {
+    /// The session (default: this connection's).
+    pub session: Option<String>,
+    /// Write the storage state to this file; without it, it is returned.
+    pub path: Option<String>,
+}
+
+/// `browser_session_close` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloseArgs {
+    /// The session (default: this connection's).
+    pub session: Option<String>,
+}
+
+/// The open sessions.
+#[derive(Serialize, JsonSchema)]
+pub struct Listed {
+    /// Most recently used first.
+    pub sessions: Vec<SessionInfo>,
+}
+
+/// Whether a session was open.
+#[derive(Serialize, JsonSchema)]
+pub struct Closed {
+    /// False when no such session was open.
+    pub closed: bool,
+}
+
+fn session_tool() -> Annotations {
+    Annotations {
+        idempotent: false,
+        open_world: true,
+        ..Annotations::default()
+    }
+}
+
+/// Register the session tools.
+pub(crate) fn register(
+    registry: &mut ToolRegistry,
+    browsers: Arc<Browsers>,
+) -> Result<(), RegistryError> {
+    let b = browsers.clone();
+    registry.register(
+        tool_fn(
+            "browser_session_new",
+            "Opens a browser session (own cookies and storage), optionally from a saved storage state. Pass the returned handle as `session` to any browser tool; without one, a tool uses this connection's default session.",
+            move |args: NewSessionArgs, ctx: ToolContext| {
+                let b = b.clone();
+                async move { new_session(&b, args, &ctx).await }
+            },
+        )
+        .annotations(session_tool()),
+    )?;
+    let b = browsers.clone();
+    registry.register(
+        tool_fn(
+            "browser_session_save",
+            "Saves a session's cookies and localStorage (storage state) to `path`, or returns it.",
+            move |args: SaveArgs, ctx: ToolContext| {
+                let b = b.clone();
+                async move { save(&b, args, &ctx).await }
+            },
+        )
+        .annotations(Annotations {
+            read_only: true,
+            open_world: true,
+            ..Annotations::default()
+        })
+        .without_output_schema(),
+    )?;
+    let b = browsers.clone();
+    registry.register(
+        tool_fn(
+            "browser_session_list",
+            "Lists the open browser sessions.",
+            move |_: crate::tools::NoArgs, _ctx: ToolContext| {
+                let b = b.clone();
+                async move {
+                    Ok::<_, ToolError>(Listed {
+                        sessions: b.sessions().await,
+                    })
+                }
+            },
+        )
+        .read_only(),
+    )?;
+    let b = browsers;
+    registry.register(
+        tool_fn(
+            "browser_session_close",
+            "Closes a browser session (its page and cookies).",
+            move |args: CloseArgs, ctx: ToolContext| {
+                let b = b.clone();
+                async move {
+                    let session = args
+                        .session
+                        .unwrap_or_else(|| ctx.correlation_id().to_string());
+                    Ok::<_, ToolError>(Closed {
+                        closed: b.close_handle(&session).await,
+                    })
+                }
+            },
+        )
+        .annotations(Annotations {
+            idempotent: true,
+            destructive: true,
+            open_world: true,
+            ..Annotations::default()
+        }),
+    )?;
+    Ok(())
+}
+
+async fn new_session(
+    b: &Browsers,
+    args: NewSessionArgs,
+    ctx: &ToolContext,
+) -> Result<Opened, ToolError> {
+    // Cookie values are secrets: the inline state is never stored in history.
+    ctx.mark_secret("/storage_state");
+    let storage_state = match (args.storage_state, args.storage_state_path) {
+        (Some(_), Some(_)) => {
+            return Err(ToolError::invalid_arguments(
+                "/storage_state_path: give storage_state or storage_state_path, not both",
+            ));
+        }
+        (Some(state), None) => Some(state),
+        (None, Some(path)) => {
+            let text = tokio::fs::read_to_string(&path).await.map_err(|e| {
+                ToolError::invalid_arguments(format!(
+                    "/storage_state_path: cannot read {path}: {e}"
+                ))
+            })?;
+            Some(serde_json::from_str(&text).map_err(|e| {
+                ToolError::invalid_arguments(format!(
+                    "/storage_state_path: {path} is not a storage state: {e}"
+                ))
+            })?)
+        }
+        (None, None) => None,
+    };
+    if let Some(state) = &storage_state
+        && !(state.is_object()
+            && state.get("cookies").is_none_or(Value::is_array)
+            && state.get("origins").is_none_or(Value::is_array))
+    {
+        return Err(ToolError::invalid_arguments(
+            "/storage_state: want {\"cookies\": [...], \"origins\": [...]}",
+        ));
+    }
+    let session = format!("bs-{}", ulid::Ulid::new());
+    b.open_session(
+        &session,
+        SessionOptions {
+            storage_state,
+            viewport: args.viewport.map(|v| (v.width, v.height)),
+        },
+    )
+    .await?;
+    Ok(Opened { session })
+}
+
+async fn save(b: &Browsers, args: SaveArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
+    let session = args.session.unwrap_or_else(|| Browsers::session_for(ctx));
+    let state = b.storage_state(&session).await?;
+    match args.path {
+        Some(path) => {
+            let text = serde_json::to_vec_pretty(&state)
+                .map_err(|e| ToolError::internal(format!("storage state: {e}")))?;
+            tokio::fs::write(&path, &text).await.map_err(|e| {
+                ToolError::failed(format!("cannot write {path}: {e}")).with_code("io")
+            })?;
+            Ok(json!({"session": session, "path": path, "bytes": text.len()}))
+        }
+        // Cookie values and localStorage: the caller gets them, history does not.
+        None => {
+            ctx.mark_secret_output("/storage_state");
+            Ok(json!({"session": session, "storage_state": state}))
+        }
+    }
+}

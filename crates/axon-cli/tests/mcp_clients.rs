@@ -1,0 +1,576 @@
+//! Axon's MCP server as the official clients see it, with their output-schema
+//! validation on: the Python SDK (peers/venv) on protocol 2026-07-28 (no
+//! sessions) and on 2025-11-25 (sessions), and the TypeScript SDK's `Client`
+//! (peers/node_modules), over stdio (`axon mcp`) and Streamable HTTP (`/mcp` of
+//! `axon serve`). Each lists the tools and calls **every** listed tool at least
+//! once — browser tools against a local fixture page, `http_request` against a
+//! local upstream, server-everything's tools through an import — and no result
+//! may be rejected by the client. Browser sessions as handles: navigate-then-read
+//! without a session, two sessions apart, a saved state restored.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+const FORM: &str = r#"<!doctype html>
+<html><head><title>MCP fixture</title></head><body>
+<h1>Order</h1>
+<form id="f" action="/next.html" method="get">
+  <label for="name">Name</label> <input id="name" name="name">
+  <label for="color">Color</label>
+  <select id="color" name="color"><option value="red">Red</option><option value="green">Green</option></select>
+  <input type="search" name="q" aria-label="Search">
+  <button id="go" type="button" onclick="document.getElementById('out').textContent = 'Went ' + document.getElementById('color').value">Go</button>
+</form>
+<p id="out"></p>
+<table><tr><th>Name</th><th>Role</th></tr><tr><td>Ada</td><td>admin</td></tr></table>
+<div style="height: 2000px"></div>
+</body></html>"#;
+
+/// A local site: the form, a next page, a cookie setter and reader, a JSON API.
+async fn fixture_site() -> String {
+    use axum::http::header;
+    use axum::response::{Html, IntoResponse};
+    use axum::routing::get;
+    let app = axum::Router::new()
+        .route("/form.html", get(|| async { Html(FORM) }))
+        .route(
+            "/next.html",
+            get(|| async { Html("<!doctype html><title>Next</title><p>Thanks</p>") }),
+        )
+        .route(
+            "/set-cookie",
+            get(
+                |axum::extract::Query(q): axum::extract::Query<std::collections::HashMap<String, String>>| async move {
+                    let v = q.get("v").cloned().unwrap_or_default();
+                    (
+                        [(header::SET_COOKIE, format!("axon_sid={v}; Path=/; Max-Age=3600"))],
+                        Html("<!doctype html><title>Set</title><p>set</p>"),
+                    )
+                        .into_response()
+                },
+            ),
+        )
+        .route(
+            "/show-cookie",
+            get(|| async {
+                Html("<!doctype html><title>Show</title><p id=c></p><script>document.getElementById('c').textContent = 'cookies: ' + document.cookie</script>")
+            }),
+        )
+        .route("/api", get(|| async { axum::Json(json!({"ok": true})) }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{addr}")
+}
+
+/// A temp dir with `axon.toml`: a store of its own and server-everything imported.
+fn config_dir(extra: &str) -> PathBuf {
+    let js = repo_root()
+        .join("peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        js.exists(),
+        "server-everything is not installed: run scripts/peers"
+    );
+    let dir = std::env::temp_dir().join(format!("axon-mcp-clients-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = format!(
+        "[store]\npath = {:?}\n[[mcp.servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n{extra}",
+        dir.join("axon.db").display().to_string(),
+        js.display().to_string()
+    );
+    std::fs::write(dir.join("axon.toml"), text).unwrap();
+    dir
+}
+
+/// `tools/list` as Axon serves it, from `axon tools --format mcp`.
+fn listed(dir: &Path) -> Vec<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_axon"))
+        .arg("--config")
+        .arg(dir.join("axon.toml"))
+        .args(["tools", "--format", "mcp"])
+        .env_remove("AXON_CONFIG")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut tools = v["tools"].as_array().unwrap().clone();
+    // MCP listings add the plan tool after the registry's.
+    tools.push(json!({"name": "run_plan"}));
+    tools
+}
+
+/// Arguments for a tool nobody scripted (an imported one): each required
+/// property gets a plain value of its type; durations are kept short.
+fn arguments_for(tool: &Value) -> Value {
+    let schema = &tool["inputSchema"];
+    let mut args = json!({});
+    for (name, prop) in schema["properties"].as_object().into_iter().flatten() {
+        let required = schema["required"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|n| n == name));
+        let short = ["duration", "steps", "delay"]
+            .iter()
+            .any(|k| name.contains(k));
+        if !required && !short {
+            continue;
+        }
+        let ty = prop["type"].as_str().unwrap_or("string");
+        args[name] = match (prop.get("enum"), ty) {
+            (Some(Value::Array(values)), _) if !values.is_empty() => values[0].clone(),
+            (_, "integer" | "number") if short => json!(1),
+            (_, "integer" | "number") => {
+                json!(prop["minimum"].as_f64().unwrap_or(1.0).max(1.0) as i64)
+            }
+            (_, "boolean") => json!(false),
+            (_, "array") => json!([]),
+            (_, "object") => json!({}),
+            _ => json!("axon"),
+        };
+    }
+    args
+}
+
+/// The script every client runs: one call (at least) per listed tool.
+fn script(site: &str, dir: &Path, tools: &[Value]) -> Vec<Value> {
+    let form = format!("{site}/form.html");
+    let state = dir.join("state.json").display().to_string();
+    let mut calls = vec![
+        json!({"tool": "browser_session_list", "args": {}}),
+        json!({"tool": "browser_navigate", "args": {"url": form}}),
+        json!({"tool": "browser_get_page_state", "args": {}}),
+        json!({"tool": "browser_snapshot", "args": {}}),
+        json!({"tool": "browser_type", "args": {"selector": "#name", "text": "Bob"}}),
+        json!({"tool": "browser_clear_input", "args": {"selector": "#name"}}),
+        json!({"tool": "browser_type", "args": {"label": "Name", "text": "Ada"}}),
+        json!({"tool": "browser_get_text", "args": {"selector": "#name"}}),
+        json!({"tool": "browser_select_option", "args": {"selector": "#color", "values": ["green"]}}),
+        json!({"tool": "browser_click", "args": {"selector": "#go"}}),
+        json!({"tool": "browser_wait_for_element", "args": {"selector": "#out", "state": "visible"}}),
+        json!({"tool": "browser_verify_element_exists", "args": {"selector": "#nope"}}),
+        json!({"tool": "browser_extract_table", "args": {}}),
+        json!({"tool": "browser_get_page_html", "args": {"selector": "#out"}}),
+        json!({"tool": "browser_take_screenshot", "args": {"format": "jpeg", "quality": 50, "scale": 0.5}}),
+        json!({"tool": "browser_scroll", "args": {"to": "bottom"}}),
+        json!({"tool": "browser_press_key", "args": {"key": "Tab"}}),
+        json!({"tool": "browser_wait", "args": {"seconds": 0.05}}),
+        json!({"tool": "browser_act", "args": {"plan_step": "Click the Go button"}}),
+        json!({"tool": "browser_click", "args": {"selector": "#missing", "timeout_ms": 200}}),
+        json!({"tool": "browser_search", "args": {"query": "rust"}}),
+        json!({"tool": "browser_wait_for_url_change", "args": {"from": form}}),
+        json!({"tool": "browser_navigate", "args": {"url": form}}),
+        json!({"tool": "browser_submit_form", "args": {"selector": "#f"}}),
+        // Sessions as handles: a and b apart, a's state saved and restored as c.
+        json!({"tool": "browser_session_new", "args": {}, "save": {"a": "session"}}),
+        json!({"tool": "browser_session_new", "args": {"viewport": {"width": 800, "height": 600}}, "save": {"b": "session"}}),
+        json!({"tool": "browser_navigate", "args": {"session": "${a}", "url": format!("{site}/set-cookie?v=alpha")}}),
+        json!({"tool": "browser_navigate", "args": {"session": "${b}", "url": format!("{site}/show-cookie")}}),
+        json!({"tool": "browser_get_text", "args": {"session": "${b}", "selector": "#c"}}),
+        json!({"tool": "browser_session_save", "args": {"session": "${a}", "path": state}}),
+        json!({"tool": "browser_session_save", "args": {"session": "${a}"}}),
+        json!({"tool": "browser_session_new", "args": {"storage_state_path": state}, "save": {"c": "session"}}),
+        json!({"tool": "browser_navigate", "args": {"session": "${c}", "url": format!("{site}/show-cookie")}}),
+        json!({"tool": "browser_get_text", "args": {"session": "${c}", "selector": "#c"}}),
+        json!({"tool": "browser_session_close", "args": {"session": "${a}"}}),
+        json!({"tool": "browser_session_close", "args": {"session": "${b}"}}),
+        json!({"tool": "browser_session_close", "args": {"session": "${c}"}}),
+        json!({"tool": "http_request", "args": {"method": "GET", "url": format!("{site}/api")}}),
+        json!({"tool": "echo", "args": {"from": "a client"}}),
+        json!({"tool": "sleep", "args": {"ms": 1}}),
+        json!({"tool": "sleep", "args": {"ms": -1}}),
+        json!({"tool": "flaky", "args": {"key": ulid::Ulid::new().to_string(), "fail_times": 1}}),
+        json!({"tool": "run_plan", "args": {"plan": "steps:\n  - id: a\n    tool: echo\n    params: {n: 21}\n  - tool: echo\n    params: {again: '${steps.a.data.n}'}\n"}}),
+    ];
+    let scripted: BTreeSet<String> = calls
+        .iter()
+        .filter_map(|c| c["tool"].as_str().map(str::to_string))
+        .collect();
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap();
+        if !scripted.contains(name) {
+            calls.push(json!({"tool": name, "args": arguments_for(tool)}));
+        }
+    }
+    calls
+}
+
+/// One `axon serve` with `dir`'s config, killed on drop.
+struct Served {
+    child: Child,
+    mcp: String,
+}
+
+impl Served {
+    fn start(dir: &Path) -> Served {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_axon"))
+            .arg("--config")
+            .arg(dir.join("axon.toml"))
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .env_remove("AXON_CONFIG")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base = line
+            .trim()
+            .strip_prefix("axon: listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        Served {
+            child,
+            mcp: format!("{base}/mcp"),
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+enum Sdk {
+    Python(&'static str),
+    TypeScript,
+}
+
+enum Transport<'a> {
+    Stdio,
+    Http(&'a str),
+}
+
+/// Run a client over the script; its JSON report.
+async fn run_client(sdk: Sdk, transport: Transport<'_>, dir: &Path, calls: &[Value]) -> Value {
+    let calls_file = dir.join(format!("calls-{}.json", ulid::Ulid::new()));
+    std::fs::write(&calls_file, serde_json::to_vec(calls).unwrap()).unwrap();
+    let mut cmd = match sdk {
+        Sdk::Python(mode) => {
+            let python = repo_root().join("peers/venv/bin/python");
+            assert!(
+                python.exists(),
+                "the Python MCP SDK is not installed: run scripts/peers"
+            );
+            let mut cmd = tokio::process::Command::new(python);
+            cmd.arg(repo_root().join("peers/mcp_client_check.py"))
+                .args(["--mode", mode]);
+            cmd
+        }
+        Sdk::TypeScript => {
+            let script = repo_root().join("peers/mcp_client_check.mjs");
+            assert!(
+                repo_root()
+                    .join("peers/node_modules/@modelcontextprotocol/sdk")
+                    .exists(),
+                "the TypeScript MCP SDK is not installed: run scripts/peers"
+            );
+            let mut cmd = tokio::process::Command::new("node");
+            cmd.arg(script);
+            cmd
+        }
+    };
+    cmd.arg("--calls").arg(&calls_file);
+    match transport {
+        Transport::Stdio => {
+            cmd.args(["stdio", env!("CARGO_BIN_EXE_axon"), "--config"])
+                .arg(dir.join("axon.toml"));
+        }
+        Transport::Http(url) => {
+            cmd.args(["http", url]);
+        }
+    }
+    let out = cmd.env_remove("AXON_CONFIG").output().await.unwrap();
+    assert!(
+        out.status.success(),
+        "the client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not a report ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// The results of every call to `tool`, in order.
+fn results<'a>(report: &'a Value, tool: &str) -> Vec<&'a Value> {
+    report["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["tool"] == tool)
+        .map(|c| &c["result"])
+        .collect()
+}
+
+/// JSON with every number as a float (JavaScript writes `0.0` as `0`).
+fn numbers_as_f64(v: Value) -> Value {
+    match v {
+        Value::Number(n) => json!(n.as_f64()),
+        Value::Array(items) => Value::Array(items.into_iter().map(numbers_as_f64).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, numbers_as_f64(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// What every client run must show.
+fn check(report: &Value, tools: &[Value], site: &str, who: &str) {
+    // Listed: every tool Axon serves, in the same (deterministic) order.
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    let expected: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, expected, "{who}: tools/list");
+    for builtin in common::mcp_tools() {
+        assert!(names.contains(&builtin), "{who}: {builtin} is not listed");
+    }
+    // Called: every listed tool, and the client accepted every result.
+    let called: BTreeSet<&str> = report["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["tool"].as_str())
+        .collect();
+    for name in &names {
+        assert!(called.contains(name), "{who}: {name} was never called");
+    }
+    let rejected: Vec<String> = report["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c.get("rejected").is_some())
+        .map(|c| format!("{}: {}", c["tool"], c["rejected"]))
+        .collect();
+    assert!(
+        rejected.is_empty(),
+        "{who}: the client rejected {rejected:#?}"
+    );
+    if let Some(warnings) = report.get("warnings") {
+        assert_eq!(warnings, &json!([]), "{who}: the client warned");
+    }
+
+    // The simplest check: page state, with the envelope in _meta.
+    let state = results(report, "browser_get_page_state")[0];
+    assert_eq!(state["isError"], false, "{who}: {state}");
+    assert_eq!(
+        state["structuredContent"]["url"],
+        format!("{site}/form.html"),
+        "{who}: navigate-then-read must find the page: {state}"
+    );
+    let envelope = &state["_meta"]["axon/call"];
+    assert!(envelope["attempts"].as_u64() >= Some(1), "{who}: {state}");
+    assert_eq!(envelope["tool"], "browser_get_page_state");
+    assert!(
+        envelope.get("data").is_none(),
+        "{who}: data is not repeated in _meta"
+    );
+    // The text block is the data as compact JSON, nothing else.
+    assert_eq!(
+        numbers_as_f64(
+            serde_json::from_str::<Value>(state["content"][0]["text"].as_str().unwrap()).unwrap()
+        ),
+        numbers_as_f64(state["structuredContent"].clone()),
+        "{who}"
+    );
+
+    // Object data is the structured content as it is; other data is wrapped.
+    let echo = results(report, "echo")[0];
+    assert_eq!(
+        echo["structuredContent"],
+        json!({"from": "a client"}),
+        "{who}"
+    );
+    let imported = results(report, "everything__echo")[0];
+    assert_eq!(
+        imported["structuredContent"],
+        json!({"result": "Echo: axon"}),
+        "{who}: {imported}"
+    );
+
+    // Failures: isError with `kind (code): message`, no structured content.
+    let missing = results(report, "browser_click")[1];
+    assert_eq!(missing["isError"], true, "{who}: {missing}");
+    assert!(
+        missing.get("structuredContent").is_none(),
+        "{who}: {missing}"
+    );
+    let text = missing["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("failed (element_not_found): "),
+        "{who}: {text}"
+    );
+    let bad = results(report, "sleep")[1];
+    assert_eq!(bad["isError"], true, "{who}: {bad}");
+    let text = bad["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("invalid_arguments") && text.contains("/ms"),
+        "{who}: {text}"
+    );
+
+    // A screenshot is an image block; base64 never in the text or structured content.
+    let shot = results(report, "browser_take_screenshot")[0];
+    let blocks = shot["content"].as_array().unwrap();
+    let image = blocks
+        .iter()
+        .find(|b| b["type"] == "image")
+        .expect("an image block");
+    assert_eq!(image["mimeType"], "image/jpeg", "{who}");
+    assert!(image["data"].as_str().unwrap().len() > 100);
+    assert!(shot["structuredContent"].get("base64").is_none(), "{who}");
+    assert!(
+        !blocks[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains(image["data"].as_str().unwrap())
+    );
+
+    // The snapshot is lean text: one line per node with refs.
+    let snap = &results(report, "browser_snapshot")[0]["structuredContent"];
+    let text = snap["text"].as_str().unwrap();
+    assert!(text.contains("- button \"Go\" [ref=e"), "{who}: {text}");
+    assert!(snap.get("nodes").is_none(), "{who}: nodes are opt-in");
+
+    // Two sessions apart; a saved state restored in a third.
+    let texts = results(report, "browser_get_text");
+    let in_b = texts[1]["structuredContent"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        !in_b.contains("alpha"),
+        "{who}: session b saw a's cookie: {in_b}"
+    );
+    let in_c = texts[2]["structuredContent"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        in_c.contains("axon_sid=alpha"),
+        "{who}: the restored session lacks the cookie: {}",
+        texts[2]
+    );
+    let inline = results(report, "browser_session_save")[1];
+    let cookies = &inline["structuredContent"]["storage_state"]["cookies"];
+    assert!(
+        cookies
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["name"] == "axon_sid")),
+        "{who}: {inline}"
+    );
+    let closed = results(report, "browser_session_close");
+    assert!(
+        closed
+            .iter()
+            .all(|c| c["structuredContent"]["closed"] == true),
+        "{who}: {closed:?}"
+    );
+
+    // run_plan: the plan result as structured content.
+    let plan = results(report, "run_plan")[0];
+    assert_eq!(
+        plan["structuredContent"]["status"], "succeeded",
+        "{who}: {plan}"
+    );
+    assert_eq!(
+        plan["structuredContent"]["steps"][1]["result"]["data"],
+        json!({"again": 21})
+    );
+}
+
+/// One client run at a time: each drives a Chromium, a server-everything and
+/// an Axon, and five at once on two cores would test the machine's patience.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_on_2026_07_28_accepts_every_tool_over_stdio() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let site = fixture_site().await;
+    let dir = config_dir("");
+    let tools = listed(&dir);
+    let calls = script(&site, &dir, &tools);
+    let report = run_client(Sdk::Python("auto"), Transport::Stdio, &dir, &calls).await;
+    check(&report, &tools, &site, "python stdio");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_on_2026_07_28_accepts_every_tool_over_sessionless_http() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let site = fixture_site().await;
+    let dir = config_dir("");
+    let tools = listed(&dir);
+    let calls = script(&site, &dir, &tools);
+    let served = Served::start(&dir);
+    let report = run_client(
+        Sdk::Python("auto"),
+        Transport::Http(&served.mcp),
+        &dir,
+        &calls,
+    )
+    .await;
+    check(&report, &tools, &site, "python http 2026-07-28");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_on_2025_11_25_accepts_every_tool_over_http_sessions() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let site = fixture_site().await;
+    let dir = config_dir("");
+    let tools = listed(&dir);
+    let calls = script(&site, &dir, &tools);
+    let served = Served::start(&dir);
+    let report = run_client(
+        Sdk::Python("legacy"),
+        Transport::Http(&served.mcp),
+        &dir,
+        &calls,
+    )
+    .await;
+    check(&report, &tools, &site, "python http legacy");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_accepts_every_tool_over_stdio() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let site = fixture_site().await;
+    let dir = config_dir("");
+    let tools = listed(&dir);
+    let calls = script(&site, &dir, &tools);
+    let report = run_client(Sdk::TypeScript, Transport::Stdio, &dir, &calls).await;
+    check(&report, &tools, &site, "typescript stdio");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_accepts_every_tool_over_http() {
+    let _turn = ONE_AT_A_TIME.lock().await;
+    let site = fixture_site().await;
+    let dir = config_dir("");
+    let tools = listed(&dir);
+    let calls = script(&site, &dir, &tools);
+    let served = Served::start(&dir);
+    let report = run_client(Sdk::TypeScript, Transport::Http(&served.mcp), &dir, &calls).await;
+    check(&report, &tools, &site, "typescript http");
+}
