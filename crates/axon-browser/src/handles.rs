@@ -74,7 +74,7 @@ impl Tool for WithSession {
 pub struct NewSessionArgs {
     /// Cookies and localStorage to start from (a storage state, as
     /// browser_session_save returns it).
-    pub storage_state: Option<Value>,
+    pub storage_state: Option<serde_json::Map<String, Value>>,
     /// Or a file browser_session_save wrote.
     pub storage_state_path: Option<String>,
     /// CSS pixels.
@@ -149,7 +149,7 @@ pub(crate) fn register(
     registry.register(
         tool_fn(
             "browser_session_new",
-            "Opens a browser session (own cookies and storage), optionally from a saved storage state. Pass the returned handle as `session` to any browser tool; without one, a tool uses this connection's default session.",
+            "Opens a browser session (own cookies and storage), optionally from a saved storage state. Pass its handle as `session` to browser tools (default: this connection's session).",
             move |args: NewSessionArgs, ctx: ToolContext| {
                 let b = b.clone();
                 async move { new_session(&b, args, &ctx).await }
@@ -230,7 +230,7 @@ async fn new_session(
                 "/storage_state_path: give storage_state or storage_state_path, not both",
             ));
         }
-        (Some(state), None) => Some(state),
+        (Some(state), None) => Some(Value::Object(state)),
         (None, Some(path)) => {
             let text = tokio::fs::read_to_string(&path).await.map_err(|e| {
                 ToolError::invalid_arguments(format!(

@@ -57,9 +57,9 @@ pub struct Address {
     pub reference: Option<String>,
     /// ARIA role (button, link, …).
     pub role: Option<String>,
-    /// Accessible name, with role (a substring unless exact).
+    /// With role: accessible name (substring).
     pub name: Option<String>,
-    /// Match name/label/has_text exactly.
+    /// Whole-text match for name, label, has_text.
     #[serde(default)]
     pub exact: bool,
     /// A field's label text.

@@ -510,7 +510,7 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
         browsers,
         "browser_navigate",
         idempotent(),
-        "Opens a URL in this session's page and returns the page state (url, title, ready state, viewport, scroll, focus). wait_until: load (default), domcontentloaded or networkidle. Blocked hosts and schemes fail with code navigation_blocked; an unreachable site is unavailable.",
+        "Opens a URL and returns the page state. Blocked hosts fail with code navigation_blocked.",
         navigate
     );
     browser_tool!(
@@ -550,7 +550,7 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
         browsers,
         "browser_type",
         idempotent(),
-        "Types `text` into an element (or the focused one); `clear` empties it first. Text typed into password fields is *** in history.",
+        "Types `text` into an element (or the focused one); `clear` empties it first.",
         actions::type_text
     );
     browser_tool!(
@@ -614,7 +614,7 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
         browsers,
         "browser_submit_form",
         acting(),
-        "Submits a form (the one addressed, the one holding the addressed or focused element, else the first) and waits for the page it leads to. Invalid fields fail with code invalid_form.",
+        "Submits a form (the addressed one, the one around the focused element, else the first) and waits for the next page. Invalid fields fail with code invalid_form.",
         actions::submit_form
     );
     browser_tool!(
@@ -654,7 +654,7 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
         browsers,
         "browser_snapshot",
         read_only(),
-        "The page's accessibility tree as indented lines (role \"name\" [ref=e12]), pruned to controls, headings and text; a ref addresses the element in the other tools.",
+        "The page's accessibility tree as lines (role \"name\" [ref=e12]): controls, headings, text. A ref addresses its element in other tools.",
         take_snapshot
     );
     Ok(())

@@ -83,7 +83,7 @@ impl Act {
             .unwrap()
     }
     async fn checked(&self, name: &str) -> bool {
-        let snap = self.call("browser_snapshot", json!({})).await;
+        let snap = self.call("browser_snapshot", json!({"nodes": true})).await;
         let node = snap.data["nodes"]
             .as_array()
             .unwrap()

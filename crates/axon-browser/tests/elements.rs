@@ -257,7 +257,9 @@ async fn not_visible_and_detached_elements_are_transient() {
     assert!(early.error.unwrap().message.contains("not visible"));
 
     f.open("s", "detach.html").await;
-    let snap = f.call("s", "browser_snapshot", json!({})).await;
+    let snap = f
+        .call("s", "browser_snapshot", json!({"nodes": true}))
+        .await;
     let flip = snap.data["nodes"]
         .as_array()
         .unwrap()
@@ -392,7 +394,9 @@ async fn role_name_label_text_and_snapshot_refs() {
     assert_eq!(f.text("s", "#out").await, "fancy");
 
     // The snapshot: roles, names, states, and refs the tools take.
-    let snap = f.call("s", "browser_snapshot", json!({})).await;
+    let snap = f
+        .call("s", "browser_snapshot", json!({"nodes": true}))
+        .await;
     assert!(snap.success, "{snap:?}");
     let nodes = &snap.data["nodes"];
     let heading = find(nodes, "heading", "Preferences");

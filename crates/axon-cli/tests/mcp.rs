@@ -303,7 +303,8 @@ async fn the_tool_filter_lists_and_serves_only_what_it_allows() {
 
 /// Schemas are plain JSON Schema (the TypeScript SDK's ajv warns about
 /// schemars' `uint64`), output schemas only for object data, and `tools/list`
-/// stays within Playwright MCP's bytes per tool (21 KB for its 25 tools).
+/// stays within Playwright MCP 0.0.83's bytes per tool (20,353 bytes for its 25
+/// tools, measured by benches/mcp_output/run.sh).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn listings_are_standard_json_schema_and_lean() {
     fn formats(v: &Value, out: &mut Vec<String>) {
@@ -335,9 +336,122 @@ async fn listings_are_standard_json_schema_and_lean() {
         .len();
     let per_tool = bytes / tools.len();
     assert!(
-        per_tool <= 21 * 1024 / 25,
+        per_tool <= 20_353 / 25,
         "tools/list is {bytes} bytes for {} tools ({per_tool} per tool)",
         tools.len()
+    );
+    client.cancel().await.unwrap();
+}
+
+/// The MCP Inspector's CLI mode (peers/node_modules) against `axon mcp`: it
+/// lists the tools with `--strict` (its schema portability check, which fails
+/// on error-severity problems) and calls one.
+#[test]
+fn the_mcp_inspector_cli_lists_and_calls() {
+    let launcher = repo_root()
+        .join("peers/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
+    assert!(
+        launcher.exists(),
+        "the MCP Inspector is not installed: run scripts/peers"
+    );
+    // The Inspector keeps a catalog under $HOME: give it one of its own.
+    let home = std::env::temp_dir().join(format!("axon-inspector-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&home).unwrap();
+    let store = home.join("axon.db");
+    let inspect = |args: &[&str]| {
+        std::process::Command::new("node")
+            .arg(&launcher)
+            .arg("--cli")
+            .args(args)
+            .args(["-e", &format!("AXON_STORE_PATH={}", store.display())])
+            .arg("--")
+            .args([env!("CARGO_BIN_EXE_axon"), "mcp"])
+            .env("HOME", &home)
+            .env_remove("AXON_CONFIG")
+            .output()
+            .unwrap()
+    };
+    let out = inspect(&["--method", "tools/list", "--strict"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, common::mcp_tools());
+
+    let out = inspect(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "echo",
+        "--tool-arg",
+        "hi=1",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let called: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(called["structuredContent"], json!({"hi": 1}), "{called}");
+    assert_eq!(called["_meta"]["axon/call"]["attempts"], 1, "{called}");
+}
+
+/// `run_plan` reports a progress notification per finished step to a client
+/// that asks for progress.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_plan_reports_progress_per_step() {
+    use std::sync::{Arc, Mutex};
+    #[derive(Clone, Default)]
+    struct Progress(Arc<Mutex<Vec<(f64, Option<f64>, Option<String>)>>>);
+    impl rmcp::ClientHandler for Progress {
+        async fn on_progress(
+            &self,
+            params: rmcp::model::ProgressNotificationParam,
+            _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+        ) {
+            self.0
+                .lock()
+                .unwrap()
+                .push((params.progress, params.total, params.message));
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("axon-mcp-progress-{}", ulid::Ulid::new()));
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"));
+    cmd.arg("mcp")
+        .env("AXON_STORE_PATH", dir.join("axon.db"))
+        .env_remove("AXON_CONFIG");
+    let seen = Progress::default();
+    let client = seen
+        .clone()
+        .serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .unwrap();
+    let plan = "steps:\n  - id: a\n    tool: echo\n    params: {v: 1}\n  - id: b\n    tool: echo\n    params: {v: 2}\n    depends_on: [a]\n";
+    let mut params =
+        CallToolRequestParams::new("run_plan").with_arguments(args(json!({"plan": plan})));
+    rmcp::model::RequestParamsMeta::set_progress_token(
+        &mut params,
+        rmcp::model::ProgressToken(rmcp::model::NumberOrString::String("p1".into())),
+    );
+    let r = client.call_tool(params).await.unwrap();
+    let r = serde_json::to_value(&r).unwrap();
+    assert_eq!(r["structuredContent"]["status"], "succeeded", "{r}");
+    // Notifications travel before the result on the same stream.
+    let seen = seen.0.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[1].0, 2.0);
+    assert_eq!(seen[1].1, Some(2.0));
+    assert!(
+        seen[0].2.as_deref().is_some_and(|m| m.contains("step a")),
+        "{seen:?}"
     );
     client.cancel().await.unwrap();
 }

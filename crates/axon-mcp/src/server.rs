@@ -241,6 +241,10 @@ fn lean_node(schema: &mut Value, side: Side) {
                 // Bounds are the tool's promise to keep, not the client's to check.
                 map.remove("minimum");
                 map.remove("maximum");
+            } else if map.get("minimum") == Some(&json!(0)) {
+                // Every count and duration is unsigned (schemars' `uint`); a
+                // negative one is refused by the pipeline, naming the field.
+                map.remove("minimum");
             }
             if let Some(Value::String(format)) = map.get("format")
                 && !STANDARD_FORMATS.contains(&format.as_str())
@@ -390,7 +394,7 @@ fn drop_null_type(prop: &mut Value) {
 fn run_plan_tool() -> Value {
     json!({
         "name": RUN_PLAN,
-        "description": "Runs a plan: steps {id, tool, params, depends_on}; a step's params may use ${steps.<id>.data.<field>}. Returns the plan result. Finished steps are checkpointed: the same run_id resumes.",
+        "description": "Runs a plan of tool calls: steps [{id, tool, params, depends_on}]; params may use ${steps.<id>.data.<field>}. The same run_id resumes.",
         "inputSchema": {
             "type": "object",
             "required": ["plan"],
@@ -582,7 +586,10 @@ pub fn call_result(result: CallResult) -> CallToolResult {
     let CallResult { data, error, .. } = &result;
     let mut envelope = json!(&result);
     if let Some(map) = envelope.as_object_mut() {
+        // The data is the structured content; what is null or empty says
+        // nothing (no error, no fallback, no retries).
         map.remove("data");
+        map.retain(|_, v| !(v.is_null() || v.as_array().is_some_and(Vec::is_empty)));
     }
     if let Some(e) = error {
         return error_result(

@@ -437,10 +437,14 @@ async fn each_mcp_session_is_one_correlation_id() {
         let executor = executor(tools, quick_retries());
         let first = call(&executor, "axon__whoami", json!({})).await;
         let second = call(&executor, "axon__whoami", json!({})).await;
-        let id = first.data["data"].as_str().unwrap_or_default().to_string();
+        // Non-object data comes back wrapped as {"result": …}.
+        let id = first.data["result"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         assert!(id.starts_with("mcp-"), "{first:?}");
         assert_eq!(
-            second.data["data"], first.data["data"],
+            second.data["result"], first.data["result"],
             "one session, one id"
         );
         seen.push(id);
