@@ -482,6 +482,10 @@ fn idempotent() -> Annotations {
 fn acting() -> Annotations {
     Annotations {
         open_world: true,
+        // `Annotations::default()` is idempotent (a plain function tool): a
+        // click is not. Its "never happened" failures (element not ready) are
+        // still retried: they are `ToolError::before_acting`.
+        idempotent: false,
         ..Annotations::default()
     }
 }

@@ -350,5 +350,12 @@ fn tools_in_openai_and_mcp_formats() {
         "{http}"
     );
     assert!(http["inputSchema"]["properties"]["url"].is_object());
+    // A click may have happened: not idempotent, so not repeated after a timeout.
+    let click = tool("browser_click");
+    assert!(
+        click["annotations"].get("idempotentHint").is_none(),
+        "{click}"
+    );
+    assert_eq!(tool("browser_type")["annotations"]["idempotentHint"], true);
     assert!(tool("sleep")["inputSchema"]["properties"]["ms"].is_object());
 }

@@ -455,3 +455,65 @@ async fn run_plan_reports_progress_per_step() {
     );
     client.cancel().await.unwrap();
 }
+
+/// A client that declares MCP's tasks extension gets `run_plan` as a task: the
+/// call returns at once with a task id, and `tasks/get` polls it to the plan
+/// result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_plan_runs_as_a_task_for_clients_with_the_tasks_extension() {
+    use rmcp::model::{
+        CallToolResponse, ClientCapabilities, ClientConfig, GetTaskParams, Implementation,
+        TaskPayload,
+    };
+    let dir = std::env::temp_dir().join(format!("axon-mcp-task-{}", ulid::Ulid::new()));
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"));
+    cmd.arg("mcp")
+        .env("AXON_STORE_PATH", dir.join("axon.db"))
+        .env_remove("AXON_CONFIG");
+    let client = ClientConfig::new(
+        ClientCapabilities::builder().enable_tasks().build(),
+        Implementation::new("axon-test", "1"),
+    )
+    .serve(TokioChildProcess::new(cmd).unwrap())
+    .await
+    .unwrap();
+    let plan = "steps:\n  - id: nap\n    tool: sleep\n    params: {ms: 300}\n  - tool: echo\n    params: {after: '${steps.nap.data.slept_ms}'}\n";
+    let response = client
+        .call_tool_once(
+            CallToolRequestParams::new("run_plan").with_arguments(args(json!({"plan": plan}))),
+        )
+        .await
+        .unwrap();
+    let CallToolResponse::Task(created) = response else {
+        panic!("expected a task, got {response:?}");
+    };
+    let id = created.task.task_id.clone();
+    let mut polls = 0;
+    let done = loop {
+        let info = client
+            .peer()
+            .get_task(GetTaskParams::new(id.clone()))
+            .await
+            .unwrap();
+        if info.task.status().is_terminal() {
+            break info.task;
+        }
+        polls += 1;
+        assert!(polls < 200, "the task never finished");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert!(polls > 0, "a 300 ms plan was done before the first poll");
+    let TaskPayload::Completed { result } = done.payload else {
+        panic!("expected a completed task, got {:?}", done.payload);
+    };
+    let result = Value::Object(result);
+    assert_eq!(
+        result["structuredContent"]["status"], "succeeded",
+        "{result}"
+    );
+    assert_eq!(
+        result["structuredContent"]["steps"][1]["result"]["data"],
+        json!({"after": 300})
+    );
+    client.cancel().await.unwrap();
+}

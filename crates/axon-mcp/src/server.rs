@@ -5,9 +5,10 @@ use std::sync::Arc;
 use axon_core::{CallEvent, CallResult, ToolCall};
 use axon_plan::{Plan, PlanEvent, PlanRunner, RunOptions};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content,
-    Implementation, ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
-    ResultType, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    ContentBlock as Content, CreateTaskResult, GetTaskParams, GetTaskResult, Implementation,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam, ResultType,
+    ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -414,6 +415,9 @@ fn run_plan_tool() -> Value {
 pub struct AxonMcp {
     runner: Arc<PlanRunner>,
     listing: Arc<Listing>,
+    /// `run_plan` calls running as tasks (MCP's tasks extension), shared by
+    /// every session: a stateless client polls from a fresh handler each time.
+    tasks: rmcp::task_manager::TaskManager,
     /// The correlation id of this session's tool calls: one MCP session is one
     /// browser session (its browser tools share one page) and one group in
     /// history. Calls over HTTP without an MCP session use [`SESSIONLESS`].
@@ -433,6 +437,7 @@ impl AxonMcp {
         AxonMcp {
             runner: Arc::new(runner),
             listing: Arc::new(listing),
+            tasks: rmcp::task_manager::TaskManager::new(),
             session: new_session_id(),
         }
     }
@@ -442,6 +447,7 @@ impl AxonMcp {
         AxonMcp {
             runner: self.runner.clone(),
             listing: self.listing.clone(),
+            tasks: self.tasks.clone(),
             session: new_session_id(),
         }
     }
@@ -471,12 +477,16 @@ impl AxonMcp {
         }
     }
 
+    /// `run_plan`: the plan result as structured content, a progress
+    /// notification per finished step when the client asked for progress, or,
+    /// for a client that declared MCP's tasks extension, a task it polls with
+    /// `tasks/get` instead of holding the call open.
     async fn run_plan(
         &self,
         args: Value,
         context: &RequestContext<RoleServer>,
         correlation: String,
-    ) -> CallToolResult {
+    ) -> CallToolResponse {
         let plan = match &args["plan"] {
             Value::String(text) => Plan::parse(text).map_err(|e| e.to_string()),
             Value::Object(_) => serde_json::from_value::<Plan>(args["plan"].clone())
@@ -486,8 +496,44 @@ impl AxonMcp {
         };
         let plan = match plan {
             Ok(plan) => plan,
-            Err(message) => return error_result("invalid_arguments", None, &message, None),
+            Err(message) => {
+                return complete(error_result("invalid_arguments", None, &message, None));
+            }
         };
+        let options = RunOptions {
+            run_id: args["run_id"].as_str().map(str::to_string),
+            // A run's browser steps share the caller's browser session.
+            correlation_id: Some(correlation),
+            ..RunOptions::default()
+        };
+        let wants_task = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.supports_tasks());
+        if wants_task {
+            let runner = self.runner.clone();
+            let task = self.tasks.spawn(
+                rmcp::task_manager::TaskOptions::new().with_poll_interval_ms(200),
+                move |ctx| {
+                    Box::pin(async move {
+                        let cancel = axon_core::CancellationToken::new();
+                        let options = RunOptions {
+                            cancel: Some(cancel.clone()),
+                            ..options
+                        };
+                        let stop = async move {
+                            ctx.cancelled().await;
+                            cancel.cancel();
+                            std::future::pending::<()>().await;
+                        };
+                        tokio::select! {
+                            out = execute_plan(&runner, &plan, options) => Ok(out),
+                            _ = stop => Err(rmcp::task_manager::TaskExit::Cancelled),
+                        }
+                    })
+                },
+            );
+            return CallToolResponse::Task(CreateTaskResult::new(task));
+        }
         let (events, progress) = match context.meta.get_progress_token() {
             Some(token) => {
                 let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -497,26 +543,36 @@ impl AxonMcp {
             None => (None, None),
         };
         let options = RunOptions {
-            run_id: args["run_id"].as_str().map(str::to_string),
-            // A run's browser steps share the caller's browser session.
-            correlation_id: Some(correlation),
             cancel: Some(context.ct.clone()),
             events,
+            ..options
         };
-        let ran = self.runner.run(&plan, options).await;
+        let out = execute_plan(&self.runner, &plan, options).await;
         if let Some(progress) = progress {
-            // The sender is gone with the run: the task ends after the last event.
+            // The sender went with the run: the task ends after the last event.
             let _ = progress.await;
         }
-        match ran {
-            Ok(result) => {
-                let data = json!(result);
-                let mut out = CallToolResult::structured(data);
-                out.is_error = Some(!result.success());
-                out
-            }
-            Err(errors) => error_result("invalid_arguments", None, &errors.to_string(), None),
+        complete(out)
+    }
+}
+
+/// A finished result, with the `resultType` protocol 2026-07-28 requires (the
+/// Python SDK rejects a result without it; rmcp strips it for older peers).
+fn complete(mut result: CallToolResult) -> CallToolResponse {
+    result.result_type = Some(ResultType::COMPLETE);
+    result.into()
+}
+
+/// Run `plan`: the plan result as structured content (`isError` when it did not
+/// succeed), or the plan's errors.
+async fn execute_plan(runner: &PlanRunner, plan: &Plan, options: RunOptions) -> CallToolResult {
+    match runner.run(plan, options).await {
+        Ok(result) => {
+            let mut out = CallToolResult::structured(json!(result));
+            out.is_error = Some(!result.success());
+            out
         }
+        Err(errors) => error_result("invalid_arguments", None, &errors.to_string(), None),
     }
 }
 
@@ -655,7 +711,7 @@ fn take_image(data: &mut Value) -> Option<Content> {
 
 impl ServerHandler for AxonMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tasks().build())
             .with_server_info(Implementation::new("axon", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Axon runs each tool call through retries, timeouts, circuit breakers and a cache, and records it. Use run_plan for several dependent calls; browser_session_new for a browser state of your own.",
@@ -678,15 +734,16 @@ impl ServerHandler for AxonMcp {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let correlation = self.correlation(&context);
         let name = request.name.to_string();
-        let mut result = if !self.listing.served.contains(&name) {
+        if name == RUN_PLAN && self.listing.served.contains(&name) {
+            return Ok(self.run_plan(args, &context, correlation).await);
+        }
+        let result = if !self.listing.served.contains(&name) {
             error_result(
                 "unknown_tool",
                 None,
                 &format!("{name:?} is not a tool of this server (see tools/list)"),
                 None,
             )
-        } else if name == RUN_PLAN {
-            self.run_plan(args, &context, correlation).await
         } else {
             let mut call = ToolCall::new(name, args)
                 .correlation_id(correlation)
@@ -711,10 +768,32 @@ impl ServerHandler for AxonMcp {
             }
             call_result(self.runner.executor().call(call).await)
         };
-        // Required by protocol 2026-07-28 (the Python SDK rejects a result without
-        // it); rmcp strips it again for peers on older versions.
-        result.result_type = Some(ResultType::COMPLETE);
-        Ok(result.into())
+        Ok(complete(result))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.tasks.get_task(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel_task(&request.task_id)
     }
 }
 

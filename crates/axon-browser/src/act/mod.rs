@@ -197,7 +197,8 @@ pub fn register(
                 async move { act(&b, t.as_ref(), args, &ctx).await }
             },
         )
-        .annotations(Annotations { open_world: true, ..Annotations::default() }),
+        // It may click or submit: not repeated after an attempt that may have acted.
+        .annotations(Annotations { open_world: true, idempotent: false, ..Annotations::default() }),
     ))
 }
 
