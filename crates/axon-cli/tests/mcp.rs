@@ -409,8 +409,10 @@ fn the_mcp_inspector_cli_lists_and_calls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_plan_reports_progress_per_step() {
     use std::sync::{Arc, Mutex};
+    /// progress, total, message
+    type Note = (f64, Option<f64>, Option<String>);
     #[derive(Clone, Default)]
-    struct Progress(Arc<Mutex<Vec<(f64, Option<f64>, Option<String>)>>>);
+    struct Progress(Arc<Mutex<Vec<Note>>>);
     impl rmcp::ClientHandler for Progress {
         async fn on_progress(
             &self,
