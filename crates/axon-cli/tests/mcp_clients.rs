@@ -74,7 +74,7 @@ async fn fixture_site() -> String {
 }
 
 /// A temp dir with `axon.toml`: a store of its own and server-everything imported.
-fn config_dir(extra: &str) -> PathBuf {
+fn config_dir() -> PathBuf {
     let js = repo_root()
         .join("peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
@@ -84,7 +84,7 @@ fn config_dir(extra: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("axon-mcp-clients-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&dir).unwrap();
     let text = format!(
-        "[store]\npath = {:?}\n[[mcp.servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n{extra}",
+        "[store]\npath = {:?}\n[[mcp.servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
         dir.join("axon.db").display().to_string(),
         js.display().to_string()
     );
@@ -505,72 +505,45 @@ fn check(report: &Value, tools: &[Value], site: &str, who: &str) {
 /// an Axon, and five at once on two cores would test the machine's patience.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_python_sdk_on_2026_07_28_accepts_every_tool_over_stdio() {
+/// The whole check for one client: a fixture site, a config importing
+/// server-everything, the script over every listed tool, over stdio (`axon
+/// mcp`) or HTTP (`/mcp` of `axon serve`).
+async fn every_tool_is_accepted(sdk: Sdk, http: bool, who: &str) {
     let _turn = ONE_AT_A_TIME.lock().await;
     let site = fixture_site().await;
-    let dir = config_dir("");
+    let dir = config_dir();
     let tools = listed(&dir);
     let calls = script(&site, &dir, &tools);
-    let report = run_client(Sdk::Python("auto"), Transport::Stdio, &dir, &calls).await;
-    check(&report, &tools, &site, "python stdio");
+    let served = http.then(|| Served::start(&dir));
+    let transport = match &served {
+        Some(served) => Transport::Http(&served.mcp),
+        None => Transport::Stdio,
+    };
+    let report = run_client(sdk, transport, &dir, &calls).await;
+    check(&report, &tools, &site, who);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_on_2026_07_28_accepts_every_tool_over_stdio() {
+    every_tool_is_accepted(Sdk::Python("auto"), false, "python stdio").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_on_2026_07_28_accepts_every_tool_over_sessionless_http() {
-    let _turn = ONE_AT_A_TIME.lock().await;
-    let site = fixture_site().await;
-    let dir = config_dir("");
-    let tools = listed(&dir);
-    let calls = script(&site, &dir, &tools);
-    let served = Served::start(&dir);
-    let report = run_client(
-        Sdk::Python("auto"),
-        Transport::Http(&served.mcp),
-        &dir,
-        &calls,
-    )
-    .await;
-    check(&report, &tools, &site, "python http 2026-07-28");
+    every_tool_is_accepted(Sdk::Python("auto"), true, "python http 2026-07-28").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_on_2025_11_25_accepts_every_tool_over_http_sessions() {
-    let _turn = ONE_AT_A_TIME.lock().await;
-    let site = fixture_site().await;
-    let dir = config_dir("");
-    let tools = listed(&dir);
-    let calls = script(&site, &dir, &tools);
-    let served = Served::start(&dir);
-    let report = run_client(
-        Sdk::Python("legacy"),
-        Transport::Http(&served.mcp),
-        &dir,
-        &calls,
-    )
-    .await;
-    check(&report, &tools, &site, "python http legacy");
+    every_tool_is_accepted(Sdk::Python("legacy"), true, "python http 2025-11-25").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typescript_sdk_accepts_every_tool_over_stdio() {
-    let _turn = ONE_AT_A_TIME.lock().await;
-    let site = fixture_site().await;
-    let dir = config_dir("");
-    let tools = listed(&dir);
-    let calls = script(&site, &dir, &tools);
-    let report = run_client(Sdk::TypeScript, Transport::Stdio, &dir, &calls).await;
-    check(&report, &tools, &site, "typescript stdio");
+    every_tool_is_accepted(Sdk::TypeScript, false, "typescript stdio").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_typescript_sdk_accepts_every_tool_over_http() {
-    let _turn = ONE_AT_A_TIME.lock().await;
-    let site = fixture_site().await;
-    let dir = config_dir("");
-    let tools = listed(&dir);
-    let calls = script(&site, &dir, &tools);
-    let served = Served::start(&dir);
-    let report = run_client(Sdk::TypeScript, Transport::Http(&served.mcp), &dir, &calls).await;
-    check(&report, &tools, &site, "typescript http");
+    every_tool_is_accepted(Sdk::TypeScript, true, "typescript http").await;
 }
