@@ -119,29 +119,6 @@ impl ToolSpec {
             "function": {"name": self.name, "description": self.description, "parameters": self.input_schema},
         })
     }
-
-    /// The tool as an entry of MCP's `tools/list` result, annotations as MCP's hints.
-    pub fn mcp_tool(&self) -> Value {
-        let a = &self.annotations;
-        let mut tool = serde_json::json!({
-            "name": self.name,
-            "description": self.description,
-            "inputSchema": self.input_schema,
-            "annotations": {
-                "readOnlyHint": a.read_only,
-                "destructiveHint": a.destructive,
-                "idempotentHint": a.idempotent,
-                "openWorldHint": a.open_world,
-            },
-        });
-        if let Some(out) = &self.output_schema {
-            tool["outputSchema"] = out.clone();
-        }
-        if let Some(title) = &a.title {
-            tool["annotations"]["title"] = Value::String(title.clone());
-        }
-        tool
-    }
 }
 
 /// What a tool learns about the call it serves: who it is for, which attempt this
