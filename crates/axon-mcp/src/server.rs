@@ -734,41 +734,41 @@ impl ServerHandler for AxonMcp {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let correlation = self.correlation(&context);
         let name = request.name.to_string();
-        if name == RUN_PLAN && self.listing.served.contains(&name) {
-            return Ok(self.run_plan(args, &context, correlation).await);
-        }
-        let result = if !self.listing.served.contains(&name) {
-            error_result(
+        if !self.listing.served.contains(&name) {
+            return Ok(complete(error_result(
                 "unknown_tool",
                 None,
                 &format!("{name:?} is not a tool of this server (see tools/list)"),
                 None,
-            )
-        } else {
-            let mut call = ToolCall::new(name, args)
-                .correlation_id(correlation)
-                .cancel_token(context.ct.clone());
-            if let Some(token) = context.meta.get_progress_token() {
-                let peer = context.peer.clone();
-                call = call.on_event(move |event| {
-                    if let CallEvent::Progress {
-                        progress,
-                        total,
-                        message,
-                        ..
-                    } = event
-                    {
-                        let mut note = ProgressNotificationParam::new(token.clone(), progress);
-                        note.total = total;
-                        note.message = message;
-                        let peer = peer.clone();
-                        tokio::spawn(async move { peer.notify_progress(note).await });
-                    }
-                });
-            }
-            call_result(self.runner.executor().call(call).await)
-        };
-        Ok(complete(result))
+            )));
+        }
+        if name == RUN_PLAN {
+            return Ok(self.run_plan(args, &context, correlation).await);
+        }
+        let mut call = ToolCall::new(name, args)
+            .correlation_id(correlation)
+            .cancel_token(context.ct.clone());
+        if let Some(token) = context.meta.get_progress_token() {
+            let peer = context.peer.clone();
+            call = call.on_event(move |event| {
+                if let CallEvent::Progress {
+                    progress,
+                    total,
+                    message,
+                    ..
+                } = event
+                {
+                    let mut note = ProgressNotificationParam::new(token.clone(), progress);
+                    note.total = total;
+                    note.message = message;
+                    let peer = peer.clone();
+                    tokio::spawn(async move { peer.notify_progress(note).await });
+                }
+            });
+        }
+        Ok(complete(call_result(
+            self.runner.executor().call(call).await,
+        )))
     }
 
     async fn get_task(
