@@ -2,16 +2,19 @@
 //!
 //! Browser tools on a real headless Chromium, driven over the DevTools protocol
 //! with chromiumoxide (no browser download: Debian's `chromium`). One browser per
-//! process ([`Browsers`]), one page per session (the call's correlation id, so a
-//! plan run's steps share a page), crash detection and relaunch: a call that
-//! hits a dead browser fails `transient` and its retry gets a new one.
+//! process ([`Browsers`]), one page per session, each in a browser context of
+//! its own (the call's correlation id, so a plan run's steps share a page, or a
+//! `session` handle from `browser_session_new`: see `handles`), crash detection
+//! and relaunch: a call that hits a dead browser fails `transient` and its retry
+//! gets a new one.
 //!
 //! The tools (DESIGN.md lists them): page tools (`browser_navigate`,
 //! `browser_get_page_state`, `browser_get_page_html`, `browser_take_screenshot`,
 //! `browser_snapshot`), element tools that address an element by `selector`,
 //! `ref`, `role` + `name`, `label` or `has_text` and auto-wait for it
 //! (`locate`), and input tools (`browser_press_key`, `browser_scroll`,
-//! `browser_wait`). `[browser]` host and scheme rules are checked before every
+//! `browser_wait`), and the session tools (`browser_session_new`, `_save`,
+//! `_list`, `_close`). `[browser]` host and scheme rules are checked before every
 //! navigation; text typed into password fields is `***` in history.
 //!
 //! [`act`] adds `browser_act` (seed 003's execution agent): one plan step in
