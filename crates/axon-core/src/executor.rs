@@ -33,7 +33,7 @@ use crate::policy::limit::Limits;
 use crate::policy::retry::{Attempt, RetryLoop};
 use crate::policy::timeout::{self, Deadline};
 use crate::policy::{Policy, PolicyError, fallback, hedge, validate};
-use crate::redact::{redact_owned, redact_pointers};
+use crate::redact::redact_owned;
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::{CallResult, Provenance, Source, Timestamp};
 use crate::state::{SharedState, ToolState};
@@ -549,10 +549,11 @@ impl Executor {
             .lock()
             .map(|s| s.clone())
             .unwrap_or_default();
+        // The caller got the real data (a login step's token feeds the next
+        // step); history keeps fields named like secrets (an `access_token`, a
+        // `Set-Cookie` header) and those the tool marked as `"***"`.
         let mut stored = result.clone();
-        if !output_secrets.is_empty() {
-            stored.data = redact_pointers(stored.data, &output_secrets);
-        }
+        stored.data = redact_owned(stored.data, &output_secrets);
         let entry = HistoryEntry {
             result: stored,
             args: redact_owned(args, &secrets),

@@ -1,6 +1,6 @@
-//! Secrets never reach history, logs or metrics (DESIGN.md). Argument fields named
-//! like a secret, and fields a tool marked secret at run time, are replaced by
-//! `"***"` before anything is stored.
+//! Secrets never reach history, logs or metrics (DESIGN.md). Fields named like a
+//! secret, in arguments and in results' data, and fields a tool marked secret at
+//! run time, are replaced by `"***"` before anything is stored.
 
 use serde_json::Value;
 
@@ -55,22 +55,13 @@ pub fn redact_owned(mut args: Value, pointers: &[String]) -> Value {
     args
 }
 
-/// `value` with the fields at `pointers` (only those) replaced by `"***"`: a
-/// result's data, where a tool marked what is secret.
-pub fn redact_pointers(mut value: Value, pointers: &[String]) -> Value {
-    for pointer in pointers {
-        if let Some(v) = value.pointer_mut(pointer) {
-            *v = Value::String(REDACTED.into());
-        }
-    }
-    value
-}
-
 fn redact_in_place(value: &mut Value) {
     match value {
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
-                if is_secret_field(key) && !v.is_null() {
+                // Secrets are text (or hold text); a flag or a count under such a
+                // name (`password: true`, `snapshot_tokens: 812`) is not one.
+                if is_secret_field(key) && (v.is_string() || v.is_array() || v.is_object()) {
                     *v = Value::String(REDACTED.into());
                 } else {
                     redact_in_place(v);
@@ -101,6 +92,16 @@ mod tests {
         assert_eq!(r["headers"]["accept"], "json");
         assert_eq!(r["items"][0]["api_key"], REDACTED);
         assert_eq!(r["refresh-token"], REDACTED);
+    }
+
+    #[test]
+    fn flags_and_counts_named_like_secrets_are_kept() {
+        let data = json!({"password": true, "snapshot_tokens": 812, "token": null, "cookies": [{"value": "v"}]});
+        let r = redact(&data, &[]);
+        assert_eq!(r["password"], true);
+        assert_eq!(r["snapshot_tokens"], 812);
+        assert_eq!(r["token"], Value::Null);
+        assert_eq!(r["cookies"], REDACTED);
     }
 
     #[test]

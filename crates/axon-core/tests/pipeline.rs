@@ -391,15 +391,18 @@ async fn history_trims_fifo_and_redacts_secrets() {
         max_correlations: 100,
     }));
     let ex = builder(vec![]).history(store.clone()).build().unwrap();
+    let mut returned = Vec::new();
     for i in 0..5 {
-        ex.call(
-            ToolCall::new(
-                "echo",
-                json!({"i": i, "user": "ada", "password": "hunter2"}),
+        returned.push(
+            ex.call(
+                ToolCall::new(
+                    "echo",
+                    json!({"i": i, "user": "ada", "password": "hunter2"}),
+                )
+                .correlation_id("login"),
             )
-            .correlation_id("login"),
-        )
-        .await;
+            .await,
+        );
     }
     let entries = store.by_correlation("login").await.unwrap();
     let kept: Vec<_> = entries
@@ -412,9 +415,17 @@ async fn history_trims_fifo_and_redacts_secrets() {
             .iter()
             .all(|e| e.args["password"] == "***" && e.args["user"] == "ada")
     );
-    // The caller still gets its own data back; only the record is redacted.
+    // The caller still gets its own data back; the record is redacted, its
+    // result's data (echo returns the arguments) as much as its arguments.
+    assert_eq!(returned[4].data["password"], "hunter2");
     let first = &entries[0];
-    assert_eq!(first.result.data["password"], "hunter2");
+    assert_eq!(first.result.data["password"], "***");
+    assert_eq!(first.result.data["user"], "ada");
+    // The digest is of what the tool returned, not of the masked copy.
+    assert_eq!(
+        first.result.provenance.response_digest,
+        returned[2].provenance.response_digest
+    );
     assert_eq!(store.len(), 3);
     let dropped_id = store.by_call_id(&entries[0].result.call_id).await.unwrap();
     assert!(dropped_id.is_some());

@@ -301,19 +301,24 @@ impl Tool for HttpRequest {
 
         let status = response.status();
         let final_url = shown(response.url());
-        let headers: serde_json::Map<String, Value> = response
-            .headers()
-            .iter()
-            .filter_map(|(k, v)| {
-                let name = k.as_str();
-                let keep = !axon_core::redact::is_secret_field(name) && name != "set-cookie";
-                Some((
-                    name.to_string(),
-                    Value::String(v.to_str().ok()?.to_string()),
-                ))
-                .filter(|_| keep)
-            })
-            .collect();
+        // Every response header, `Set-Cookie` and the like included: the
+        // caller may need them (a login's session cookie feeds the next step).
+        // History stores headers named like secrets as "***" (the executor
+        // masks secret-named fields of every stored result). Repeated headers
+        // are joined with ", ".
+        let mut headers = serde_json::Map::new();
+        for (k, v) in response.headers() {
+            let Ok(v) = v.to_str() else { continue };
+            match headers.get_mut(k.as_str()) {
+                Some(Value::String(seen)) => {
+                    seen.push_str(", ");
+                    seen.push_str(v);
+                }
+                _ => {
+                    headers.insert(k.as_str().to_string(), Value::String(v.to_string()));
+                }
+            }
+        }
         let wait = retry_after(response.headers());
         let is_json = response
             .headers()

@@ -35,6 +35,15 @@ async fn upstream() -> (String, Arc<Hits>) {
         )
         .route("/text", get(|| async { "plain words" }))
         .route(
+            "/token",
+            get(|| async {
+                (
+                    [("set-cookie", "sid=c00kie; Path=/")],
+                    axum::Json(json!({"access_token": "t0ken", "expires_in": 3600})),
+                )
+            }),
+        )
+        .route(
             "/echo",
             any(|body: String| async move { ([("content-type", "application/json")], body) }),
         )
@@ -111,6 +120,16 @@ async fn json_text_query_headers_and_bodies() {
     // The token never reaches history.
     let entry = ex.history().by_call_id(&r.call_id).await.unwrap().unwrap();
     assert_eq!(entry.args["headers"]["Authorization"], "***");
+
+    // A token endpoint: the caller gets the token and the cookie (the next
+    // step needs them); history keeps neither.
+    let r = call(&ex, json!({"url": format!("{base}/token")})).await;
+    assert_eq!(r.data["json"]["access_token"], "t0ken");
+    assert_eq!(r.data["headers"]["set-cookie"], "sid=c00kie; Path=/");
+    let entry = ex.history().by_call_id(&r.call_id).await.unwrap().unwrap();
+    assert_eq!(entry.result.data["json"]["access_token"], "***");
+    assert_eq!(entry.result.data["json"]["expires_in"], 3600);
+    assert_eq!(entry.result.data["headers"]["set-cookie"], "***");
 
     let r = call(&ex, json!({"url": format!("{base}/text")})).await;
     assert_eq!(r.data["text"], "plain words");
