@@ -446,9 +446,21 @@ async fn run_plan_reports_progress_per_step() {
     let r = client.call_tool(params).await.unwrap();
     let r = serde_json::to_value(&r).unwrap();
     assert_eq!(r["structuredContent"]["status"], "succeeded", "{r}");
-    // Notifications travel before the result on the same stream.
-    let seen = seen.0.lock().unwrap().clone();
+    // The server sends them in order, before the result; rmcp's client runs
+    // each notification's handler on its own task, so they may land here late
+    // and in any order: wait for both (bounded), then sort.
+    let mut notes = Vec::new();
+    for _ in 0..100 {
+        notes = seen.0.lock().unwrap().clone();
+        if notes.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    notes.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let seen = notes;
     assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0].0, 1.0);
     assert_eq!(seen[1].0, 2.0);
     assert_eq!(seen[1].1, Some(2.0));
     assert!(
