@@ -11,14 +11,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use axon_core::{
-    Annotations, RegistryError, Tool, ToolContext, ToolError, ToolRegistry, ToolSpec, tool_fn,
-};
+use axon_core::{Annotations, RegistryError, Tool, ToolContext, ToolError, ToolRegistry, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::session::{Browsers, HANDLE, SessionInfo, SessionOptions};
+use crate::tools::browser_fn;
 
 /// A browser tool that also takes `session`: the handle is taken out of the
 /// arguments and set for the call (the tool reads it through
@@ -140,32 +139,27 @@ fn session_tool() -> Annotations {
     }
 }
 
-/// Register the session tools.
+/// Register the session tools (they take `session` as an argument of their
+/// own, so they are not wrapped in [`WithSession`]).
 pub(crate) fn register(
     registry: &mut ToolRegistry,
     browsers: Arc<Browsers>,
 ) -> Result<(), RegistryError> {
-    let b = browsers.clone();
     registry.register(
-        tool_fn(
+        browser_fn!(
+            browsers,
             "browser_session_new",
             "Opens a browser session (own cookies and storage), optionally from a saved storage state. Pass its handle as `session` to browser tools (default: this connection's session).",
-            move |args: NewSessionArgs, ctx: ToolContext| {
-                let b = b.clone();
-                async move { new_session(&b, args, &ctx).await }
-            },
+            new_session
         )
         .annotations(session_tool()),
     )?;
-    let b = browsers.clone();
     registry.register(
-        tool_fn(
+        browser_fn!(
+            browsers,
             "browser_session_save",
             "Saves a session's cookies and localStorage (storage state) to `path`, or returns it.",
-            move |args: SaveArgs, ctx: ToolContext| {
-                let b = b.clone();
-                async move { save(&b, args, &ctx).await }
-            },
+            save
         )
         .annotations(Annotations {
             read_only: true,
@@ -174,38 +168,21 @@ pub(crate) fn register(
         })
         .without_output_schema(),
     )?;
-    let b = browsers.clone();
     registry.register(
-        tool_fn(
+        browser_fn!(
+            browsers,
             "browser_session_list",
             "Lists the open browser sessions.",
-            move |_: crate::tools::NoArgs, _ctx: ToolContext| {
-                let b = b.clone();
-                async move {
-                    Ok::<_, ToolError>(Listed {
-                        sessions: b.sessions().await,
-                    })
-                }
-            },
+            list
         )
         .read_only(),
     )?;
-    let b = browsers;
     registry.register(
-        tool_fn(
+        browser_fn!(
+            browsers,
             "browser_session_close",
             "Closes a browser session (its page and cookies).",
-            move |args: CloseArgs, ctx: ToolContext| {
-                let b = b.clone();
-                async move {
-                    let session = args
-                        .session
-                        .unwrap_or_else(|| ctx.correlation_id().to_string());
-                    Ok::<_, ToolError>(Closed {
-                        closed: b.close_handle(&session).await,
-                    })
-                }
-            },
+            close
         )
         .annotations(Annotations {
             idempotent: true,
@@ -215,6 +192,21 @@ pub(crate) fn register(
         }),
     )?;
     Ok(())
+}
+
+async fn list(b: &Browsers, _: crate::tools::NoArgs, _: &ToolContext) -> Result<Listed, ToolError> {
+    Ok(Listed {
+        sessions: b.sessions().await,
+    })
+}
+
+async fn close(b: &Browsers, args: CloseArgs, ctx: &ToolContext) -> Result<Closed, ToolError> {
+    let session = args
+        .session
+        .unwrap_or_else(|| ctx.correlation_id().to_string());
+    Ok(Closed {
+        closed: b.close_handle(&session).await,
+    })
 }
 
 async fn new_session(

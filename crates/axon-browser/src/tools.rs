@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use axon_core::{
-    Annotations, ErrorKind, RegistryError, ToolContext, ToolError, ToolRegistry, tool_fn,
-};
+use axon_core::{Annotations, ErrorKind, RegistryError, ToolContext, ToolError, ToolRegistry};
 use chromiumoxide::cdp::browser_protocol::page::{EventLifecycleEvent, NavigateParams};
 use chromiumoxide::page::Page;
 use futures::StreamExt;
@@ -490,17 +488,28 @@ fn acting() -> Annotations {
     }
 }
 
-/// Register one browser tool whose handler takes the browsers, its arguments
-/// and the call context.
-macro_rules! browser_tool {
-    ($registry:expr, $browsers:expr, $name:literal, $annotations:expr, $description:literal, $f:path) => {{
+/// A tool (not yet registered) whose handler is `$f(&Browsers, args, &ToolContext)`:
+/// the closure that clones the shared browsers into each call, written once.
+macro_rules! browser_fn {
+    ($browsers:expr, $name:literal, $description:literal, $f:path) => {{
         let b = $browsers.clone();
-        $registry.register(crate::handles::WithSession::new(
-            tool_fn($name, $description, move |args, ctx: ToolContext| {
+        axon_core::tool_fn(
+            $name,
+            $description,
+            move |args, ctx: axon_core::ToolContext| {
                 let b = b.clone();
                 async move { $f(&b, args, &ctx).await }
-            })
-            .annotations($annotations),
+            },
+        )
+    }};
+}
+pub(crate) use browser_fn;
+
+/// Register one browser tool (see [`browser_fn`]) that also takes `session`.
+macro_rules! browser_tool {
+    ($registry:expr, $browsers:expr, $name:literal, $annotations:expr, $description:literal, $f:path) => {{
+        $registry.register(crate::handles::WithSession::new(
+            browser_fn!($browsers, $name, $description, $f).annotations($annotations),
         ))?;
     }};
 }
