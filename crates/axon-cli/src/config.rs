@@ -27,6 +27,19 @@ pub struct Config {
     /// the heuristic translator decides.
     pub llm: Option<axon_browser::act::LlmConfig>,
     pub log: Log,
+    /// `[secrets] NAME = { env = "VAR" }` or `{ file = "path" }`: what a plan's
+    /// `${secret.NAME}` reads when its step runs. Values never live here.
+    pub secrets: BTreeMap<String, Secret>,
+}
+
+/// Where one secret comes from: exactly one of `env` and `file`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Secret {
+    /// An environment variable.
+    pub env: Option<String>,
+    /// A file holding the value (one trailing newline dropped).
+    pub file: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -66,8 +79,15 @@ pub struct History {
     pub backend: String,
     pub max_per_correlation: u64,
     pub max_calls: u64,
-    /// Days of history kept; 0 = forever.
+    /// Days of history (and of runs) kept; 0 = forever.
     pub max_age_days: u64,
+    /// Runs kept with their checkpoints; the least recently updated go first.
+    /// 0 = no limit.
+    pub max_runs: u64,
+    /// `sync` (default): a call's history entry is committed before its result
+    /// is returned; `async`: it is queued, for throughput, and a crash loses the
+    /// batch being written.
+    pub durability: String,
 }
 
 impl Default for History {
@@ -77,6 +97,8 @@ impl Default for History {
             max_per_correlation: 100,
             max_calls: 1_000_000,
             max_age_days: 30,
+            max_runs: 10_000,
+            durability: "sync".into(),
         }
     }
 }
@@ -186,6 +208,38 @@ impl Config {
                 self.history.backend
             )));
         }
+        if let Some(i) = self
+            .server
+            .auth_tokens
+            .iter()
+            .position(|t| t.trim().is_empty() || t.chars().any(char::is_whitespace))
+        {
+            return Err(ConfigError(format!(
+                "server.auth_tokens[{i}]: a token may not be empty or hold spaces"
+            )));
+        }
+        if !matches!(self.history.durability.as_str(), "sync" | "async") {
+            return Err(ConfigError(format!(
+                "history.durability: {:?} must be \"sync\" or \"async\"",
+                self.history.durability
+            )));
+        }
+        for (name, secret) in &self.secrets {
+            let valid = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid {
+                return Err(ConfigError(format!(
+                    "secrets.{name}: a secret's name is letters, digits, '_' and '-'"
+                )));
+            }
+            if secret.env.is_some() == secret.file.is_some() {
+                return Err(ConfigError(format!(
+                    "secrets.{name}: give exactly one of env = \"VAR\" and file = \"path\""
+                )));
+            }
+        }
         if !matches!(self.log.format.as_str(), "text" | "json") {
             return Err(ConfigError(format!(
                 "log.format: {:?} must be \"text\" or \"json\"",
@@ -213,6 +267,20 @@ impl Config {
                 .map_err(|e| ConfigError(format!("tools.{tool}.{}: {}", e.key, e.message)))?;
         }
         Ok(())
+    }
+
+    /// The secrets plans may reference.
+    pub fn secrets(&self) -> axon_plan::Secrets {
+        self.secrets
+            .iter()
+            .fold(axon_plan::Secrets::new(), |all, (name, secret)| {
+                let source = match (&secret.env, &secret.file) {
+                    (Some(var), _) => axon_plan::SecretSource::Env(var.clone()),
+                    (None, Some(path)) => axon_plan::SecretSource::File(path.clone()),
+                    (None, None) => return all,
+                };
+                all.with(name.clone(), source)
+            })
     }
 
     /// `[defaults]` as a policy layer.
@@ -310,6 +378,19 @@ mod tests {
         c.apply_env(|k| (k == "AXON_STORE_PATH").then(|| "/tmp/x.db".to_string()))
             .unwrap();
         assert_eq!(c.store_path(), PathBuf::from("/tmp/x.db"));
+    }
+
+    #[test]
+    fn secrets_name_one_source_each() {
+        let c =
+            Config::parse("[secrets]\nPW = { env = \"APP_PW\" }\nKEY = { file = \"/run/key\" }\n")
+                .unwrap();
+        c.check().unwrap();
+        let secrets = c.secrets();
+        assert_eq!(secrets.names().collect::<Vec<_>>(), ["KEY", "PW"]);
+        let c = Config::parse("[secrets]\nPW = {}\n").unwrap();
+        assert!(c.check().unwrap_err().0.starts_with("secrets.PW"));
+        assert!(Config::parse("[secrets]\nPW = { value = \"x\" }\n").is_err());
     }
 
     #[test]

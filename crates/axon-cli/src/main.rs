@@ -285,12 +285,15 @@ async fn open_store(config: &Config) -> Result<Arc<SqliteStore>, Fail> {
     let retention = Retention {
         max_per_correlation: config.history.max_per_correlation,
         max_calls: config.history.max_calls,
-        max_age: (config.history.max_age_days > 0)
-            .then(|| std::time::Duration::from_secs(config.history.max_age_days * 24 * 3600)),
+        max_age: (config.history.max_age_days > 0).then(|| {
+            std::time::Duration::from_secs(config.history.max_age_days.saturating_mul(24 * 3600))
+        }),
+        max_runs: config.history.max_runs,
     };
+    let durability = config.history.durability.parse().map_err(usage)?;
     SqliteStore::open(config.store_path(), retention)
         .await
-        .map(Arc::new)
+        .map(|store| Arc::new(store.with_durability(durability)))
         .map_err(|e| infra(e.to_string()))
 }
 
@@ -407,7 +410,8 @@ async fn run(config: &Config, ui: output::Ui, path: &Path, run_id: Option<String
     let runner = PlanRunner::with_store(
         executor(config, ui, Some(store.clone()), Mcp::Import).await?,
         store.clone(),
-    );
+    )
+    .with_secrets(config.secrets());
     runner
         .validate(&plan)
         .map_err(|e| usage(format!("{}: {e}", path.display())))?;
@@ -512,9 +516,19 @@ async fn stats(config: &Config, ui: output::Ui) -> Outcome {
 
 async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome {
     let bind = bind.unwrap_or_else(|| config.server.bind.clone());
-    let addr: std::net::SocketAddr = bind
-        .parse()
-        .map_err(|e| usage(format!("--bind {bind:?}: {e}")))?;
+    // A host name (`localhost:7878`) resolves; the first address is bound.
+    let addr: std::net::SocketAddr = match bind.parse() {
+        Ok(addr) => addr,
+        Err(_) => tokio::net::lookup_host(bind.as_str())
+            .await
+            .ok()
+            .and_then(|mut addrs| addrs.next())
+            .ok_or_else(|| {
+                usage(format!(
+                    "--bind {bind:?}: not an address (host:port, such as 127.0.0.1:7878 or localhost:7878)"
+                ))
+            })?,
+    };
     axon_server::check_bind(&addr, &config.server.auth_tokens).map_err(usage)?;
     // The recorder must exist before the executor registers its metric handles.
     let metrics = axon_server::install_prometheus().map_err(infra)?;
@@ -522,7 +536,8 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
     let runner = PlanRunner::with_store(
         executor(config, ui, Some(store.clone()), Mcp::Import).await?,
         store.clone(),
-    );
+    )
+    .with_secrets(config.secrets());
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| infra(format!("cannot bind {addr}: {e}")))?;
@@ -580,7 +595,8 @@ async fn mcp(config: &Config, ui: output::Ui) -> Outcome {
     let runner = PlanRunner::with_store(
         executor(config, ui, Some(store.clone()), Mcp::Import).await?,
         store.clone(),
-    );
+    )
+    .with_secrets(config.secrets());
     // stdout carries the protocol; logs go to stderr (init_logging).
     let served = axon_mcp::serve_stdio(runner, &config.mcp.filter()).await;
     store.close().await;

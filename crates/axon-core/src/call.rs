@@ -9,6 +9,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{CallEvent, EventSink};
+use crate::history::{HistoryEntry, StepMark};
 use crate::policy::fallback::FallbackCall;
 
 /// One call. The serialisable part is what HTTP and MCP callers send; the token and
@@ -36,7 +37,22 @@ pub struct ToolCall {
     /// Receives the call's progress events.
     #[serde(skip)]
     pub events: Option<EventSink>,
+    /// Secret values the arguments were built from (a plan's `${secret.NAME}`):
+    /// wherever one appears in what is stored (arguments, data, error message) it
+    /// becomes `"***"`, whatever the field is called.
+    #[serde(skip)]
+    pub secrets: Vec<String>,
+    /// The plan step this call runs, stored with its history entry.
+    #[serde(skip)]
+    pub step: Option<StepMark>,
+    /// Hears the history entry as stored (secrets masked), for callers that keep
+    /// their own record of the call (a plan's checkpoints and events).
+    #[serde(skip)]
+    pub on_record: Option<RecordSink>,
 }
+
+/// Receives a call's history entry as it is stored ([`ToolCall::on_record`]).
+pub type RecordSink = Arc<dyn Fn(&HistoryEntry) + Send + Sync>;
 
 fn empty_object() -> Value {
     Value::Object(Default::default())

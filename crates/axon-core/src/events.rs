@@ -174,6 +174,11 @@ impl Observer<'_> {
 
     /// An attempt starts.
     pub fn attempt_started(&self, attempt: u32) {
+        // A retry counts when it reaches the tool, not when it is scheduled: one
+        // the breaker then refuses, or the caller cancels, never ran.
+        if attempt > 1 {
+            self.metrics.retries.increment(1);
+        }
         tracing::trace!(
             tool = self.tool(),
             call_id = self.call_id,
@@ -189,7 +194,6 @@ impl Observer<'_> {
 
     /// An attempt failed and will be retried after `delay`.
     pub fn retrying(&self, attempt: u32, error: &ToolError, delay: Duration) {
-        self.metrics.retries.increment(1);
         let delay_ms = delay.as_millis() as u64;
         tracing::warn!(
             tool = self.tool(), call_id = self.call_id, attempt, outcome = error.kind.as_str(),

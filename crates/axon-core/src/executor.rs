@@ -33,7 +33,7 @@ use crate::policy::limit::Limits;
 use crate::policy::retry::{Attempt, RetryLoop};
 use crate::policy::timeout::{self, Deadline};
 use crate::policy::{Policy, PolicyError, fallback, hedge, validate};
-use crate::redact::redact_owned;
+use crate::redact::{redact_owned, scrub_text, scrub_values};
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::{CallResult, Provenance, Source, Timestamp};
 use crate::state::{SharedState, ToolState};
@@ -352,7 +352,7 @@ impl Executor {
                 duration_ms: clock.elapsed().as_millis() as u64,
                 ..result
             };
-            return self.record(result, call.args, &scope).await;
+            return self.record(result, call, &scope).await;
         };
         let observer = Observer {
             metrics: &entry.metrics,
@@ -386,6 +386,7 @@ impl Executor {
                     correlation_id: Some(scope.correlation_id.clone()),
                     cancel: Some(scope.cancel.clone()),
                     events: call.events.clone(),
+                    secrets: call.secrets.clone(),
                     ..ToolCall::default()
                 })
             })
@@ -399,7 +400,7 @@ impl Executor {
             Some(_) => Vec::new(),
         };
         observer.finished(&result, &warnings);
-        self.record(result, call.args, &scope).await
+        self.record(result, call, &scope).await
     }
 
     /// Validate arguments → cache lookup → the attempts (single-flight when cached)
@@ -538,7 +539,7 @@ impl Executor {
     }
 
     /// Record the call; its arguments move into the entry, redacted.
-    async fn record(&self, result: CallResult, args: Value, scope: &CallScope) -> CallResult {
+    async fn record(&self, result: CallResult, call: ToolCall, scope: &CallScope) -> CallResult {
         let secrets = scope
             .secret_pointers
             .lock()
@@ -554,10 +555,24 @@ impl Executor {
         // `Set-Cookie` header) and those the tool marked as `"***"`.
         let mut stored = result.clone();
         stored.data = redact_owned(stored.data, &output_secrets);
+        let mut args = redact_owned(call.args, &secrets);
+        if !call.secrets.is_empty() {
+            scrub_values(&mut args, &call.secrets);
+            scrub_values(&mut stored.data, &call.secrets);
+            if let Some(e) = stored.error.as_mut()
+                && let Some(clean) = scrub_text(&e.message, &call.secrets)
+            {
+                e.message = clean;
+            }
+        }
         let entry = HistoryEntry {
             result: stored,
-            args: redact_owned(args, &secrets),
+            args,
+            step: call.step,
         };
+        if let Some(sink) = &call.on_record {
+            sink(&entry);
+        }
         if let Err(e) = self.inner.history.record(entry).await {
             tracing::warn!(call_id = %result.call_id, error = %e, "could not record the call in history");
         }
@@ -670,10 +685,12 @@ impl ToolEntry {
     ) -> Result<std::borrow::Cow<'_, Policy>, PolicyError> {
         match overrides {
             None => Ok(std::borrow::Cow::Borrowed(&self.policy)),
-            Some(layer) => self
-                .policy
-                .with_layers([layer])
-                .map(std::borrow::Cow::Owned),
+            Some(layer) => {
+                Policy::check_call_layer(layer)?;
+                self.policy
+                    .with_layers([layer])
+                    .map(std::borrow::Cow::Owned)
+            }
         }
     }
 }

@@ -21,6 +21,23 @@ pub struct HistoryEntry {
     pub result: CallResult,
     /// The arguments, with secrets replaced by `"***"`.
     pub args: Value,
+    /// The plan step this call ran, when it ran one: a store that keeps runs
+    /// too checkpoints the step in the same transaction as this entry, so a run
+    /// killed right after the call does not run the step again on resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<StepMark>,
+}
+
+/// Which step of which run a call belongs to ([`HistoryEntry::step`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepMark {
+    /// The run.
+    pub run_id: String,
+    /// The step's position in the plan.
+    pub index: usize,
+    /// The step's id, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 /// Figures over a set of calls (seed 000, example 5).

@@ -38,12 +38,12 @@ pub mod state;
 pub mod tool;
 pub mod tools;
 
-pub use call::ToolCall;
+pub use call::{RecordSink, ToolCall};
 pub use error::{CallError, ErrorKind, ToolError};
 pub use events::{CallEvent, EventSink};
 pub use executor::{BuildError, DEFAULT_MAX_PARALLEL, Executor, ExecutorBuilder};
 pub use history::{
-    HistoryEntry, HistoryLimits, HistoryStats, HistoryStore, InMemoryHistory, StoreError,
+    HistoryEntry, HistoryLimits, HistoryStats, HistoryStore, InMemoryHistory, StepMark, StoreError,
 };
 pub use policy::fallback::FallbackCall;
 pub use policy::{Policy, PolicyError};

@@ -55,6 +55,41 @@ pub fn redact_owned(mut args: Value, pointers: &[String]) -> Value {
     args
 }
 
+/// Replace every occurrence of a known secret value in the strings of `value` by
+/// `"***"`, whatever the field is called: what a plan's `${secret.NAME}` put into
+/// a call must not come back out of history through an echo or an error message.
+/// Values shorter than 4 characters are masked only where a string equals them
+/// (masking every `a` in a text would hide the text, not the secret).
+pub fn scrub_values(value: &mut Value, secrets: &[String]) {
+    if secrets.iter().all(|s| s.is_empty()) {
+        return;
+    }
+    match value {
+        Value::String(s) => {
+            if let Some(clean) = scrub_text(s, secrets) {
+                *s = clean;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| scrub_values(v, secrets)),
+        Value::Object(map) => map.values_mut().for_each(|v| scrub_values(v, secrets)),
+        _ => {}
+    }
+}
+
+/// `text` with the secrets in it replaced by `"***"`, or `None` when it holds none.
+pub fn scrub_text(text: &str, secrets: &[String]) -> Option<String> {
+    let mut out: Option<String> = None;
+    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+        let current = out.as_deref().unwrap_or(text);
+        if current == secret {
+            out = Some(REDACTED.to_string());
+        } else if secret.chars().count() >= 4 && current.contains(secret.as_str()) {
+            out = Some(current.replace(secret.as_str(), REDACTED));
+        }
+    }
+    out
+}
+
 fn redact_in_place(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -102,6 +137,18 @@ mod tests {
         assert_eq!(r["snapshot_tokens"], 812);
         assert_eq!(r["token"], Value::Null);
         assert_eq!(r["cookies"], REDACTED);
+    }
+
+    #[test]
+    fn known_secret_values_are_scrubbed_wherever_they_appear() {
+        let mut v =
+            json!({"echo": "key=abcd1234&x=1", "n": ["abcd1234"], "short": "ab", "word": "tab"});
+        scrub_values(&mut v, &["abcd1234".into(), "ab".into()]);
+        assert_eq!(
+            v,
+            json!({"echo": "key=***&x=1", "n": ["***"], "short": "***", "word": "tab"})
+        );
+        assert_eq!(scrub_text("nothing here", &["abcd1234".into()]), None);
     }
 
     #[test]

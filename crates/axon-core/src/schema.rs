@@ -39,7 +39,15 @@ impl Schema {
             .map(|e| {
                 let pointer = e.instance_path().as_str();
                 let pointer = if pointer.is_empty() { "/" } else { pointer };
-                format!("{pointer}: {e}")
+                // jsonschema's messages quote the bad value; under a field named
+                // like a secret that value may be one, so only the rule is named.
+                if pointer.split('/').any(crate::redact::is_secret_field) {
+                    let schema_path = e.schema_path().as_str().to_string();
+                    let keyword = schema_path.rsplit('/').next().unwrap_or("schema");
+                    format!("{pointer}: fails the schema's {keyword:?} rule (the value is not shown: the field holds a secret)")
+                } else {
+                    format!("{pointer}: {e}")
+                }
             })
             .collect();
         Err(ToolError::new(
@@ -53,6 +61,28 @@ impl Schema {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn errors_under_secret_fields_do_not_quote_the_value() {
+        let schema = Schema::compile(&json!({
+            "type": "object",
+            "properties": {"headers": {"type": "object", "properties": {"Authorization": {"type": "integer"}}}},
+        }))
+        .unwrap();
+        let e = schema
+            .check(
+                &json!({"headers": {"Authorization": "Bearer sk-live-123"}}),
+                ErrorKind::InvalidArguments,
+                "arguments",
+            )
+            .unwrap_err();
+        assert!(!e.message.contains("sk-live"), "{}", e.message);
+        assert!(
+            e.message.contains("/headers/Authorization") && e.message.contains("\"type\""),
+            "{}",
+            e.message
+        );
+    }
 
     #[test]
     fn error_names_the_json_pointer_of_the_bad_field() {

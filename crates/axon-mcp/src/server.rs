@@ -488,7 +488,13 @@ impl AxonMcp {
         correlation: String,
     ) -> CallToolResponse {
         let plan = match &args["plan"] {
-            Value::String(text) => Plan::parse(text).map_err(|e| e.to_string()),
+            Value::String(text) => {
+                // Off the async workers: a large document takes a while.
+                let text = text.clone();
+                tokio::task::spawn_blocking(move || Plan::parse(&text).map_err(|e| e.to_string()))
+                    .await
+                    .unwrap_or_else(|e| Err(format!("parsing the plan failed: {e}")))
+            }
             Value::Object(_) => serde_json::from_value::<Plan>(args["plan"].clone())
                 .map_err(|e| format!("/plan: {e}")),
             Value::Null => Err("/plan: required".to_string()),

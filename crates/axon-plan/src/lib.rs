@@ -11,11 +11,13 @@
 
 pub mod plan;
 pub mod run;
+pub mod secrets;
 pub mod store;
 pub mod template;
 pub mod validate;
 
 pub use plan::{DEFAULT_MAX_PARALLEL, Fallback, ParseError, Plan, Step, StepRef};
 pub use run::{PlanEvent, PlanResult, PlanRunner, RunOptions, RunStatus, StepOutcome, StepStatus};
-pub use store::{InMemoryRunStore, RunRecord, RunStore};
+pub use secrets::{SecretSource, Secrets};
+pub use store::{Claim, InMemoryRunStore, RunRecord, RunStore};
 pub use validate::{Graph, PlanErrors, Problem, validate};

@@ -94,6 +94,55 @@ impl std::fmt::Display for StepRef {
     }
 }
 
+/// The deepest nesting a YAML plan may have (JSON's parser stops at 128).
+pub const MAX_NESTING: usize = 64;
+
+/// An upper estimate of a YAML document's nesting: indentation levels open at
+/// a line, plus compact sequence entries (`- - - x`) starting it, plus flow
+/// brackets open (outside quotes). Stops counting once past [`MAX_NESTING`].
+fn yaml_nesting(text: &str) -> usize {
+    let mut deepest = 0;
+    let mut indents: Vec<usize> = Vec::new();
+    let mut flow = 0usize;
+    for line in text.lines() {
+        let body = line.trim_start_matches(' ');
+        let indent = line.len() - body.len();
+        if flow == 0 && !body.is_empty() && !body.starts_with('#') {
+            while indents.last().is_some_and(|&top| top >= indent) {
+                indents.pop();
+            }
+            indents.push(indent);
+        }
+        let mut dashes = 0;
+        let mut rest = body;
+        while let Some(after) = rest.strip_prefix("- ").or_else(|| rest.strip_prefix("? ")) {
+            dashes += 1;
+            rest = after.trim_start_matches(' ');
+        }
+        let mut quote: Option<char> = None;
+        for c in rest.chars() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') => quote = Some(c),
+                (None, '#') => break,
+                (None, '[' | '{') => flow += 1,
+                (None, ']' | '}') => flow = flow.saturating_sub(1),
+                _ => {}
+            }
+            deepest = deepest.max(indents.len() + dashes + flow);
+            if deepest > MAX_NESTING {
+                return deepest;
+            }
+        }
+        deepest = deepest.max(indents.len() + dashes + flow);
+        if deepest > MAX_NESTING {
+            return deepest;
+        }
+    }
+    deepest
+}
+
 /// The document could not be read as a plan.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("plan: {0}")]
@@ -115,8 +164,16 @@ impl Plan {
         serde_json::from_str(text).map_err(|e| ParseError(e.to_string()))
     }
 
-    /// Parse YAML.
+    /// Parse YAML. Nesting deeper than [`MAX_NESTING`] is refused before the
+    /// parser sees it (a 100 000-deep `[[[…` costs a YAML parser quadratic time);
+    /// alias bombs are refused by the parser's own repetition limit.
     pub fn from_yaml(text: &str) -> Result<Plan, ParseError> {
+        let depth = yaml_nesting(text);
+        if depth > MAX_NESTING {
+            return Err(ParseError(format!(
+                "the document nests deeper than {MAX_NESTING} levels (at least {depth})"
+            )));
+        }
         serde_yaml_ng::from_str(text).map_err(|e| ParseError(e.to_string()))
     }
 
@@ -153,6 +210,35 @@ mod tests {
             y.steps[1].depends_on,
             [StepRef::Id("a".into()), StepRef::Index(0)]
         );
+    }
+
+    #[test]
+    fn hostile_yaml_is_refused_quickly() {
+        let start = std::time::Instant::now();
+        for bomb in [
+            "[".repeat(100_000),
+            "- ".repeat(100_000) + "x",
+            "steps:\n".to_string() + &(0..200).map(|i| " ".repeat(i) + "a:\n").collect::<String>(),
+        ] {
+            let err = Plan::parse(&bomb).unwrap_err();
+            assert!(err.0.contains("deeper than 64"), "{err}");
+        }
+        // A billion laughs: the parser's repetition limit refuses it.
+        let mut laughs = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for (i, name) in ["b", "c", "d", "e", "f", "g", "h", "i"].iter().enumerate() {
+            let prev = ["a", "b", "c", "d", "e", "f", "g", "h"][i];
+            laughs.push_str(&format!(
+                "{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
+            ));
+        }
+        laughs.push_str("steps: *i\n");
+        assert!(Plan::parse(&laughs).is_err());
+        // 100k-deep JSON stops at serde_json's recursion limit.
+        assert!(Plan::parse(&("{\"steps\":".to_string() + &"[".repeat(100_000))).is_err());
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+        // Real plans are far from the limit, strings and comments included.
+        let plan = "steps: # [[[[ not nesting\n  - tool: echo\n    params: {text: \"[[[[{{{\", list: [[1, [2]], {a: {b: c}}]}\n";
+        Plan::parse(plan).unwrap();
     }
 
     #[test]

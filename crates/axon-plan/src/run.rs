@@ -11,9 +11,10 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::sync::Arc;
 
+use axon_core::redact::REDACTED;
 use axon_core::{
     CallError, CallEvent, CallResult, CancellationToken, ErrorKind, Executor, FallbackCall,
-    Provenance, Timestamp, ToolCall,
+    HistoryEntry, Provenance, StepMark, Timestamp, ToolCall,
 };
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
@@ -23,9 +24,10 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::plan::Plan;
+use crate::secrets::{self, Secrets};
 use crate::store::{InMemoryRunStore, RunStore};
-use crate::template::{Source, resolve};
-use crate::validate::{Graph, PlanErrors, validate};
+use crate::template::{Source, resolve, templates_in};
+use crate::validate::{Graph, PlanErrors, Problem, validate};
 
 /// How a step ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,6 +81,45 @@ pub struct StepOutcome {
     pub result: Option<CallResult>,
     /// Why it was skipped, cancelled or failed.
     pub reason: Option<String>,
+}
+
+impl StepOutcome {
+    /// The outcome of a step whose call ended with `result`: succeeded, failed,
+    /// or cancelled (which is not checkpointed: the step runs again on resume).
+    pub fn of_call(index: usize, id: Option<String>, tool: String, result: CallResult) -> Self {
+        let (status, reason) = match &result.error {
+            None => (StepStatus::Succeeded, None),
+            Some(e) if e.kind == ErrorKind::Cancelled => {
+                (StepStatus::Cancelled, Some(e.message.clone()))
+            }
+            Some(e) => (
+                StepStatus::Failed,
+                Some(format!("{}: {}", e.kind, e.message)),
+            ),
+        };
+        StepOutcome {
+            index,
+            id,
+            tool,
+            status,
+            result: Some(result),
+            reason,
+        }
+    }
+
+    /// The checkpoint of a step, from its call's history entry as stored (secrets
+    /// masked). A store that keeps history and runs together writes it in the same
+    /// transaction as the entry; `None` for calls that are not a plan step's.
+    pub fn checkpoint_of(entry: &HistoryEntry) -> Option<(String, StepOutcome)> {
+        let mark = entry.step.as_ref()?;
+        let outcome = StepOutcome::of_call(
+            mark.index,
+            mark.id.clone(),
+            entry.result.tool.clone(),
+            entry.result.clone(),
+        );
+        (outcome.status != StepStatus::Cancelled).then(|| (mark.run_id.clone(), outcome))
+    }
 }
 
 /// The result of a run (DESIGN.md's plan result JSON).
@@ -192,6 +233,7 @@ pub struct RunOptions {
 pub struct PlanRunner {
     executor: Executor,
     store: Arc<dyn RunStore>,
+    secrets: Arc<Secrets>,
 }
 
 impl PlanRunner {
@@ -202,7 +244,17 @@ impl PlanRunner {
 
     /// A runner that keeps runs in `store`.
     pub fn with_store(executor: Executor, store: Arc<dyn RunStore>) -> Self {
-        PlanRunner { executor, store }
+        PlanRunner {
+            executor,
+            store,
+            secrets: Arc::new(Secrets::new()),
+        }
+    }
+
+    /// The secrets plans may reference as `${secret.NAME}`.
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = Arc::new(secrets);
+        self
     }
 
     /// The executor it calls through.
@@ -215,23 +267,89 @@ impl PlanRunner {
         &self.store
     }
 
-    /// Validate without running.
+    /// Validate without running: the plan against the tools, and every
+    /// `${secret.NAME}` against the configured secrets.
     pub fn validate(&self, plan: &Plan) -> Result<Graph, PlanErrors> {
-        validate(plan, self.executor.registry())
+        let graph = validate(plan, self.executor.registry());
+        let mut problems = match &graph {
+            Ok(_) => Vec::new(),
+            Err(e) => e.0.clone(),
+        };
+        for (i, step) in plan.steps.iter().enumerate() {
+            let fields = std::iter::once((format!("steps[{i}].params"), &step.params)).chain(
+                step.fallbacks
+                    .iter()
+                    .enumerate()
+                    .map(|(k, f)| (format!("steps[{i}].fallbacks[{k}].params"), &f.params)),
+            );
+            for (field, params) in fields {
+                for name in secret_names(params) {
+                    if !self.secrets.contains(&name) {
+                        problems.push(Problem {
+                            step: Some(i),
+                            field: field.clone(),
+                            message: format!(
+                                "template ${{secret.{name}}}: no secret named {name:?} is configured ([secrets] {name} = {{ env = \"VAR\" }})"
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        match graph {
+            Ok(graph) if problems.is_empty() => Ok(graph),
+            _ => Err(PlanErrors(problems)),
+        }
     }
 
-    /// Validate, then run. Only validation fails the call; everything that happens
-    /// while running is in the result.
+    /// Validate, then run. Only validation fails the call (and a run id that
+    /// cannot be taken: another process runs it, or it ran another plan);
+    /// everything that happens while running is in the result.
     pub async fn run(&self, plan: &Plan, options: RunOptions) -> Result<PlanResult, PlanErrors> {
         let graph = self.validate(plan)?;
         let run_id = options
             .run_id
             .clone()
             .unwrap_or_else(|| ulid::Ulid::new().to_string());
+        let refuse = |message: String| {
+            PlanErrors(vec![Problem {
+                step: None,
+                field: "run_id".into(),
+                message,
+            }])
+        };
+        let claim = match self.store.claim(&run_id).await {
+            Ok(claim) => claim,
+            Err(e) => return Err(refuse(e.0)),
+        };
         let span = tracing::info_span!("plan_run", run_id = %run_id, plan = plan.name.as_deref().unwrap_or(""));
         let run = Run::new(self, plan, &graph, run_id, options);
-        Ok(run.execute().instrument(span).await)
+        let result = async {
+            let mut run = run;
+            run.resume().await.map_err(refuse)?;
+            Ok(run.execute().await)
+        }
+        .instrument(span)
+        .await;
+        claim.release().await;
+        result
     }
+}
+
+/// The names of the `${secret.…}` templates in some parameters.
+fn secret_names(params: &Value) -> Vec<String> {
+    templates_in(params)
+        .into_iter()
+        .flatten()
+        .flat_map(|t| {
+            t.references()
+                .filter_map(|r| match &r.source {
+                    Source::Secret(name) => Some(name.clone()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// The state of one execution of a run.
@@ -245,6 +363,13 @@ struct Run<'a> {
     stop: CancellationToken,
     events: Option<UnboundedSender<PlanEvent>>,
     outcomes: Vec<Option<StepOutcome>>,
+    /// What is stored of each finished step (secrets masked): checkpoints,
+    /// events, the stored run result.
+    stored: Vec<Option<StepOutcome>>,
+    /// Steps reused from checkpoints: their data is the stored, masked form.
+    resumed: Vec<bool>,
+    /// The plan document as stored: literal secrets masked.
+    stored_plan: Plan,
     /// Step ids to indices, for `${steps.<id>…}` templates.
     ids: HashMap<&'a str, usize>,
 }
@@ -268,6 +393,9 @@ impl<'a> Run<'a> {
             cancel,
             events: options.events,
             outcomes: vec![None; plan.steps.len()],
+            stored: vec![None; plan.steps.len()],
+            resumed: vec![false; plan.steps.len()],
+            stored_plan: secrets::stored_plan(plan),
             ids: plan
                 .steps
                 .iter()
@@ -285,8 +413,13 @@ impl<'a> Run<'a> {
 
     async fn execute(mut self) -> PlanResult {
         let clock = Instant::now();
-        let resumed = self.resume().await;
-        if let Err(e) = self.runner.store.begin(&self.run_id, self.plan).await {
+        let resumed = self.resumed.iter().filter(|r| **r).count();
+        if let Err(e) = self
+            .runner
+            .store
+            .begin(&self.run_id, &self.stored_plan)
+            .await
+        {
             tracing::warn!(error = %e, "could not record the run start");
         }
         self.emit(PlanEvent::RunStarted {
@@ -330,7 +463,8 @@ impl<'a> Run<'a> {
                         deferred.push((p, Reverse(i)));
                         continue;
                     }
-                    match self.prepare(i) {
+                    let recorded: Recorded = Arc::default();
+                    match self.prepare(i, &recorded) {
                         Ok(call) => {
                             *busy += 1;
                             self.emit(PlanEvent::StepStarted {
@@ -339,10 +473,14 @@ impl<'a> Run<'a> {
                                 id: self.plan.steps[i].id.clone(),
                                 tool: tool.to_string(),
                             });
-                            running.push(async move { (i, executor.call(call).await) });
+                            running.push(async move {
+                                let result = executor.call(call).await;
+                                let entry = recorded.lock().ok().and_then(|mut e| e.take());
+                                (i, result, entry)
+                            });
                         }
                         Err(result) => {
-                            self.finish_step(i, *result).await;
+                            self.finish_step(i, *result, None).await;
                             settled.push_back(i);
                         }
                     }
@@ -355,7 +493,7 @@ impl<'a> Run<'a> {
             if running.is_empty() {
                 break;
             }
-            let (i, result) = tokio::select! {
+            let (i, result, entry) = tokio::select! {
                 biased;
                 Some(done) = running.next() => done,
                 _ = self.cancel.cancelled(), if !self.stop.is_cancelled() => {
@@ -367,7 +505,7 @@ impl<'a> Run<'a> {
                 *busy = busy.saturating_sub(1);
             }
             let failed = !result.success;
-            self.finish_step(i, result).await;
+            self.finish_step(i, result, entry).await;
             settled.push_back(i);
             if failed && self.plan.fail_fast && !self.stop.is_cancelled() {
                 fail_fast_reason = Some(format!("fail_fast: {} failed", self.plan.label(i)));
@@ -390,10 +528,18 @@ impl<'a> Run<'a> {
             };
             let outcome = self.outcome(i, status, None, Some(reason));
             self.emit_finished(&outcome);
+            self.stored[i] = Some(outcome.clone());
             self.outcomes[i] = Some(outcome);
         }
 
-        let steps: Vec<StepOutcome> = self.outcomes.into_iter().flatten().collect();
+        let steps: Vec<StepOutcome> = std::mem::take(&mut self.outcomes)
+            .into_iter()
+            .flatten()
+            .collect();
+        let stored_steps: Vec<StepOutcome> = std::mem::take(&mut self.stored)
+            .into_iter()
+            .flatten()
+            .collect();
         let status = if self.cancel.is_cancelled() {
             RunStatus::Cancelled
         } else if steps.iter().all(|s| s.status == StepStatus::Succeeded) {
@@ -409,7 +555,11 @@ impl<'a> Run<'a> {
             steps,
         };
         metrics::counter!("plan_runs_total", "status" => status.as_str()).increment(1);
-        if let Err(e) = self.runner.store.finish(&self.run_id, &result).await {
+        let stored = PlanResult {
+            steps: stored_steps,
+            ..result.clone()
+        };
+        if let Err(e) = self.runner.store.finish(&self.run_id, &stored).await {
             tracing::warn!(error = %e, "could not record the run result");
         }
         if let Some(tx) = &self.events {
@@ -422,17 +572,26 @@ impl<'a> Run<'a> {
         result
     }
 
-    /// Reuse the finished steps of an earlier execution of this run id.
-    async fn resume(&mut self) -> usize {
+    /// Reuse the finished steps of an earlier execution of this run id, which
+    /// must have run the same plan: a run id never resumes a different one.
+    async fn resume(&mut self) -> Result<(), String> {
         let record = match self.runner.store.load(&self.run_id).await {
             Ok(Some(record)) => record,
-            Ok(None) => return 0,
+            Ok(None) => return Ok(()),
             Err(e) => {
                 tracing::warn!(error = %e, "could not load the run's checkpoints; starting afresh");
-                return 0;
+                return Ok(());
             }
         };
-        let mut reused = 0;
+        if !same_plan(&self.stored_plan, &record.plan) {
+            return Err(format!(
+                "run {} was started with a different plan; a run id resumes only the plan it began with (use a new run id)",
+                self.run_id
+            ));
+        }
+        // The stored plan keeps what earlier executions masked (a password
+        // typed into a field), so the document never regains it.
+        self.stored_plan = record.plan;
         for (i, outcome) in record.steps {
             let same_step = self
                 .plan
@@ -441,11 +600,12 @@ impl<'a> Run<'a> {
                 .is_some_and(|s| s.tool == outcome.tool);
             let finished = matches!(outcome.status, StepStatus::Succeeded | StepStatus::Failed);
             if same_step && finished {
-                self.outcomes[i] = Some(outcome);
-                reused += 1;
+                self.outcomes[i] = Some(outcome.clone());
+                self.stored[i] = Some(outcome);
+                self.resumed[i] = true;
             }
         }
-        reused
+        Ok(())
     }
 
     /// Step `i` settled: its dependents lose a pending dependency, or are skipped
@@ -479,19 +639,39 @@ impl<'a> Run<'a> {
                 let reason = format!("dependency {} {word}", self.plan.label(i));
                 let outcome = self.outcome(d, StepStatus::Skipped, None, Some(reason));
                 self.emit_finished(&outcome);
+                self.stored[d] = Some(outcome.clone());
                 self.outcomes[d] = Some(outcome);
                 settled.push_back(d);
             }
         }
     }
 
-    /// The call of step `i` with its templates resolved, or the failure to resolve them.
-    fn prepare(&self, i: usize) -> Result<ToolCall, Box<CallResult>> {
+    /// The call of step `i` with its templates resolved, or the failure to resolve
+    /// them. `record` receives the call's history entry as stored.
+    fn prepare(&self, i: usize, record: &Recorded) -> Result<ToolCall, Box<CallResult>> {
         let step = &self.plan.steps[i];
+        let fail = |message: String| Box::new(self.template_failure(i, message));
+        // Secrets are read now, as the step runs, and go nowhere but the call.
+        let mut secret_values: HashMap<String, Value> = HashMap::new();
+        let params = std::iter::once(&step.params).chain(step.fallbacks.iter().map(|f| &f.params));
+        for template in params.flat_map(templates_in).flatten() {
+            for r in template.references() {
+                match &r.source {
+                    Source::Secret(name) => {
+                        if !secret_values.contains_key(name) {
+                            let value = self.runner.secrets.resolve(name).map_err(&fail)?;
+                            secret_values.insert(name.clone(), Value::String(value));
+                        }
+                    }
+                    source => self.check_not_masked(source, r).map_err(&fail)?,
+                }
+            }
+        }
         let data = |source: &Source| -> Option<&Value> {
             let j = match source {
                 Source::Index(n) => *n,
                 Source::Id(id) => *self.ids.get(id.as_str())?,
+                Source::Secret(name) => return secret_values.get(name),
             };
             self.outcomes
                 .get(j)?
@@ -500,14 +680,13 @@ impl<'a> Run<'a> {
                 .as_ref()
                 .map(|r| &r.data)
         };
-        let fail = |message: String| Box::new(self.template_failure(i, message));
-        let args = resolve(&step.params, &data).map_err(fail)?;
+        let args = resolve(&step.params, &data).map_err(&fail)?;
         let fallbacks = step
             .fallbacks
             .iter()
             .map(|f| resolve(&f.params, &data).map(|args| FallbackCall::new(f.tool.clone(), args)))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(fail)?;
+            .map_err(&fail)?;
         let policy = merge_policies(self.plan.defaults.as_ref(), step.policy.as_ref());
         let events = self.events.clone().map(|tx| {
             let run_id = self.run_id.clone();
@@ -542,6 +721,7 @@ impl<'a> Run<'a> {
                 let _ = tx.send(event);
             }) as axon_core::EventSink
         });
+        let slot = record.clone();
         Ok(ToolCall {
             tool: step.tool.clone(),
             args,
@@ -550,7 +730,67 @@ impl<'a> Run<'a> {
             fallbacks,
             cancel: Some(self.stop.clone()),
             events,
+            secrets: secret_values
+                .into_values()
+                .filter_map(|v| match v {
+                    Value::String(s) => Some(s),
+                    _ => None,
+                })
+                .collect(),
+            step: Some(StepMark {
+                run_id: self.run_id.clone(),
+                index: i,
+                id: step.id.clone(),
+            }),
+            on_record: Some(Arc::new(move |entry: &HistoryEntry| {
+                if let Ok(mut slot) = slot.lock() {
+                    *slot = Some(entry.clone());
+                }
+            })),
         })
+    }
+
+    /// A template of a step that still has to run may not read what a resumed
+    /// step's checkpoint masked: the real value was never stored.
+    fn check_not_masked(
+        &self,
+        source: &Source,
+        r: &crate::template::Reference,
+    ) -> Result<(), String> {
+        let j = match source {
+            Source::Index(n) => *n,
+            Source::Id(id) => match self.ids.get(id.as_str()) {
+                Some(j) => *j,
+                None => return Ok(()),
+            },
+            Source::Secret(_) => return Ok(()),
+        };
+        if !self.resumed.get(j).copied().unwrap_or(false) {
+            return Ok(());
+        }
+        let Some(data) = self.stored[j]
+            .as_ref()
+            .and_then(|o| o.result.as_ref())
+            .map(|r| &r.data)
+        else {
+            return Ok(());
+        };
+        let Some(read) = secrets::reference_pointer(r) else {
+            return Ok(());
+        };
+        match secrets::redacted_pointers(data)
+            .into_iter()
+            .find(|masked| secrets::overlaps(&read, masked))
+        {
+            None => Ok(()),
+            Some(masked) => Err(format!(
+                "template {}: {}'s data{masked} holds a secret, which is never stored, and {} finished before this run resumed; \
+                 a step that reads a secret cannot resume: read it with ${{secret.NAME}}, or run the plan again under a new run id",
+                r.text,
+                self.plan.label(j),
+                self.plan.label(j),
+            )),
+        }
     }
 
     /// A call result for a step whose templates could not be resolved.
@@ -578,25 +818,44 @@ impl<'a> Run<'a> {
         }
     }
 
-    async fn finish_step(&mut self, i: usize, result: CallResult) {
-        let (status, reason) = match &result.error {
-            None => (StepStatus::Succeeded, None),
-            Some(e) if e.kind == ErrorKind::Cancelled => {
-                (StepStatus::Cancelled, Some(e.message.clone()))
+    /// Step `i`'s call ended: keep the real outcome for later steps and the
+    /// caller, and store (checkpoint, stream) the masked one built from its
+    /// history entry.
+    async fn finish_step(&mut self, i: usize, result: CallResult, entry: Option<HistoryEntry>) {
+        let step = &self.plan.steps[i];
+        let stored = match &entry {
+            Some(entry) => {
+                StepOutcome::of_call(i, step.id.clone(), step.tool.clone(), entry.result.clone())
             }
-            Some(e) => (
-                StepStatus::Failed,
-                Some(format!("{}: {}", e.kind, e.message)),
-            ),
+            None => StepOutcome::of_call(i, step.id.clone(), step.tool.clone(), result.clone()),
         };
-        let outcome = self.outcome(i, status, Some(result), reason);
-        if status != StepStatus::Cancelled
-            && let Err(e) = self.runner.store.checkpoint(&self.run_id, &outcome).await
+        let outcome = StepOutcome::of_call(i, step.id.clone(), step.tool.clone(), result);
+        if let Some(entry) = &entry {
+            // Arguments history masked (a password field's text) are masked in
+            // the stored plan document too.
+            let masked = secrets::redacted_pointers(&entry.args);
+            if !masked.is_empty() {
+                let before = self.stored_plan.steps[i].params.clone();
+                secrets::mask_params(&mut self.stored_plan.steps[i].params, &masked);
+                if self.stored_plan.steps[i].params != before
+                    && let Err(e) = self
+                        .runner
+                        .store
+                        .begin(&self.run_id, &self.stored_plan)
+                        .await
+                {
+                    tracing::warn!(error = %e, "could not store the masked plan");
+                }
+            }
+        }
+        if stored.status != StepStatus::Cancelled
+            && let Err(e) = self.runner.store.checkpoint(&self.run_id, &stored).await
         {
             tracing::warn!(error = %e, step = i, "could not checkpoint the step");
         }
-        self.emit_finished(&outcome);
+        self.emit_finished(&stored);
         self.outcomes[i] = Some(outcome);
+        self.stored[i] = Some(stored);
     }
 
     fn outcome(
@@ -624,6 +883,31 @@ impl<'a> Run<'a> {
                 step: Box::new(outcome.clone()),
             });
         }
+    }
+}
+
+/// Where a step's call leaves its history entry as stored.
+type Recorded = Arc<std::sync::Mutex<Option<HistoryEntry>>>;
+
+/// Whether a plan submitted now is the one a run began with: equal, except
+/// where the stored document masked a secret (`"***"` there matches any value,
+/// so a changed password does not count as a changed plan).
+fn same_plan(now: &Plan, stored: &Plan) -> bool {
+    fn same(now: &Value, stored: &Value) -> bool {
+        match (now, stored) {
+            (_, Value::String(s)) if s == REDACTED => true,
+            (Value::Object(a), Value::Object(b)) => {
+                a.len() == b.len() && a.iter().all(|(k, v)| b.get(k).is_some_and(|w| same(v, w)))
+            }
+            (Value::Array(a), Value::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(v, w)| same(v, w))
+            }
+            (a, b) => a == b,
+        }
+    }
+    match (serde_json::to_value(now), serde_json::to_value(stored)) {
+        (Ok(a), Ok(b)) => same(&a, &b),
+        _ => false,
     }
 }
 

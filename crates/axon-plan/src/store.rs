@@ -4,11 +4,12 @@
 //! in-memory store is the library default and `axon-store` adds SQLite and
 //! PostgreSQL.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::Mutex;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use axon_core::StoreError;
+use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::Plan;
@@ -38,6 +39,56 @@ pub trait RunStore: Send + Sync + 'static {
     async fn checkpoint(&self, run_id: &str, step: &StepOutcome) -> Result<(), StoreError>;
     /// Save the final result.
     async fn finish(&self, run_id: &str, result: &PlanResult) -> Result<(), StoreError>;
+
+    /// Take a run id for this process while it runs, so that two executions of
+    /// one run never overlap (each would run every step). The error says who
+    /// holds it. A store that cannot tell processes apart holds nothing.
+    async fn claim(&self, run_id: &str) -> Result<Claim, StoreError> {
+        let _ = run_id;
+        Ok(Claim::none())
+    }
+}
+
+/// A run id held while it runs ([`RunStore::claim`]): [`release`](Claim::release)
+/// lets go; dropping it lets go in the background.
+pub struct Claim {
+    release: Option<Release>,
+}
+
+type Release = Box<dyn FnOnce() -> BoxFuture<'static, ()> + Send>;
+
+impl Claim {
+    /// A claim that holds nothing.
+    pub fn none() -> Self {
+        Claim { release: None }
+    }
+
+    /// A claim that runs `release` when let go.
+    pub fn new<F>(release: impl FnOnce() -> F + Send + 'static) -> Self
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        Claim {
+            release: Some(Box::new(move || Box::pin(release()))),
+        }
+    }
+
+    /// Let go now, so the same run id can be taken again at once.
+    pub async fn release(mut self) {
+        if let Some(release) = self.release.take() {
+            release().await;
+        }
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let Some(release) = self.release.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(release());
+        }
+    }
 }
 
 /// Runs kept by [`InMemoryRunStore::new`]; the oldest go first.
@@ -49,6 +100,7 @@ pub struct InMemoryRunStore {
     runs: Mutex<HashMap<String, RunRecord>>,
     order: Mutex<VecDeque<String>>,
     max_runs: usize,
+    running: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Default for InMemoryRunStore {
@@ -69,6 +121,7 @@ impl InMemoryRunStore {
             runs: Mutex::new(HashMap::new()),
             order: Mutex::new(VecDeque::new()),
             max_runs: max_runs.max(1),
+            running: Arc::default(),
         }
     }
 
@@ -136,5 +189,20 @@ impl RunStore for InMemoryRunStore {
             record.result = Some(result.clone());
         }
         Ok(())
+    }
+
+    async fn claim(&self, run_id: &str) -> Result<Claim, StoreError> {
+        let mut running = self.running.lock().map_err(|_| poisoned())?;
+        if !running.insert(run_id.to_string()) {
+            return Err(StoreError(format!(
+                "run {run_id} is running already; wait for it to finish, or cancel it"
+            )));
+        }
+        let (running, id) = (self.running.clone(), run_id.to_string());
+        Ok(Claim::new(move || async move {
+            if let Ok(mut running) = running.lock() {
+                running.remove(&id);
+            }
+        }))
     }
 }

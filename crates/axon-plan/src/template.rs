@@ -1,6 +1,7 @@
 //! Templates: how a step's parameters read earlier results (DESIGN.md, "Plans").
 //!
-//! `${step[N].data<path>}` (seed 002) and `${steps.<id>.data<path>}`, where the path
+//! `${step[N].data<path>}` (seed 002), `${steps.<id>.data<path>}` and
+//! `${secret.NAME}` (a configured secret, resolved when the step runs), where the path
 //! is a sequence of `.name`, `[N]` and `.*` / `[*]` (map over an array; nestable). A
 //! string that is exactly one template becomes the referenced JSON value with its
 //! type; a template inside a longer string is interpolated (strings as they are,
@@ -17,6 +18,9 @@ pub enum Source {
     Index(usize),
     /// `steps.<id>`
     Id(String),
+    /// `secret.<NAME>`: a secret from the runner's configuration (an
+    /// environment variable or a file), read when the step runs and never stored.
+    Secret(String),
 }
 
 /// One step of a path into the data.
@@ -141,8 +145,23 @@ fn parse_reference(text: &str) -> Result<Reference, String> {
             return Err(bad("steps.<id> needs an id"));
         }
         (Source::Id(id.to_string()), &after[end..])
+    } else if let Some(name) = inner.strip_prefix("secret.") {
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid {
+            return Err(bad(
+                "secret.<NAME> needs a name of letters, digits, '_' and '-'",
+            ));
+        }
+        return Ok(Reference {
+            source: Source::Secret(name.to_string()),
+            path: Vec::new(),
+            text: text.to_string(),
+        });
     } else {
-        return Err(bad("must start with step[N] or steps.<id>"));
+        return Err(bad("must start with step[N], steps.<id> or secret.<NAME>"));
     };
     let rest = rest
         .strip_prefix(".data")

@@ -81,7 +81,7 @@ pub fn validate(plan: &Plan, registry: &ToolRegistry) -> Result<Graph, PlanError
         push(None, "max_parallel".into(), "must be at least 1".into());
     }
     if let Some(defaults) = &plan.defaults
-        && let Err(e) = Policy::layered([defaults])
+        && let Err(e) = Policy::check_call_layer(defaults).and_then(|_| Policy::layered([defaults]))
     {
         push(None, format!("defaults.{}", e.key), e.message);
     }
@@ -159,6 +159,8 @@ pub fn validate(plan: &Plan, registry: &ToolRegistry) -> Result<Graph, PlanError
                                 let target = match &r.source {
                                     Source::Index(n) => index_of(&StepRef::Index(*n)),
                                     Source::Id(id) => index_of(&StepRef::Id(id.clone())),
+                                    // Checked by the runner, which knows the secrets.
+                                    Source::Secret(_) => continue,
                                 };
                                 match target {
                                     None => problems(
@@ -209,8 +211,8 @@ pub fn validate(plan: &Plan, registry: &ToolRegistry) -> Result<Graph, PlanError
             );
         }
         let layers: Vec<&Value> = plan.defaults.iter().chain(step.policy.iter()).collect();
-        if step.policy.is_some()
-            && let Err(e) = Policy::layered(layers)
+        if let Some(policy) = &step.policy
+            && let Err(e) = Policy::check_call_layer(policy).and_then(|_| Policy::layered(layers))
         {
             push(Some(i), format!("{here}.policy.{}", e.key), e.message);
         }

@@ -160,6 +160,7 @@ impl Server {
             .fallback(ops::not_found)
             .method_not_allowed_fallback(ops::method_not_allowed)
             .layer(DefaultBodyLimit::max(state.options.body_limit_bytes))
+            .layer(axum::middleware::from_fn(ops::problem_errors))
             .with_state(state)
     }
 

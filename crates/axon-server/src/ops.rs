@@ -86,7 +86,11 @@ pub(crate) async fn require_token(
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|v| {
+            // The scheme is case-insensitive (RFC 9110 §11.1): `bearer x` counts.
+            let (scheme, token) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then_some(token)
+        })
         .map(str::trim);
     match presented {
         Some(token) if tokens.iter().any(|t| same(t.as_bytes(), token.as_bytes())) => {
@@ -122,4 +126,43 @@ pub(crate) async fn method_not_allowed(request: Request) -> Problem {
             request.uri().path()
         ),
     )
+}
+
+/// Every error answer is `application/problem+json`: rejections that axum's
+/// extractors (a path that is not UTF-8, a bad query string) or the MCP service
+/// (413, 415) write as plain text are rewritten with their text as the detail.
+pub(crate) async fn problem_errors(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("json"));
+    if is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let title = parts.status.canonical_reason().unwrap_or("error");
+    let detail = if text.is_empty() {
+        title.to_string()
+    } else {
+        text
+    };
+    let mut rewritten = Problem::new(parts.status, "error", detail)
+        .with("title", serde_json::Value::String(title.to_lowercase()))
+        .into_response();
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            rewritten.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    rewritten
 }

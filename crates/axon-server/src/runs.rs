@@ -19,11 +19,22 @@ use tokio::sync::{mpsc, oneshot};
 use crate::AppState;
 use crate::problem::{Problem, RawBody, field_pointer};
 
-/// A plan body, JSON or YAML.
-fn parse_plan(body: &[u8]) -> Result<Plan, Problem> {
-    let text = std::str::from_utf8(body)
-        .map_err(|e| Problem::bad_request(format!("the plan is not UTF-8: {e}"), "/"))?;
-    Plan::parse(text).map_err(|e| Problem::bad_request(format!("not a plan: {e}"), "/"))
+/// A plan body, JSON or YAML, parsed on the blocking pool: a large document
+/// must not hold an async worker (and with it `/healthz`).
+async fn parse_plan(body: axum::body::Bytes) -> Result<Plan, Problem> {
+    tokio::task::spawn_blocking(move || {
+        let text = std::str::from_utf8(&body)
+            .map_err(|e| Problem::bad_request(format!("the plan is not UTF-8: {e}"), "/"))?;
+        Plan::parse(text).map_err(|e| Problem::bad_request(format!("not a plan: {e}"), "/"))
+    })
+    .await
+    .unwrap_or_else(|e| {
+        Err(Problem::new(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            "internal error",
+            format!("parsing the plan failed: {e}"),
+        ))
+    })
 }
 
 /// A plan that does not validate: 422 with every problem and its pointer.
@@ -52,7 +63,7 @@ pub(crate) async fn validate(
     State(state): State<Arc<AppState>>,
     RawBody(body): RawBody,
 ) -> Result<Json<Value>, Problem> {
-    let plan = parse_plan(&body)?;
+    let plan = parse_plan(body).await?;
     state.runner.validate(&plan).map_err(invalid_plan)?;
     Ok(Json(json!({"valid": true, "steps": plan.steps.len()})))
 }
@@ -123,7 +134,7 @@ pub(crate) async fn start(
     headers: HeaderMap,
     RawBody(body): RawBody,
 ) -> Result<Response, Problem> {
-    let plan = parse_plan(&body)?;
+    let plan = parse_plan(body).await?;
     state.runner.validate(&plan).map_err(invalid_plan)?;
     let run_id = query
         .run_id

@@ -16,13 +16,38 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use axon_core::{HistoryEntry, HistoryStats, HistoryStore, StoreError, Timestamp};
-use axon_plan::{Plan, PlanResult, RunRecord, RunStore, StepOutcome};
+use axon_plan::{Claim, Plan, PlanResult, RunRecord, RunStore, StepOutcome};
 use sqlx::Row as _;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 use tokio::sync::{mpsc, oneshot};
+
+/// When a call's history entry is on disk, relative to its result reaching the
+/// caller.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// The entry is committed before the call returns (the default): a crash
+    /// after a caller saw a result never loses its entry. Concurrent calls share
+    /// commits (group commit), so the cost is one commit per batch, not per call.
+    #[default]
+    Sync,
+    /// The entry is queued and committed in the next batch: higher throughput,
+    /// but a crash loses the calls of the batch being written.
+    Async,
+}
+
+impl std::str::FromStr for Durability {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "sync" => Ok(Durability::Sync),
+            "async" => Ok(Durability::Async),
+            other => Err(format!("{other:?} is not a durability: sync or async")),
+        }
+    }
+}
 
 /// How much history to keep.
 #[derive(Clone, Copy, Debug)]
@@ -31,8 +56,12 @@ pub struct Retention {
     pub max_per_correlation: u64,
     /// Entries kept in all; the oldest go first. 0 = no limit.
     pub max_calls: u64,
-    /// Entries older than this are dropped. `None` = no limit.
+    /// Entries older than this are dropped, and runs not updated for as long.
+    /// `None` = no limit.
     pub max_age: Option<Duration>,
+    /// Runs kept (with their checkpoints); the least recently updated go first.
+    /// 0 = no limit.
+    pub max_runs: u64,
 }
 
 impl Default for Retention {
@@ -41,6 +70,7 @@ impl Default for Retention {
             max_per_correlation: 100,
             max_calls: 1_000_000,
             max_age: Some(Duration::from_secs(30 * 24 * 3600)),
+            max_runs: 10_000,
         }
     }
 }
@@ -71,17 +101,33 @@ const PRUNE_EVERY: u64 = 1_000;
 ///
 /// History writes go through one writer task that commits whatever has queued up
 /// in a single transaction (group commit), so under load one commit carries
-/// hundreds of calls. `record` returns once the row is queued (the queue is
+/// hundreds of calls. With [`Durability::Sync`] (the default) `record` returns
+/// once its row is committed; with `Async` once it is queued (the queue is
 /// bounded: a writer that falls behind slows callers down rather than losing
-/// rows); every read of history first waits for the rows queued before it, so a
+/// rows). Every read of history first waits for the rows queued before it, so a
 /// caller always reads its own writes, and [`close`](SqliteStore::close) commits
-/// everything queued.
+/// everything queued. A call that ran a plan step checkpoints the step in the
+/// same transaction as its history row.
 pub struct SqliteStore {
     pool: SqlitePool,
     path: PathBuf,
     retention: Retention,
+    durability: Durability,
     writer: mpsc::Sender<Job>,
+    owner: Owner,
 }
+
+/// This process, as a holder of run claims.
+#[derive(Clone)]
+struct Owner {
+    host: String,
+    pid: u32,
+}
+
+/// A claim whose holder has not beaten for this long is taken over.
+const CLAIM_STALE_MS: i64 = 15_000;
+/// How often a held claim beats.
+const CLAIM_BEAT: Duration = Duration::from_secs(5);
 
 /// Calls committed together at most.
 const MAX_BATCH: usize = 256;
@@ -96,11 +142,16 @@ struct Row {
     duration_ms: i64,
     started_at_ms: i64,
     entry: String,
+    /// The plan step the call ran: (run id, step index, checkpoint JSON).
+    checkpoint: Option<(String, i64, String)>,
 }
+
+/// Answered once a row is committed (or could not be).
+type Ack = oneshot::Sender<Result<(), String>>;
 
 /// Work for the writer task.
 enum Job {
-    Record(Row),
+    Record(Row, Option<Ack>),
     /// Answered once everything queued before is committed.
     Flush(oneshot::Sender<()>),
     /// Everything queued before is committed; then the writer stops.
@@ -160,8 +211,22 @@ impl SqliteStore {
             pool,
             path: path.to_path_buf(),
             retention,
+            durability: Durability::default(),
             writer,
+            owner: Owner {
+                host: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                    .map(|h| h.trim().to_string())
+                    .unwrap_or_else(|_| "localhost".into()),
+                pid: std::process::id(),
+            },
         })
+    }
+
+    /// When `record` returns: after the commit (`Sync`, the default) or once
+    /// queued (`Async`).
+    pub fn with_durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
     }
 
     /// Drop history older than `max_age` and beyond `max_calls`.
@@ -296,6 +361,31 @@ async fn prune(db: &mut SqliteConnection, retention: &Retention) -> Result<(), S
             .await
             .map_err(err)?;
     }
+    // Runs: by age, then by count (their checkpoints go with them). A run being
+    // executed is never pruned: its claim is held.
+    if let Some(age) = retention.max_age {
+        let cutoff = SystemTime::now()
+            .checked_sub(age)
+            .map(|t| Timestamp(t).unix_ms() as i64)
+            .unwrap_or(0);
+        sqlx::query(
+            "DELETE FROM runs WHERE updated_at_ms < ? AND run_id NOT IN (SELECT run_id FROM run_claims)",
+        )
+        .bind(cutoff)
+        .execute(&mut *db)
+        .await
+        .map_err(err)?;
+    }
+    if retention.max_runs > 0 {
+        sqlx::query(
+            "DELETE FROM runs WHERE run_id NOT IN (SELECT run_id FROM run_claims) AND run_id IN \
+             (SELECT run_id FROM runs ORDER BY updated_at_ms DESC LIMIT -1 OFFSET ?)",
+        )
+        .bind(retention.max_runs as i64)
+        .execute(&mut *db)
+        .await
+        .map_err(err)?;
+    }
     Ok(())
 }
 
@@ -309,13 +399,17 @@ async fn write_history(
 ) {
     let mut written: u64 = 0;
     let mut rows: Vec<Row> = Vec::new();
+    let mut acks: Vec<Ack> = Vec::new();
     let mut flushed: Vec<oneshot::Sender<()>> = Vec::new();
     while let Some(job) = jobs.recv().await {
         let mut close = None;
         let mut next = Some(job);
         while let Some(job) = next.take() {
             match job {
-                Job::Record(row) => rows.push(row),
+                Job::Record(row, ack) => {
+                    rows.push(row);
+                    acks.extend(ack);
+                }
                 Job::Flush(done) => flushed.push(done),
                 Job::Close(done) => {
                     close = Some(done);
@@ -328,10 +422,13 @@ async fn write_history(
         }
         if !rows.is_empty() {
             let batch: Vec<&Row> = rows.iter().collect();
-            if let Err(e) =
-                insert_batch(&mut connection, &batch, retention.max_per_correlation).await
-            {
+            let outcome =
+                insert_batch(&mut connection, &batch, retention.max_per_correlation).await;
+            if let Err(e) = &outcome {
                 tracing::error!(error = %e, calls = rows.len(), "could not record calls in history");
+            }
+            for ack in acks.drain(..) {
+                let _ = ack.send(outcome.clone().map_err(|e| e.0));
             }
             let before = written;
             written += rows.len() as u64;
@@ -390,6 +487,22 @@ async fn insert_batch(
     fifo.push_bind(keep.max(1) as i64);
     fifo.push(")");
     fifo.build().execute(&mut *tx).await.map_err(err)?;
+
+    // Checkpoints of the plan steps these calls ran, in the same transaction: a
+    // step whose call is in history is never run again on resume. A run the
+    // store does not know (its runner keeps runs elsewhere) gets none.
+    for (run_id, index, outcome) in rows.iter().filter_map(|r| r.checkpoint.as_ref()) {
+        sqlx::query(
+            "INSERT OR REPLACE INTO run_steps (run_id, step_index, outcome) \
+             SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = ?1)",
+        )
+        .bind(run_id)
+        .bind(index)
+        .bind(outcome)
+        .execute(&mut *tx)
+        .await
+        .map_err(err)?;
+    }
     tx.commit().await.map_err(err)
 }
 
@@ -414,11 +527,29 @@ impl HistoryStore for SqliteStore {
             duration_ms: r.duration_ms as i64,
             started_at_ms: r.started_at.unix_ms() as i64,
             entry: encode(&entry)?,
+            checkpoint: match StepOutcome::checkpoint_of(&entry) {
+                Some((run_id, outcome)) => Some((run_id, outcome.index as i64, encode(&outcome)?)),
+                None => None,
+            },
         };
+        let closed = || StoreError("the store is closed".into());
+        if self.durability == Durability::Async {
+            return self
+                .writer
+                .send(Job::Record(row, None))
+                .await
+                .map_err(|_| closed());
+        }
+        let (ack, committed) = oneshot::channel();
         self.writer
-            .send(Job::Record(row))
+            .send(Job::Record(row, Some(ack)))
             .await
-            .map_err(|_| StoreError("the store is closed".into()))
+            .map_err(|_| closed())?;
+        match committed.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(StoreError(e)),
+            Err(_) => Err(StoreError("the history writer stopped".into())),
+        }
     }
 
     async fn by_correlation(&self, correlation_id: &str) -> Result<Vec<HistoryEntry>, StoreError> {
@@ -536,6 +667,85 @@ impl RunStore for SqliteStore {
         .await
         .map(|_| ())
         .map_err(err)
+    }
+
+    async fn claim(&self, run_id: &str) -> Result<Claim, StoreError> {
+        let token = ulid::Ulid::new().to_string();
+        let holder =
+            sqlx::query("SELECT owner, host, pid, heartbeat_ms FROM run_claims WHERE run_id = ?")
+                .bind(run_id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(err)?;
+        if let Some(row) = &holder {
+            // A holder on this host whose process is gone (killed, crashed) is
+            // taken over at once; elsewhere, once it stops beating.
+            let (owner, host, pid): (String, String, i64) =
+                (row.get("owner"), row.get("host"), row.get("pid"));
+            let gone = host == self.owner.host
+                && pid != i64::from(self.owner.pid)
+                && !Path::new(&format!("/proc/{pid}")).exists();
+            if gone {
+                sqlx::query("DELETE FROM run_claims WHERE run_id = ? AND owner = ?")
+                    .bind(run_id)
+                    .bind(&owner)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(err)?;
+            }
+        }
+        let now = now_ms();
+        let taken = sqlx::query(
+            "INSERT INTO run_claims (run_id, owner, host, pid, heartbeat_ms) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (run_id) DO UPDATE SET owner = ?2, host = ?3, pid = ?4, heartbeat_ms = ?5 \
+             WHERE run_claims.heartbeat_ms < ?6",
+        )
+        .bind(run_id)
+        .bind(&token)
+        .bind(&self.owner.host)
+        .bind(i64::from(self.owner.pid))
+        .bind(now)
+        .bind(now - CLAIM_STALE_MS)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?
+        .rows_affected()
+            == 1;
+        if !taken {
+            let (host, pid) = holder
+                .map(|row| (row.get::<String, _>("host"), row.get::<i64, _>("pid")))
+                .unwrap_or_default();
+            return Err(StoreError(format!(
+                "run {run_id} is being run by another process (pid {pid} on {host}); wait for it to finish, or cancel it"
+            )));
+        }
+        // Beat while held; let go when dropped.
+        let pool = self.pool.clone();
+        let (id, owner) = (run_id.to_string(), token);
+        let beat = {
+            let (pool, id, owner) = (pool.clone(), id.clone(), owner.clone());
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(CLAIM_BEAT).await;
+                    let _ = sqlx::query(
+                        "UPDATE run_claims SET heartbeat_ms = ? WHERE run_id = ? AND owner = ?",
+                    )
+                    .bind(now_ms())
+                    .bind(&id)
+                    .bind(&owner)
+                    .execute(&pool)
+                    .await;
+                }
+            })
+        };
+        Ok(Claim::new(move || async move {
+            beat.abort();
+            let _ = sqlx::query("DELETE FROM run_claims WHERE run_id = ? AND owner = ?")
+                .bind(&id)
+                .bind(&owner)
+                .execute(&pool)
+                .await;
+        }))
     }
 
     async fn finish(&self, run_id: &str, result: &PlanResult) -> Result<(), StoreError> {

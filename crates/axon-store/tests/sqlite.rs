@@ -75,6 +75,7 @@ async fn history_is_trimmed_fifo_per_correlation_and_in_all() {
         max_per_correlation: 3,
         max_calls: 5,
         max_age: None,
+        max_runs: 0,
     };
     let store = Arc::new(
         SqliteStore::open(temp_db("fifo.db"), retention)
@@ -150,8 +151,16 @@ fn marking_runner(store: Arc<SqliteStore>, log: Arc<Mutex<Vec<String>>>) -> Plan
     r.register(tool_fn("mark", "logs its start", move |a: Mark, _ctx| {
         let log = log.clone();
         async move {
-            log.lock().unwrap().push(a.name.clone());
-            tokio::time::sleep(Duration::from_millis(a.ms)).await;
+            // Slow the first time only: a resumed run finds it quick.
+            let again = {
+                let mut log = log.lock().unwrap();
+                let again = log.contains(&a.name);
+                log.push(a.name.clone());
+                again
+            };
+            if !again {
+                tokio::time::sleep(Duration::from_millis(a.ms)).await;
+            }
             Ok::<_, ToolError>(json!({"name": a.name}))
         }
     }))
@@ -211,15 +220,28 @@ async fn an_interrupted_run_resumes_after_a_restart_without_repeating_finished_s
         1,
         "only the finished step was checkpointed"
     );
-    let fast: Plan = serde_json::from_value({
+    // A different plan under the same run id is refused: its finished steps'
+    // results would be another plan's.
+    let other: Plan = serde_json::from_value({
         let mut v: Value = serde_json::to_value(&plan).unwrap();
-        v["steps"][1]["params"]["ms"] = json!(0);
+        v["steps"][0]["params"]["name"] = json!("mallory");
         v
     })
     .unwrap();
+    let refused = marking_runner(store.clone(), log.clone())
+        .run(
+            &other,
+            RunOptions {
+                run_id: Some("r1".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("different plan"), "{refused}");
     let r = marking_runner(store.clone(), log.clone())
         .run(
-            &fast,
+            &plan,
             RunOptions {
                 run_id: Some("r1".into()),
                 ..Default::default()
@@ -337,10 +359,257 @@ async fn concurrent_calls_are_committed_together_and_fifo_holds_within_a_batch()
         .record(axon_core::HistoryEntry {
             result: results[1].clone(),
             args: json!({}),
+            step: None,
         })
         .await;
     assert!(late.is_err());
     let reopened = SqliteStore::open(&path, retention).await.unwrap();
     let stats = reopened.tool_stats().await.unwrap();
     assert_eq!(stats[0].calls, 305);
+}
+
+/// Every byte of the store's files (the database, its WAL), for looking for a
+/// value that must not be there.
+fn file_bytes(path: &std::path::Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        if let Ok(bytes) = std::fs::read(&p) {
+            all.extend(bytes);
+        }
+    }
+    all
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+#[tokio::test]
+async fn a_runs_secrets_are_never_stored_but_reach_the_caller_and_the_tools() {
+    let path = temp_db("secrets.db");
+    let store = Arc::new(
+        SqliteStore::open(&path, Retention::default())
+            .await
+            .unwrap(),
+    );
+    let secrets = axon_plan::Secrets::new().with(
+        "API_KEY",
+        axon_plan::SecretSource::Value("sk-live-0123456789".into()),
+    );
+    let runner =
+        PlanRunner::with_store(executor(store.clone()), store.clone()).with_secrets(secrets);
+    let plan = Plan::parse(
+        "steps:\n\
+         - {id: login, tool: echo, params: {user: ada, password: hunter2-literal, access_token: tok-issued-42}}\n\
+         - {id: use, tool: echo, params: {header: 'Key ${secret.API_KEY}', token: '${steps.login.data.access_token}'}}\n",
+    )
+    .unwrap();
+    let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let r = runner
+        .run(
+            &plan,
+            RunOptions {
+                run_id: Some("s1".into()),
+                events: Some(tx),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(r.success(), "{r:#?}");
+    // The caller and the tools get the real values.
+    let used = &r.steps[1].result.as_ref().unwrap().data;
+    assert_eq!(used["header"], "Key sk-live-0123456789");
+    assert_eq!(used["token"], "tok-issued-42");
+    // What watchers see is masked.
+    let mut streamed = String::new();
+    while let Ok(e) = events.try_recv() {
+        streamed.push_str(&serde_json::to_string(&e).unwrap());
+    }
+    // What is stored is masked: run record, plan document, checkpoints, history.
+    let record = store.load("s1").await.unwrap().unwrap();
+    let stored = serde_json::to_string(&record).unwrap();
+    let history = serde_json::to_string(&store.by_correlation("s1").await.unwrap()).unwrap();
+    store.close().await;
+    let bytes = file_bytes(&path);
+    for secret in ["hunter2-literal", "tok-issued-42", "sk-live-0123456789"] {
+        assert!(!streamed.contains(secret), "{secret} in events: {streamed}");
+        assert!(
+            !stored.contains(secret),
+            "{secret} in the run record: {stored}"
+        );
+        assert!(!history.contains(secret), "{secret} in history: {history}");
+        assert!(!contains(&bytes, secret), "{secret} in the SQLite file");
+    }
+    assert!(
+        stored.contains("${secret.API_KEY}"),
+        "the reference is kept"
+    );
+    assert_eq!(record.plan.steps[0].params["password"], "***");
+
+    // Resuming a run whose next step reads a masked value fails clearly.
+    let store = Arc::new(
+        SqliteStore::open(&path, Retention::default())
+            .await
+            .unwrap(),
+    );
+    sqlx_delete_step(&path, "s1", 1).await;
+    let runner = PlanRunner::with_store(executor(store.clone()), store.clone()).with_secrets(
+        axon_plan::Secrets::new().with("API_KEY", axon_plan::SecretSource::Value("k".into())),
+    );
+    let r = runner
+        .run(
+            &plan,
+            RunOptions {
+                run_id: Some("s1".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let reason = r.steps[1].reason.clone().unwrap();
+    assert!(
+        reason.contains("holds a secret") && reason.contains("${secret.NAME}"),
+        "{reason}"
+    );
+    store.close().await;
+}
+
+/// Forget one checkpoint, as if the run had been killed before that step.
+async fn sqlx_delete_step(path: &std::path::Path, run_id: &str, index: i64) {
+    use sqlx::Connection;
+    let mut db = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query("DELETE FROM run_steps WHERE run_id = ? AND step_index = ?")
+        .bind(run_id)
+        .bind(index)
+        .execute(&mut db)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_step_is_checkpointed_with_its_history_row() {
+    let path = temp_db("tx.db");
+    let store = Arc::new(
+        SqliteStore::open(&path, Retention::default())
+            .await
+            .unwrap(),
+    );
+    let plan = Plan::parse("steps:\n- {id: a, tool: echo, params: {x: 1}}\n").unwrap();
+    store.begin("t1", &plan).await.unwrap();
+    // The call as the runner sends it, but no runner checkpoint after: the
+    // history row alone must carry it.
+    let ex = executor(store.clone());
+    let mut call = ToolCall::new("echo", json!({"x": 1})).correlation_id("t1");
+    call.step = Some(axon_core::StepMark {
+        run_id: "t1".into(),
+        index: 0,
+        id: Some("a".into()),
+    });
+    let r = ex.call(call).await;
+    // Durable by default: committed before the call returned, readable by
+    // another connection without a flush.
+    use sqlx::Connection;
+    let mut other = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
+    let (calls, steps): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM calls WHERE call_id = ?), (SELECT count(*) FROM run_steps WHERE run_id = 't1')",
+    )
+    .bind(&r.call_id)
+    .fetch_one(&mut other)
+    .await
+    .unwrap();
+    assert_eq!((calls, steps), (1, 1));
+    let record = store.load("t1").await.unwrap().unwrap();
+    assert_eq!(record.steps[&0].status, StepStatus::Succeeded);
+    assert_eq!(record.steps[&0].id.as_deref(), Some("a"));
+    // A call for a run the store does not know checkpoints nothing, and is
+    // recorded all the same.
+    let mut stray = ToolCall::new("echo", json!({})).correlation_id("t2");
+    stray.step = Some(axon_core::StepMark {
+        run_id: "unknown".into(),
+        index: 0,
+        id: None,
+    });
+    assert!(ex.call(stray).await.success);
+    assert_eq!(store.by_correlation("t2").await.unwrap().len(), 1);
+    store.close().await;
+}
+
+#[tokio::test]
+async fn a_run_id_is_held_by_one_execution_at_a_time() {
+    let path = temp_db("claims.db");
+    let store = Arc::new(
+        SqliteStore::open(&path, Retention::default())
+            .await
+            .unwrap(),
+    );
+    let held = store.claim("c1").await.unwrap();
+    let refused = store.claim("c1").await.err().unwrap();
+    assert!(refused.0.contains("another process"), "{}", refused.0);
+    held.release().await;
+    let again = store.claim("c1").await.unwrap();
+    drop(again);
+    // A holder on this host whose process is gone is taken over at once.
+    use sqlx::Connection;
+    let mut db = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    sqlx::query("INSERT OR REPLACE INTO run_claims (run_id, owner, host, pid, heartbeat_ms) VALUES ('c2', 'dead', ?, 999999999, 9999999999999)")
+        .bind(host.trim())
+        .execute(&mut db)
+        .await
+        .unwrap();
+    store.claim("c2").await.unwrap().release().await;
+    // Two runs of one id started together: one runs, the other is refused.
+    let plan = Plan::parse("steps:\n- {tool: sleep, params: {ms: 200}}\n").unwrap();
+    let runner = PlanRunner::with_store(executor(store.clone()), store.clone());
+    let options = || RunOptions {
+        run_id: Some("c3".into()),
+        ..Default::default()
+    };
+    let (a, b) = tokio::join!(runner.run(&plan, options()), runner.run(&plan, options()));
+    assert_eq!(
+        (a.is_ok() as u8) + (b.is_ok() as u8),
+        1,
+        "exactly one of two concurrent executions runs"
+    );
+    store.close().await;
+}
+
+#[tokio::test]
+async fn old_runs_are_pruned_beyond_max_runs() {
+    let path = temp_db("prune-runs.db");
+    let retention = Retention {
+        max_runs: 3,
+        ..Retention::default()
+    };
+    let store = Arc::new(SqliteStore::open(&path, retention).await.unwrap());
+    let runner = PlanRunner::with_store(executor(store.clone()), store.clone());
+    let plan = Plan::parse("steps:\n- {tool: echo, params: {}}\n").unwrap();
+    for i in 0..6 {
+        let options = RunOptions {
+            run_id: Some(format!("run-{i}")),
+            ..Default::default()
+        };
+        runner.run(&plan, options).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    store.prune().await.unwrap();
+    let mut kept = Vec::new();
+    for i in 0..6 {
+        if store.load(&format!("run-{i}")).await.unwrap().is_some() {
+            kept.push(i);
+        }
+    }
+    assert_eq!(kept, [3, 4, 5], "the newest three");
+    store.close().await;
 }

@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::error::{ErrorKind, ToolError};
+use crate::policy::PolicyError;
 
 /// Breaker options (`[defaults.breaker]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,6 +41,29 @@ impl Default for BreakerPolicy {
             open_ms: 30_000,
             half_open_max_calls: 1,
         }
+    }
+}
+
+impl BreakerPolicy {
+    pub(crate) fn check(&self) -> Result<(), PolicyError> {
+        if self.failure_threshold == 0 {
+            return Ok(());
+        }
+        if self.window_ms == 0 {
+            return Err(PolicyError::new(
+                "breaker.window_ms",
+                "must be at least 1 (set failure_threshold = 0 to turn the breaker off)",
+            ));
+        }
+        if self.half_open_max_calls == 0 {
+            return Err(PolicyError::new(
+                "breaker.half_open_max_calls",
+                "must be at least 1 (a half-open breaker lets probes through)",
+            ));
+        }
+        super::at_most("breaker.window_ms", self.window_ms, super::MAX_DURATION_MS)?;
+        super::at_most("breaker.open_ms", self.open_ms, super::MAX_DURATION_MS)?;
+        Ok(())
     }
 }
 

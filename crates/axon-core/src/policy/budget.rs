@@ -1,44 +1,55 @@
-//! The retry budget (tower's idea): retries may add at most `budget_ratio` of a
-//! tool's call rate, plus a floor of `budget_min_per_sec`, over a sliding 10 s
-//! window. When a dependency is down and every call fails, the load it sees stays
-//! near 1.1× instead of `max_attempts`×. Runs on tokio's clock.
+//! The retry budget (tower's idea, smoothed): retries of a tool may run at most
+//! at `budget_ratio` of its call rate, or at `budget_min_per_sec` when that is
+//! more (so a tool called rarely can still retry). Retries are paid from a token
+//! bucket that refills at that rate and holds one second's worth, so a burst of
+//! failures spends at most a second of budget at once instead of a whole window.
+//! When a dependency is down and every call fails, the load it sees stays near
+//! 1.1× instead of `max_attempts`×. Runs on tokio's clock.
 
 use std::sync::Mutex;
 
 use tokio::time::Instant;
 
+/// The call rate is measured over this many seconds.
 const WINDOW_SECS: u64 = 10;
 
 #[derive(Clone, Copy)]
 struct Bucket {
     sec: u64,
     calls: u64,
-    retries: u64,
 }
 
 const EMPTY: Bucket = Bucket {
     sec: u64::MAX,
     calls: 0,
-    retries: 0,
 };
 
-struct Window {
+struct State {
     start: Instant,
-    buckets: [Bucket; WINDOW_SECS as usize],
+    /// Calls per second over the last [`WINDOW_SECS`].
+    calls: [Bucket; WINDOW_SECS as usize],
+    /// Retries that may start now.
+    tokens: f64,
+    /// When `tokens` was last refilled.
+    refilled: Instant,
 }
 
-/// Calls and retries of one tool over the last 10 s, shared by every executor in
-/// the process (it lives beside the tool's breaker).
+/// The retry budget of one tool, shared by every executor in the process (it
+/// lives beside the tool's breaker).
 pub struct RetryBudget {
-    window: Mutex<Window>,
+    state: Mutex<State>,
 }
 
 impl Default for RetryBudget {
     fn default() -> Self {
+        let now = Instant::now();
         RetryBudget {
-            window: Mutex::new(Window {
-                start: Instant::now(),
-                buckets: [EMPTY; WINDOW_SECS as usize],
+            state: Mutex::new(State {
+                start: now,
+                calls: [EMPTY; WINDOW_SECS as usize],
+                // Full: a tool's first failures may retry at once.
+                tokens: f64::MAX,
+                refilled: now,
             }),
         }
     }
@@ -50,35 +61,33 @@ impl std::fmt::Debug for RetryBudget {
     }
 }
 
-impl Window {
-    fn now_sec(&self) -> u64 {
-        Instant::now()
-            .saturating_duration_since(self.start)
-            .as_secs()
+impl State {
+    fn sec(&self, now: Instant) -> u64 {
+        now.saturating_duration_since(self.start).as_secs()
     }
 
-    fn current(&mut self, sec: u64) -> &mut Bucket {
-        let b = &mut self.buckets[(sec % WINDOW_SECS) as usize];
-        if b.sec != sec {
-            *b = Bucket { sec, ..EMPTY };
-        }
-        b
-    }
-
-    fn totals(&self, sec: u64) -> (u64, u64) {
-        self.buckets
+    /// Calls per second over the window.
+    fn call_rate(&self, sec: u64) -> f64 {
+        let calls: u64 = self
+            .calls
             .iter()
             .filter(|b| b.sec <= sec && sec - b.sec < WINDOW_SECS)
-            .fold((0, 0), |(c, r), b| (c + b.calls, r + b.retries))
+            .map(|b| b.calls)
+            .sum();
+        calls as f64 / WINDOW_SECS as f64
     }
 }
 
 impl RetryBudget {
     /// Count a call (its first attempt).
     pub fn deposit(&self) {
-        if let Ok(mut w) = self.window.lock() {
-            let sec = w.now_sec();
-            w.current(sec).calls += 1;
+        if let Ok(mut s) = self.state.lock() {
+            let sec = s.sec(Instant::now());
+            let b = &mut s.calls[(sec % WINDOW_SECS) as usize];
+            if b.sec != sec {
+                *b = Bucket { sec, calls: 0 };
+            }
+            b.calls += 1;
         }
     }
 
@@ -88,14 +97,16 @@ impl RetryBudget {
         if ratio <= 0.0 {
             return true;
         }
-        let Ok(mut w) = self.window.lock() else {
+        let Ok(mut s) = self.state.lock() else {
             return true;
         };
-        let sec = w.now_sec();
-        let (calls, retries) = w.totals(sec);
-        let allowed = min_per_sec * WINDOW_SECS as f64 + ratio * calls as f64;
-        if (retries as f64) < allowed.floor() {
-            w.current(sec).retries += 1;
+        let now = Instant::now();
+        let rate = (ratio * s.call_rate(s.sec(now))).max(min_per_sec);
+        let elapsed = now.saturating_duration_since(s.refilled).as_secs_f64();
+        s.tokens = (s.tokens + rate * elapsed).min(rate.max(1.0));
+        s.refilled = now;
+        if s.tokens >= 1.0 {
+            s.tokens -= 1.0;
             true
         } else {
             false
@@ -108,34 +119,61 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    #[tokio::test(start_paused = true)]
-    async fn retries_are_limited_to_the_ratio_of_calls() {
-        let budget = RetryBudget::default();
-        for _ in 0..100 {
+    /// `calls_per_sec` calls a second for `secs` seconds, each failing and asking
+    /// for `wanted` retries; the retries granted.
+    async fn offered(budget: &RetryBudget, calls_per_sec: u32, secs: u32, wanted: u32) -> u32 {
+        let tick = Duration::from_secs(1) / calls_per_sec;
+        let mut granted = 0;
+        for _ in 0..calls_per_sec * secs {
             budget.deposit();
+            for _ in 0..wanted {
+                if budget.try_withdraw(0.1, 10.0) {
+                    granted += 1;
+                }
+            }
+            tokio::time::advance(tick).await;
         }
-        let granted = (0..100).filter(|_| budget.try_withdraw(0.1, 0.0)).count();
-        assert_eq!(granted, 10);
+        granted
     }
 
     #[tokio::test(start_paused = true)]
-    async fn the_floor_allows_retries_when_calls_are_rare() {
+    async fn at_a_steady_rate_retries_add_a_tenth() {
+        let budget = RetryBudget::default();
+        let granted = offered(&budget, 100, 30, 2).await;
+        let ratio = f64::from(3000 + granted) / 3000.0;
+        assert!(ratio <= 1.11, "attempts / calls = {ratio}");
+        assert!(ratio >= 1.05, "the budget is used: {ratio}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_burst_spends_one_second_of_budget() {
+        let budget = RetryBudget::default();
+        tokio::time::advance(Duration::from_secs(60)).await;
+        for _ in 0..200 {
+            budget.deposit();
+        }
+        let granted = (0..400).filter(|_| budget.try_withdraw(0.1, 10.0)).count();
+        assert_eq!(granted, 10, "a full bucket holds one second at 10/s");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_floor_lets_rare_calls_retry() {
         let budget = RetryBudget::default();
         budget.deposit();
-        let granted = (0..1000).filter(|_| budget.try_withdraw(0.1, 2.0)).count();
-        assert_eq!(granted, 20, "2/s over a 10 s window");
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(
+            (0..5).filter(|_| budget.try_withdraw(0.1, 2.0)).count(),
+            2,
+            "2/s, one second's worth"
+        );
+        tokio::time::advance(Duration::from_millis(500)).await;
+        assert!(budget.try_withdraw(0.1, 2.0), "refilled by half a second");
+        assert!(!budget.try_withdraw(0.1, 2.0));
     }
 
     #[tokio::test(start_paused = true)]
-    async fn old_calls_leave_the_window() {
+    async fn a_ratio_of_zero_turns_it_off() {
         let budget = RetryBudget::default();
-        for _ in 0..100 {
-            budget.deposit();
-        }
-        tokio::time::advance(Duration::from_secs(11)).await;
-        assert!(
-            !budget.try_withdraw(0.1, 0.0),
-            "the 100 calls are older than the window"
-        );
+        assert!((0..100).all(|_| budget.try_withdraw(0.0, 0.0)));
     }
 }

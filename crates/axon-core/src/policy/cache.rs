@@ -32,6 +32,12 @@ pub struct CachePolicy {
 }
 
 impl CachePolicy {
+    pub(crate) fn check(&self) -> Result<(), super::PolicyError> {
+        const MONTH_MS: u64 = 30 * 24 * 3600 * 1000;
+        super::at_most("cache.ttl_ms", self.ttl_ms, MONTH_MS)?;
+        super::at_most("cache.stale_if_error_ms", self.stale_if_error_ms, MONTH_MS)
+    }
+
     /// Whether caching is on.
     pub fn enabled(&self) -> bool {
         self.ttl_ms > 0

@@ -123,16 +123,68 @@ impl Policy {
         Ok(policy)
     }
 
-    /// Check values that serde cannot: ranges and relations between keys.
+    /// Check values that serde cannot: ranges and relations between keys. Every
+    /// duration has an upper bound, so no value can park a call (or a tool) for
+    /// centuries.
     pub fn check(&self) -> Result<(), PolicyError> {
         if self.timeout_ms == 0 {
             return Err(PolicyError::new("timeout_ms", "must be at least 1"));
         }
+        at_most("timeout_ms", self.timeout_ms, MAX_DURATION_MS)?;
+        at_most("soft_timeout_ms", self.soft_timeout_ms, MAX_DURATION_MS)?;
+        at_most("deadline_ms", self.deadline_ms, MAX_DURATION_MS)?;
+        at_most("slow_warn_ms", self.slow_warn_ms, MAX_DURATION_MS)?;
         self.retry.check()?;
+        self.breaker.check()?;
+        self.cache.check()?;
         self.limits.check()?;
         self.hedge.check()?;
         Ok(())
     }
+
+    /// A per-call layer (an API call's `policy`, a plan's `defaults:` or a step's
+    /// `policy:`) shapes that call only. The breaker, the retry budget and the
+    /// limits are state shared by every caller of a tool, so one caller may not
+    /// reconfigure them (a `breaker.open_ms` of years would shut the tool for
+    /// everyone): they belong to the tool's configuration.
+    pub fn check_call_layer(layer: &Value) -> Result<(), PolicyError> {
+        let Some(map) = layer.as_object() else {
+            return Ok(());
+        };
+        let shared = |key: &str| {
+            PolicyError::new(
+                key,
+                "is shared by every caller of the tool, so it is set in the tool's configuration ([defaults] or [tools.<name>] in axon.toml), not per call",
+            )
+        };
+        for key in ["breaker", "limits"] {
+            if map.contains_key(key) {
+                return Err(shared(key));
+            }
+        }
+        if let Some(retry) = map.get("retry").and_then(Value::as_object) {
+            for key in ["budget_ratio", "budget_min_per_sec"] {
+                if retry.contains_key(key) {
+                    return Err(shared(&format!("retry.{key}")));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The longest any duration option may be: a day.
+pub const MAX_DURATION_MS: u64 = 24 * 3600 * 1000;
+
+/// `Err` naming `key` when `value` exceeds `max` (ms).
+pub(crate) fn at_most(key: &str, value: u64, max: u64) -> Result<(), PolicyError> {
+    if value > max {
+        return Err(PolicyError::new(
+            key,
+            format!("must be at most {max} ms ({} h)", max / 3_600_000),
+        ));
+    }
+    Ok(())
 }
 
 /// Deep-merge `layer` into `base`. Scalars and arrays replace; objects merge. A
@@ -195,6 +247,39 @@ mod tests {
     fn unknown_keys_are_errors_naming_the_key() {
         let err = Policy::layered([&json!({"retry": {"max_attempt": 5}})]).unwrap_err();
         assert_eq!(err.key, "retry.max_attempt");
+    }
+
+    #[test]
+    fn durations_are_bounded_and_named() {
+        let err = Policy::layered([&json!({"breaker": {"open_ms": 18446744073709551615u64}})])
+            .unwrap_err();
+        assert_eq!(err.key, "breaker.open_ms");
+        let err = Policy::layered([&json!({"timeout_ms": MAX_DURATION_MS + 1})]).unwrap_err();
+        assert_eq!(err.key, "timeout_ms");
+        let err = Policy::layered([&json!({"retry": {"max_delay_ms": u64::MAX}})]).unwrap_err();
+        assert_eq!(err.key, "retry.max_delay_ms");
+        let err = Policy::layered([&json!({"breaker": {"window_ms": 0}})]).unwrap_err();
+        assert_eq!(err.key, "breaker.window_ms");
+        let err = Policy::layered([&json!({"breaker": {"half_open_max_calls": 0}})]).unwrap_err();
+        assert_eq!(err.key, "breaker.half_open_max_calls");
+    }
+
+    #[test]
+    fn a_call_may_not_reconfigure_shared_state() {
+        for layer in [
+            json!({"breaker": {"failure_threshold": 1}}),
+            json!({"limits": {"rate_per_sec": 1000}}),
+            json!({"retry": {"budget_ratio": 100}}),
+        ] {
+            assert!(Policy::check_call_layer(&layer).is_err(), "{layer}");
+        }
+        let err =
+            Policy::check_call_layer(&json!({"retry": {"budget_min_per_sec": 1}})).unwrap_err();
+        assert_eq!(err.key, "retry.budget_min_per_sec");
+        Policy::check_call_layer(
+            &json!({"timeout_ms": 5, "retry": {"max_attempts": 2}, "cache": {"ttl_ms": 10}}),
+        )
+        .unwrap();
     }
 
     #[test]

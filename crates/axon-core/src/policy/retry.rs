@@ -23,6 +23,12 @@ use super::timeout::Deadline;
 use crate::error::{ErrorKind, ToolError};
 use crate::events::Observer;
 
+/// The most attempts a call may make.
+pub const MAX_ATTEMPTS: u32 = 100;
+/// The longest delay between attempts (and the longest `Retry-After` honoured):
+/// an hour.
+pub const MAX_DELAY_MS: u64 = 3600 * 1000;
+
 /// Retry options (`[defaults.retry]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -93,6 +99,10 @@ impl RetryPolicy {
         if self.max_delay_ms < self.initial_delay_ms {
             return err("max_delay_ms", "must be at least initial_delay_ms");
         }
+        if self.max_attempts > MAX_ATTEMPTS {
+            return err("max_attempts", "must be at most 100");
+        }
+        super::at_most("retry.max_delay_ms", self.max_delay_ms, MAX_DELAY_MS)?;
         Ok(())
     }
 }
@@ -206,6 +216,21 @@ impl RetryLoop<'_> {
             return Next::Stop(error.clone());
         }
         let delay = match (error.kind, error.retry_after) {
+            // An upstream that asks for longer than we would ever wait gets its
+            // answer now: `rate_limited` with its `retry_after_ms`, for the
+            // caller to schedule.
+            (ErrorKind::RateLimited, Some(after))
+                if p.respect_retry_after && after > Duration::from_millis(p.max_delay_ms) =>
+            {
+                let mut e = error.clone();
+                e.message = format!(
+                    "{} (Retry-After of {} ms is longer than retry.max_delay_ms = {} ms)",
+                    e.message,
+                    after.as_millis(),
+                    p.max_delay_ms
+                );
+                return Next::Stop(e);
+            }
             (ErrorKind::RateLimited, Some(after)) if p.respect_retry_after => after,
             _ => {
                 let mut rng = self
