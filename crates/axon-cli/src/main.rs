@@ -481,7 +481,12 @@ async fn history(config: &Config, ui: output::Ui, id: &str) -> Outcome {
         output::history_calls(ui, id, &[entry]);
         true
     } else if let Some(run) = store.load(id).await.map_err(|e| infra(e.to_string()))? {
-        output::history_run(ui, &run);
+        // A run's calls share its id as their correlation id.
+        let calls = store
+            .by_correlation(id)
+            .await
+            .map_err(|e| infra(e.to_string()))?;
+        output::history_run(ui, &run, &calls);
         true
     } else {
         let entries = store

@@ -346,10 +346,10 @@ pub fn history_calls(ui: Ui, id: &str, entries: &[HistoryEntry]) {
     }
 }
 
-pub fn history_run(ui: Ui, run: &RunRecord) {
+pub fn history_run(ui: Ui, run: &RunRecord, calls: &[HistoryEntry]) {
     if ui.json {
         print_json(
-            &json!({"run_id": run.run_id, "plan": run.plan, "checkpoints": run.steps, "result": run.result}),
+            &json!({"run_id": run.run_id, "plan": run.plan, "checkpoints": run.steps, "result": run.result, "calls": calls}),
         );
         return;
     }

@@ -29,6 +29,7 @@ use crate::events::{Observer, ToolMetrics};
 use crate::history::{HistoryEntry, HistoryStore, InMemoryHistory};
 use crate::policy::breaker::BreakerState;
 use crate::policy::cache::{self, CachedResponse, Flight};
+use crate::policy::chaos::{self, ChaosDice};
 use crate::policy::limit::Limits;
 use crate::policy::retry::{Attempt, RetryLoop};
 use crate::policy::timeout::{self, Deadline};
@@ -66,6 +67,8 @@ struct ToolEntry {
     shared: Arc<ToolState>,
     limits: Limits,
     metrics: ToolMetrics,
+    /// The dice of `[tools.<name>.chaos]`, seeded once per tool.
+    chaos: ChaosDice,
 }
 
 /// What the policies produced, before it becomes a [`CallResult`]. Shared between
@@ -102,6 +105,7 @@ impl Outcome {
                 cache_hit: true,
                 response_digest: Some(hit.digest.clone()),
                 stale,
+                chaos: Vec::new(),
             },
         }
     }
@@ -207,6 +211,7 @@ impl ExecutorBuilder {
                 limits: Limits::new(&policy.limits),
                 shared: state.tool(&name),
                 metrics: ToolMetrics::new(&name),
+                chaos: ChaosDice::new(policy.chaos.seed),
                 policy,
             };
             entries.insert(name, entry);
@@ -338,6 +343,7 @@ impl Executor {
             cancel: call.cancel.clone().unwrap_or_default(),
             secret_pointers: Mutex::new(Vec::new()),
             output_secrets: Mutex::new(Vec::new()),
+            chaos: Mutex::new(Vec::new()),
             tool: call.tool.clone(),
             events: call.events.clone(),
         });
@@ -526,6 +532,7 @@ impl Executor {
                 cache_hit: false,
                 response_digest: Some(canonical::digest(data)),
                 stale: false,
+                chaos: Vec::new(),
             },
             Err(_) => Provenance::none(),
         };
@@ -605,6 +612,14 @@ async fn attempt(
     };
     observer.attempt_started(n);
     let answer = async {
+        if policy.chaos.enabled() {
+            chaos::inject(&policy.chaos, &entry.chaos, n, |note| {
+                if let Ok(mut notes) = scope.chaos.lock() {
+                    notes.push(note);
+                }
+            })
+            .await?;
+        }
         if policy.hedge.enabled() && safe_to_repeat {
             hedge::race(
                 &policy.hedge,
@@ -657,6 +672,10 @@ fn cancelled() -> ToolError {
 }
 
 fn assemble(outcome: Outcome, tool: &str, scope: &CallScope, started_at: Timestamp) -> CallResult {
+    let mut provenance = outcome.provenance;
+    if let Ok(mut notes) = scope.chaos.lock() {
+        provenance.chaos = std::mem::take(&mut *notes);
+    }
     let (success, data, error) = match outcome.result {
         Ok(data) => (true, data, None),
         Err(e) => (false, Value::Null, Some(CallError::from(e))),
@@ -674,7 +693,7 @@ fn assemble(outcome: Outcome, tool: &str, scope: &CallScope, started_at: Timesta
         started_at,
         duration_ms: 0,
         fallback: None,
-        provenance: outcome.provenance,
+        provenance,
     }
 }
 

@@ -86,6 +86,10 @@ pub struct Provenance {
     /// failed (stale-if-error).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stale: bool,
+    /// What `[tools.<name>.chaos]` injected into this call (latency, faults),
+    /// present only when something was: an injected failure is not a real one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chaos: Vec<String>,
 }
 
 impl Provenance {
@@ -97,6 +101,7 @@ impl Provenance {
             cache_hit: false,
             response_digest: None,
             stale: false,
+            chaos: Vec::new(),
         }
     }
 }

@@ -139,6 +139,8 @@ pub(crate) struct CallScope {
     pub(crate) secret_pointers: Mutex<Vec<String>>,
     /// JSON pointers into the result's data that must be stored as `"***"`.
     pub(crate) output_secrets: Mutex<Vec<String>>,
+    /// What chaos injected into the call, for its provenance.
+    pub(crate) chaos: Mutex<Vec<String>>,
     /// The tool's name, for progress events.
     pub(crate) tool: String,
     /// The caller's listener, for progress events.
@@ -171,6 +173,7 @@ impl ToolContext {
                 cancel: CancellationToken::new(),
                 secret_pointers: Mutex::new(Vec::new()),
                 output_secrets: Mutex::new(Vec::new()),
+                chaos: Mutex::new(Vec::new()),
                 tool: String::new(),
                 events: None,
             }),

@@ -612,3 +612,51 @@ fn metrics_use_the_design_names_and_labels() {
         Some(DebugValue::Gauge(_))
     ));
 }
+
+#[tokio::test(start_paused = true)]
+async fn chaos_injects_latency_and_faults_and_says_so() {
+    let (tool, n) = Scripted::new("api", |_, _| ok(json!({"ok": true})));
+    let ex = builder(vec![tool])
+        .tool_policy(
+            "api",
+            json!({"chaos": {"latency_ms": 200, "fault_rate": 1.0, "fault_kind": "unavailable", "seed": 3},
+                   "retry": {"max_attempts": 2}, "breaker": {"failure_threshold": 0}}),
+        )
+        .build()
+        .unwrap();
+    let start = Instant::now();
+    let r = ex.call(ToolCall::new("api", json!({}))).await;
+    let e = r.error.clone().unwrap();
+    assert_eq!(
+        (e.kind, e.code.as_deref()),
+        (ErrorKind::Unavailable, Some("chaos"))
+    );
+    assert_eq!(calls(&n), 0, "the tool itself never ran");
+    assert_eq!(r.attempts, 2);
+    assert_eq!(
+        r.provenance.chaos,
+        [
+            "attempt 1: 200 ms latency injected",
+            "attempt 1: unavailable fault injected",
+            "attempt 2: 200 ms latency injected",
+            "attempt 2: unavailable fault injected"
+        ]
+    );
+    assert!(start.elapsed() >= Duration::from_millis(400));
+    // Not per call: an injected fault would open the tool's shared breaker.
+    let r = ex
+        .call(ToolCall::new("api", json!({})).policy(json!({"chaos": {"fault_rate": 1.0}})))
+        .await;
+    assert_eq!(r.error.unwrap().code.as_deref(), Some("invalid_policy"));
+    // Without chaos, provenance says nothing of it.
+    let (tool, _) = Scripted::new("calm", |_, _| ok(json!(1)));
+    let r = executor(vec![tool])
+        .call(ToolCall::new("calm", json!({})))
+        .await;
+    assert!(r.provenance.chaos.is_empty());
+    assert!(
+        serde_json::to_value(&r).unwrap()["provenance"]
+            .get("chaos")
+            .is_none()
+    );
+}

@@ -190,10 +190,25 @@ impl SqliteStore {
             .connect_with(options.clone())
             .await
             .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
-        sqlx::migrate!("./migrations/sqlite")
-            .run(&pool)
-            .await
-            .map_err(|e| StoreError(format!("cannot migrate {}: {e}", path.display())))?;
+        // Two processes opening a new file at once (`axon run` and `axon history`)
+        // race to apply the same migration; the loser finds it applied when it
+        // looks again.
+        let mut tries = 0;
+        loop {
+            match sqlx::migrate!("./migrations/sqlite").run(&pool).await {
+                Ok(()) => break,
+                Err(_) if tries < 5 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(20 * tries)).await;
+                }
+                Err(e) => {
+                    return Err(StoreError(format!(
+                        "cannot migrate {}: {e}",
+                        path.display()
+                    )));
+                }
+            }
+        }
         let mut first = pool.acquire().await.map_err(err)?;
         prune(&mut first, &retention).await?;
         drop(first);

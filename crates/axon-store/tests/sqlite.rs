@@ -613,3 +613,15 @@ async fn old_runs_are_pruned_beyond_max_runs() {
     assert_eq!(kept, [3, 4, 5], "the newest three");
     store.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_file_opened_by_several_at_once_is_migrated_once() {
+    let path = temp_db("race.db");
+    let opens = (0..4).map(|_| {
+        let path = path.clone();
+        tokio::spawn(async move { SqliteStore::open(&path, Retention::default()).await })
+    });
+    for open in opens {
+        open.await.unwrap().unwrap().close().await;
+    }
+}

@@ -1,10 +1,11 @@
-//! The retry budget (tower's idea, smoothed): retries of a tool may run at most
-//! at `budget_ratio` of its call rate, or at `budget_min_per_sec` when that is
-//! more (so a tool called rarely can still retry). Retries are paid from a token
-//! bucket that refills at that rate and holds one second's worth, so a burst of
-//! failures spends at most a second of budget at once instead of a whole window.
-//! When a dependency is down and every call fails, the load it sees stays near
-//! 1.1× instead of `max_attempts`×. Runs on tokio's clock.
+//! The retry budget (tower's idea, smoothed): over any 10 s window, a tool's
+//! retries may number at most `budget_ratio` of its calls, or
+//! `budget_min_per_sec` × 10 when that is more (so a tool called rarely can still
+//! retry). On top, retries are paid from a token bucket that refills at that
+//! rate and holds one second's worth, so a burst of failures spends at most a
+//! second of budget at once instead of the whole window. When a dependency is
+//! down and every call fails, the load it sees stays near 1.1× instead of
+//! `max_attempts`×. Runs on tokio's clock.
 
 use std::sync::Mutex;
 
@@ -17,16 +18,18 @@ const WINDOW_SECS: u64 = 10;
 struct Bucket {
     sec: u64,
     calls: u64,
+    retries: u64,
 }
 
 const EMPTY: Bucket = Bucket {
     sec: u64::MAX,
     calls: 0,
+    retries: 0,
 };
 
 struct State {
     start: Instant,
-    /// Calls per second over the last [`WINDOW_SECS`].
+    /// Calls and retries per second over the last [`WINDOW_SECS`].
     calls: [Bucket; WINDOW_SECS as usize],
     /// Retries that may start now.
     tokens: f64,
@@ -47,8 +50,8 @@ impl Default for RetryBudget {
             state: Mutex::new(State {
                 start: now,
                 calls: [EMPTY; WINDOW_SECS as usize],
-                // Full: a tool's first failures may retry at once.
-                tokens: f64::MAX,
+                // A tool's first failure may retry at once.
+                tokens: 1.0,
                 refilled: now,
             }),
         }
@@ -66,15 +69,20 @@ impl State {
         now.saturating_duration_since(self.start).as_secs()
     }
 
-    /// Calls per second over the window.
-    fn call_rate(&self, sec: u64) -> f64 {
-        let calls: u64 = self
-            .calls
+    /// Calls and retries over the window.
+    fn totals(&self, sec: u64) -> (u64, u64) {
+        self.calls
             .iter()
             .filter(|b| b.sec <= sec && sec - b.sec < WINDOW_SECS)
-            .map(|b| b.calls)
-            .sum();
-        calls as f64 / WINDOW_SECS as f64
+            .fold((0, 0), |(c, r), b| (c + b.calls, r + b.retries))
+    }
+
+    fn current(&mut self, sec: u64) -> &mut Bucket {
+        let b = &mut self.calls[(sec % WINDOW_SECS) as usize];
+        if b.sec != sec {
+            *b = Bucket { sec, ..EMPTY };
+        }
+        b
     }
 }
 
@@ -83,11 +91,7 @@ impl RetryBudget {
     pub fn deposit(&self) {
         if let Ok(mut s) = self.state.lock() {
             let sec = s.sec(Instant::now());
-            let b = &mut s.calls[(sec % WINDOW_SECS) as usize];
-            if b.sec != sec {
-                *b = Bucket { sec, calls: 0 };
-            }
-            b.calls += 1;
+            s.current(sec).calls += 1;
         }
     }
 
@@ -101,12 +105,17 @@ impl RetryBudget {
             return true;
         };
         let now = Instant::now();
-        let rate = (ratio * s.call_rate(s.sec(now))).max(min_per_sec);
+        let sec = s.sec(now);
+        let (calls, retries) = s.totals(sec);
+        let window = WINDOW_SECS as f64;
+        let allowed = (ratio * calls as f64).max(min_per_sec * window);
+        let rate = allowed / window;
         let elapsed = now.saturating_duration_since(s.refilled).as_secs_f64();
         s.tokens = (s.tokens + rate * elapsed).min(rate.max(1.0));
         s.refilled = now;
-        if s.tokens >= 1.0 {
+        if (retries as f64) < allowed.floor() && s.tokens >= 1.0 {
             s.tokens -= 1.0;
+            s.current(sec).retries += 1;
             true
         } else {
             false
@@ -143,6 +152,15 @@ mod tests {
         let ratio = f64::from(3000 + granted) / 3000.0;
         assert!(ratio <= 1.11, "attempts / calls = {ratio}");
         assert!(ratio >= 1.05, "the budget is used: {ratio}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_window_bounds_retries_to_a_tenth_of_calls() {
+        let budget = RetryBudget::default();
+        // 1000 calls/s for 20 s: a tenth is 100 retries a second.
+        let granted = offered(&budget, 1000, 20, 1).await;
+        let ratio = f64::from(20_000 + granted) / 20_000.0;
+        assert!((1.05..=1.1).contains(&ratio), "attempts / calls = {ratio}");
     }
 
     #[tokio::test(start_paused = true)]

@@ -11,6 +11,7 @@ pub mod backoff;
 pub mod breaker;
 pub mod budget;
 pub mod cache;
+pub mod chaos;
 pub mod fallback;
 pub mod hedge;
 pub mod limit;
@@ -25,6 +26,7 @@ pub use backoff::{Backoff, Jitter};
 pub use breaker::{Breaker, BreakerPolicy, BreakerState};
 pub use budget::RetryBudget;
 pub use cache::{CachePolicy, ResponseCache};
+pub use chaos::ChaosPolicy;
 pub use hedge::HedgePolicy;
 pub use limit::{LimitPolicy, Limits};
 pub use retry::RetryPolicy;
@@ -54,6 +56,8 @@ pub struct Policy {
     pub limits: LimitPolicy,
     /// Hedged attempts for idempotent tools.
     pub hedge: HedgePolicy,
+    /// Latency and faults injected for tests (off by default; tool config only).
+    pub chaos: ChaosPolicy,
 }
 
 impl Default for Policy {
@@ -69,6 +73,7 @@ impl Default for Policy {
             cache: CachePolicy::default(),
             limits: LimitPolicy::default(),
             hedge: HedgePolicy::default(),
+            chaos: ChaosPolicy::default(),
         }
     }
 }
@@ -85,7 +90,7 @@ pub struct PolicyError {
 }
 
 impl PolicyError {
-    fn new(key: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(key: &str, message: impl Into<String>) -> Self {
         PolicyError {
             key: key.into(),
             message: message.into(),
@@ -139,6 +144,7 @@ impl Policy {
         self.cache.check()?;
         self.limits.check()?;
         self.hedge.check()?;
+        self.chaos.check()?;
         Ok(())
     }
 
@@ -157,7 +163,7 @@ impl Policy {
                 "is shared by every caller of the tool, so it is set in the tool's configuration ([defaults] or [tools.<name>] in axon.toml), not per call",
             )
         };
-        for key in ["breaker", "limits"] {
+        for key in ["breaker", "limits", "chaos"] {
             if map.contains_key(key) {
                 return Err(shared(key));
             }
