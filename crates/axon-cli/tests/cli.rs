@@ -231,7 +231,7 @@ fn history_and_stats_after_runs_persist_across_processes() {
 #[test]
 fn a_run_killed_mid_way_resumes_without_re_running_finished_steps() {
     let axon = Axon::new();
-    let slow = "steps:\n- {id: first, tool: echo, params: {n: 1}}\n- {id: wait, tool: sleep, params: {ms: 60000}, depends_on: [first]}\n- {id: last, tool: echo, params: {from: '${steps.first.data.n}'}, depends_on: [wait]}\n";
+    let slow = "steps:\n- {id: first, tool: echo, params: {n: 1}}\n- {id: wait, tool: sleep, params: {ms: 3000}, depends_on: [first]}\n- {id: last, tool: echo, params: {from: '${steps.first.data.n}'}, depends_on: [wait]}\n";
     let plan = axon.file("resume.yaml", slow);
     let log = std::path::PathBuf::from(axon.file("killed.stderr", ""));
     let mut child = axon
@@ -264,8 +264,20 @@ fn a_run_killed_mid_way_resumes_without_re_running_finished_steps() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    // Resume with the wait shortened; the same steps, the same run id.
-    axon.file("resume.yaml", &slow.replace("60000", "10"));
+    // Resume: the same plan, the same run id (a different plan is refused).
+    axon.file("changed.yaml", &slow.replace("3000", "10"));
+    let changed = axon.run(&[
+        "run",
+        &axon.dir.join("changed.yaml").to_string_lossy(),
+        "--run-id",
+        "killed",
+    ]);
+    assert_eq!(changed.status.code(), Some(2), "{}", stderr(&changed));
+    assert!(
+        stderr(&changed).contains("different plan"),
+        "{}",
+        stderr(&changed)
+    );
     let o = axon.run(&["run", &plan, "--run-id", "killed", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let r = stdout_json(&o);
@@ -358,4 +370,76 @@ fn tools_in_openai_and_mcp_formats() {
     );
     assert_eq!(tool("browser_type")["annotations"]["idempotentHint"], true);
     assert!(tool("sleep")["inputSchema"]["properties"]["ms"].is_object());
+}
+
+/// The password check of a browser plan, from outside: a password typed into a
+/// real page's password field, and a secret-named parameter, are nowhere in what
+/// `axon` keeps or prints about the run (the SQLite file and its WAL, `axon
+/// history`, JSON logs at -vv) while the page got the real text.
+#[test]
+fn a_browser_plans_password_is_nowhere_at_rest() {
+    let axon = Axon::new();
+    let fixtures = repo_root().join("crates/axon-browser/tests/fixtures/login.html");
+    let plan = axon.file(
+        "login.yaml",
+        &format!(
+            "steps:\n\
+             - {{id: open, tool: browser_navigate, params: {{url: 'file://{}'}}}}\n\
+             - {{id: pw, tool: browser_type, params: {{selector: '#pass', text: 'Pa55-w0rd-typed'}}, depends_on: [open]}}\n\
+             - {{id: len, tool: browser_get_text, params: {{selector: '#pass_len'}}, depends_on: [pw]}}\n\
+             - {{id: api, tool: echo, params: {{password: 'Pa55-w0rd-param', token: 'Tok3n-param'}}}}\n",
+            fixtures.display()
+        ),
+    );
+    let config = axon.file("axon.toml", "[browser]\nallow_file_urls = true\n");
+    let o = axon
+        .cmd(&[
+            "--config", &config, "-vv", "run", &plan, "--run-id", "pw-check", "--json",
+        ])
+        .env("AXON_LOG_FORMAT", "json")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let logs = stderr(&o);
+    let result = String::from_utf8_lossy(&o.stdout).into_owned();
+    // The page got the real text (its length, 15, was written by the page).
+    let r: Value = serde_json::from_str(&result).unwrap();
+    assert_eq!(
+        r["steps"][2]["result"]["data"]["value"], "15",
+        "{}",
+        r["steps"][2]
+    );
+    let history = axon.run(&["history", "pw-check", "--json"]);
+    let history = String::from_utf8_lossy(&history.stdout).into_owned();
+    let calls: Value = serde_json::from_str(&history).unwrap();
+    let typed = calls["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["tool"] == "browser_type")
+        .unwrap();
+    assert_eq!(
+        typed["data"]["password"], true,
+        "browser_type saw a password field"
+    );
+    assert_eq!(typed["args"]["text"], "***");
+    assert_eq!(
+        calls["plan"]["steps"][1]["params"]["text"], "***",
+        "the stored plan"
+    );
+    let mut db = Vec::new();
+    for suffix in ["axon.db", "axon.db-wal"] {
+        db.extend(std::fs::read(axon.dir.join(suffix)).unwrap_or_default());
+    }
+    for secret in ["Pa55-w0rd-typed", "Pa55-w0rd-param", "Tok3n-param"] {
+        assert!(
+            !history.contains(secret),
+            "{secret} in axon history: {history}"
+        );
+        assert!(!logs.contains(secret), "{secret} in the logs");
+        assert!(
+            !db.windows(secret.len()).any(|w| w == secret.as_bytes()),
+            "{secret} in the SQLite file"
+        );
+    }
 }

@@ -233,7 +233,7 @@ async fn many_calls_come_back_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_breakers_and_stats() {
-    let s = Served::start(None);
+    let s = Served::start(Some("[tools.flaky.breaker]\nfailure_threshold = 2\n"));
     let (_, tools) = s.get("/v1/tools").await;
     let names: Vec<&str> = tools["tools"]
         .as_array()
@@ -253,12 +253,23 @@ async fn tools_breakers_and_stats() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(p["detail"].as_str().unwrap().contains("xml"));
 
-    // Open flaky's breaker with failures, see it, reset it.
+    // A caller may not reconfigure the breaker every caller shares.
+    let (status, body) = s
+        .post(
+            "/v1/tools/flaky/call",
+            json!({"args": {"key": "brk", "fail_times": 99},
+                   "policy": {"breaker": {"failure_threshold": 1, "open_ms": 18446744073709551615u64}}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["pointer"], "/policy/breaker", "{body}");
+    assert_eq!(body["result"]["error"]["code"], "invalid_policy", "{body}");
+    // Open flaky's breaker (threshold 2 in the config) with failures, see it, reset it.
     for _ in 0..3 {
         s.post(
             "/v1/tools/flaky/call",
             json!({"args": {"key": "brk", "fail_times": 99},
-                   "policy": {"retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 2}}}),
+                   "policy": {"retry": {"max_attempts": 1}}}),
         )
         .await;
     }

@@ -75,9 +75,16 @@ fn call_response(result: CallResult) -> Response {
     };
     match error.kind {
         ErrorKind::InvalidArguments => {
-            let pointer = match args_pointer(&error.message) {
-                Some("/") | None => "/args".to_string(),
-                Some(p) => format!("/args{p}"),
+            let policy_key = (error.code.as_deref() == Some("invalid_policy"))
+                .then(|| error.message.strip_prefix("policy: "))
+                .flatten()
+                .and_then(|rest| rest.split(": ").next())
+                .filter(|key| !key.is_empty());
+            let pointer = match (policy_key, args_pointer(&error.message)) {
+                // A bad per-call policy key points at the key, not the arguments.
+                (Some(key), _) => format!("/policy/{}", key.replace('.', "/")),
+                (None, Some("/") | None) => "/args".to_string(),
+                (None, Some(p)) => format!("/args{p}"),
             };
             Problem::bad_request(error.message.clone(), pointer)
                 .with("result", json!(result))

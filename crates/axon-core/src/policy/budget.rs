@@ -50,8 +50,8 @@ impl Default for RetryBudget {
             state: Mutex::new(State {
                 start: now,
                 calls: [EMPTY; WINDOW_SECS as usize],
-                // A tool's first failure may retry at once.
-                tokens: 1.0,
+                // Full: a tool's first failures may retry at once.
+                tokens: f64::MAX,
                 refilled: now,
             }),
         }
