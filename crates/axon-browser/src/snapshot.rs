@@ -123,16 +123,34 @@ const STATES: [&str; 7] = [
 ];
 
 pub(crate) async fn snapshot(page: &Page, max_nodes: usize) -> Result<Snapshot, ToolError> {
-    let tree = cdp::send(page, "Accessibility.getFullAXTree", json!({})).await?;
-    let (url, title) =
-        match cdp::evaluate(page, "({url: location.href, title: document.title})", true).await? {
+    // Chromium serialises the accessibility tree apart from the DOM: right after
+    // a navigation (sooner seen on a busy machine) it can still be the previous
+    // document's tree, or an empty root. Read it until it is this document's:
+    // its root named as the document's title, and not empty when the body is not.
+    let mut tries = 0;
+    let (nodes, url, title) = loop {
+        let tree = cdp::send(page, "Accessibility.getFullAXTree", json!({})).await?;
+        let page_state = cdp::evaluate(
+            page,
+            "({url: location.href, title: document.title, body: document.body ? document.body.childElementCount : 0})",
+            true,
+        )
+        .await?;
+        let (url, title, body) = match page_state {
             Evaluated::Value(v) => (
                 v["url"].as_str().unwrap_or_default().to_string(),
                 v["title"].as_str().unwrap_or_default().to_string(),
+                v["body"].as_u64().unwrap_or(0),
             ),
-            _ => (String::new(), String::new()),
+            _ => (String::new(), String::new(), 0),
         };
-    let nodes = tree["nodes"].as_array().cloned().unwrap_or_default();
+        let nodes = tree["nodes"].as_array().cloned().unwrap_or_default();
+        tries += 1;
+        if tries >= 40 || tree_is_current(&nodes, &title, body) {
+            break (nodes, url, title);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    };
     let mut all = prune(&nodes);
     let truncated = all.len().saturating_sub(max_nodes);
     all.truncate(max_nodes);
@@ -144,6 +162,21 @@ pub(crate) async fn snapshot(page: &Page, max_nodes: usize) -> Result<Snapshot, 
         text,
         truncated,
     })
+}
+
+/// Whether a `getFullAXTree` answer is the current document's: its root web
+/// area carries the document's title, and it has more than the root when the
+/// body has elements.
+fn tree_is_current(nodes: &[Value], title: &str, body_elements: u64) -> bool {
+    let root = nodes.iter().find(|n| n["role"]["value"] == "RootWebArea");
+    let Some(root) = root else {
+        return true;
+    };
+    let named = root["name"]["value"].as_str().unwrap_or_default();
+    let same_title = title.is_empty() || named == title;
+    let filled = body_elements == 0
+        || nodes.len() > 1 && root["childIds"].as_array().is_some_and(|c| !c.is_empty());
+    same_title && filled
 }
 
 /// The pruned tree of a `getFullAXTree` node list, in document order.
@@ -267,6 +300,34 @@ fn render(nodes: &[SnapshotNode], truncated: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stale_or_empty_tree_is_not_current() {
+        let root = |name: &str, children: Value| json!({"nodeId": "1", "role": {"value": "RootWebArea"}, "name": {"value": name}, "childIds": children});
+        let child =
+            json!({"nodeId": "2", "role": {"value": "button"}, "name": {"value": "Log in"}});
+        assert!(tree_is_current(
+            &[root("Sign in", json!(["2"])), child.clone()],
+            "Sign in",
+            5
+        ));
+        assert!(
+            !tree_is_current(
+                &[root("Welcome", json!(["2"])), child.clone()],
+                "Sign in",
+                5
+            ),
+            "the previous page's tree"
+        );
+        assert!(
+            !tree_is_current(&[root("Sign in", json!([]))], "Sign in", 5),
+            "an empty root over a full body"
+        );
+        assert!(
+            tree_is_current(&[root("", json!([]))], "", 0),
+            "an empty page"
+        );
+    }
 
     fn node(id: &str, role: &str, name: &str, children: &[&str], backend: i64) -> Value {
         json!({

@@ -32,6 +32,36 @@ pub struct Config {
     pub secrets: BTreeMap<String, Secret>,
 }
 
+/// One scoped bearer token (`[[server.tokens]]`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TokenConfig {
+    /// The environment variable holding the token.
+    pub env: String,
+    /// Tools it may see and call (globs); empty: all.
+    pub tools: Vec<String>,
+    /// Whether it may reset breakers and cancel runs.
+    pub admin: bool,
+}
+
+impl TokenConfig {
+    /// The token, read from its environment variable now.
+    pub fn resolve(&self, index: usize) -> Result<axon_server::ScopedToken, ConfigError> {
+        let token = std::env::var(&self.env).unwrap_or_default();
+        if token.trim().is_empty() || token.chars().any(char::is_whitespace) {
+            return Err(ConfigError(format!(
+                "server.tokens[{index}].env: the environment variable {} is not set to a token (no spaces)",
+                self.env
+            )));
+        }
+        Ok(axon_server::ScopedToken {
+            token,
+            tools: self.tools.clone(),
+            admin: self.admin,
+        })
+    }
+}
+
 /// Where one secret comes from: exactly one of `env` and `file`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -46,7 +76,11 @@ pub struct Secret {
 #[serde(default, deny_unknown_fields)]
 pub struct Server {
     pub bind: String,
+    /// Tokens that may do everything.
     pub auth_tokens: Vec<String>,
+    /// `[[server.tokens]] env = "VAR", tools = ["browser_*"], admin = false`:
+    /// tokens limited to some tools; the value comes from the environment.
+    pub tokens: Vec<TokenConfig>,
     pub body_limit_bytes: u64,
     /// On shutdown, how long runs in flight may go on before being cancelled.
     pub shutdown_grace_ms: u64,
@@ -57,6 +91,7 @@ impl Default for Server {
         Server {
             bind: "127.0.0.1:7878".into(),
             auth_tokens: Vec::new(),
+            tokens: Vec::new(),
             body_limit_bytes: 1 << 20,
             shutdown_grace_ms: 10_000,
         }
@@ -121,6 +156,7 @@ impl Mcp {
         axon_mcp::ToolFilter {
             tools: self.tools.clone(),
             exclude: self.exclude.clone(),
+            ..Default::default()
         }
     }
 }
@@ -217,6 +253,13 @@ impl Config {
             return Err(ConfigError(format!(
                 "server.auth_tokens[{i}]: a token may not be empty or hold spaces"
             )));
+        }
+        for (i, token) in self.server.tokens.iter().enumerate() {
+            if token.env.trim().is_empty() {
+                return Err(ConfigError(format!(
+                    "server.tokens[{i}].env: name the environment variable that holds the token"
+                )));
+            }
         }
         if !matches!(self.history.durability.as_str(), "sync" | "async") {
             return Err(ConfigError(format!(

@@ -534,7 +534,23 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
                 ))
             })?,
     };
-    axon_server::check_bind(&addr, &config.server.auth_tokens).map_err(usage)?;
+    let tokens = config
+        .server
+        .tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| t.resolve(i))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| usage(e.to_string()))?;
+    // Scoped tokens protect a server as well as full ones do.
+    let any_token: Vec<String> = config
+        .server
+        .auth_tokens
+        .iter()
+        .cloned()
+        .chain(tokens.iter().map(|t| t.token.clone()))
+        .collect();
+    axon_server::check_bind(&addr, &any_token).map_err(usage)?;
     // The recorder must exist before the executor registers its metric handles.
     let metrics = axon_server::install_prometheus().map_err(infra)?;
     let store = open_store(config).await?;
@@ -551,6 +567,7 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
         .map_err(|e| infra(format!("cannot read the bound address: {e}")))?;
     let options = axon_server::ServerOptions {
         auth_tokens: config.server.auth_tokens.clone(),
+        tokens,
         body_limit_bytes: config.server.body_limit_bytes as usize,
         shutdown_grace: std::time::Duration::from_millis(config.server.shutdown_grace_ms),
         mcp_tools: config.mcp.filter(),

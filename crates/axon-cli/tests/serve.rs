@@ -21,6 +21,11 @@ struct Served {
 
 impl Served {
     fn start(config: Option<&str>) -> Served {
+        Self::start_with(config, &[])
+    }
+
+    /// With extra environment variables for the server.
+    fn start_with(config: Option<&str>, env: &[(&str, &str)]) -> Served {
         let dir = std::env::temp_dir().join(format!("axon-serve-test-{}", ulid::Ulid::new()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_axon"));
@@ -29,6 +34,7 @@ impl Served {
             .env_remove("AXON_CONFIG")
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
+        cmd.envs(env.iter().copied());
         if let Some(text) = config {
             let path = dir.join("axon.toml");
             std::fs::write(&path, text).unwrap();
@@ -547,6 +553,191 @@ async fn bearer_auth_and_the_body_limit() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scoped_tokens_see_and_call_only_their_tools() {
+    let s = Served::start_with(
+        Some(
+            "[server]\nauth_tokens = [\"full-t0ken\"]\n\
+             [[server.tokens]]\nenv = \"AXON_TEST_ECHO_TOKEN\"\ntools = [\"echo\", \"sleep\"]\n\
+             [[server.tokens]]\nenv = \"AXON_TEST_OPS_TOKEN\"\ntools = [\"flaky\"]\nadmin = true\n",
+        ),
+        &[
+            ("AXON_TEST_ECHO_TOKEN", "echo-t0ken"),
+            ("AXON_TEST_OPS_TOKEN", "ops-t0ken"),
+        ],
+    );
+    let as_token = |method: reqwest::Method, path: &str, token: &str| {
+        s.client.request(method, s.url(path)).bearer_auth(token)
+    };
+    // Listing: only its tools.
+    let listed: Value = as_token(reqwest::Method::GET, "/v1/tools", "echo-t0ken")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echo", "sleep"]);
+    // Calling: its tools yes, others 403 problem+json naming the tool.
+    let ok = as_token(reqwest::Method::POST, "/v1/tools/echo/call", "echo-t0ken")
+        .json(&json!({"args": {"x": 1}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+    let denied = as_token(reqwest::Method::POST, "/v1/tools/flaky/call", "echo-t0ken")
+        .json(&json!({"args": {"key": "k"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(denied.status(), StatusCode::FORBIDDEN);
+    assert!(is_problem(&denied));
+    let body: Value = denied.json().await.unwrap();
+    assert!(body["detail"].as_str().unwrap().contains("flaky"), "{body}");
+    let batch = as_token(reqwest::Method::POST, "/v1/calls", "echo-t0ken")
+        .json(&json!({"calls": [{"tool": "echo"}, {"tool": "browser_navigate", "args": {"url": "about:blank"}}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(batch.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        batch.json::<Value>().await.unwrap()["pointer"],
+        "/calls/1/tool"
+    );
+    // A plan may use only its tools, fallbacks included.
+    let plan = json!({"steps": [{"tool": "echo", "fallbacks": [{"tool": "flaky", "params": {"key": "k"}}]}]});
+    let run = as_token(reqwest::Method::POST, "/v1/runs?wait=true", "echo-t0ken")
+        .json(&plan)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(run.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        run.json::<Value>().await.unwrap()["pointer"],
+        "/steps/0/fallbacks/0/tool"
+    );
+    // Admin actions: not for a non-admin token; yes for an admin one.
+    let reset = as_token(
+        reqwest::Method::POST,
+        "/v1/breakers/echo/reset",
+        "echo-t0ken",
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(reset.status(), StatusCode::FORBIDDEN);
+    let reset = as_token(
+        reqwest::Method::POST,
+        "/v1/breakers/flaky/reset",
+        "ops-t0ken",
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(reset.status(), StatusCode::OK);
+    let cancel = as_token(reqwest::Method::DELETE, "/v1/runs/none", "echo-t0ken")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancel.status(), StatusCode::FORBIDDEN);
+    // The same on /mcp: tools/list shows only its tools; others cannot be called.
+    let mcp = |token: String| {
+        let s = &s;
+        async move {
+            let post = |body: Value, session: Option<String>| {
+                let mut r = s
+                    .client
+                    .post(s.url("/mcp"))
+                    .bearer_auth(&token)
+                    .header("accept", "application/json, text/event-stream")
+                    .json(&body);
+                if let Some(id) = session {
+                    r = r.header("mcp-session-id", id);
+                }
+                r
+            };
+            let init = post(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "0"}}}),
+                None,
+            )
+            .send()
+            .await
+            .unwrap();
+            let session = init.headers()["mcp-session-id"]
+                .to_str()
+                .unwrap()
+                .to_string();
+            post(
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                Some(session.clone()),
+            )
+            .send()
+            .await
+            .unwrap();
+            let list = post(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+                Some(session.clone()),
+            )
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+            let call = post(
+                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "flaky", "arguments": {"key": "mcp-scope"}}}),
+                Some(session),
+            )
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+            (list, call)
+        }
+    };
+    let (listed, called) = mcp("echo-t0ken".into()).await;
+    assert!(
+        listed.contains("\"echo\"") && !listed.contains("\"flaky\""),
+        "{listed}"
+    );
+    assert!(
+        !listed.contains("run_plan"),
+        "run_plan is not among its tools: {listed}"
+    );
+    assert!(
+        !called.contains("\"attempt\""),
+        "flaky must not run: {called}"
+    );
+    let (full, called) = mcp("full-t0ken".into()).await;
+    assert!(
+        full.contains("\"flaky\"") && full.contains("run_plan"),
+        "{full}"
+    );
+    assert!(
+        called.contains("\"attempt\""),
+        "an unscoped token calls it: {called}"
+    );
+    // Lower-case scheme counts.
+    let lower = s
+        .client
+        .get(s.url("/v1/tools"))
+        .header("authorization", "bearer full-t0ken")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(lower.status(), StatusCode::OK);
 }
 
 #[test]

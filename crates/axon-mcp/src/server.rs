@@ -43,12 +43,16 @@ pub struct ToolFilter {
     pub tools: Vec<String>,
     /// Tools never listed, even when `tools` matches them.
     pub exclude: Vec<String>,
+    /// A further limit (empty: none): a tool must also match one of these, such
+    /// as the tools a scoped bearer token may call.
+    pub within: Vec<String>,
 }
 
 impl ToolFilter {
     /// Whether `name` is served.
     pub fn allows(&self, name: &str) -> bool {
         (self.tools.is_empty() || self.tools.iter().any(|p| glob(p, name)))
+            && (self.within.is_empty() || self.within.iter().any(|p| glob(p, name)))
             && !self.exclude.iter().any(|p| glob(p, name))
     }
 }
@@ -506,6 +510,21 @@ impl AxonMcp {
                 return complete(error_result("invalid_arguments", None, &message, None));
             }
         };
+        // A plan calls only what this server (or this token) lists.
+        let unlisted = plan
+            .steps
+            .iter()
+            .flat_map(|s| std::iter::once(&s.tool).chain(s.fallbacks.iter().map(|f| &f.tool)))
+            .find(|tool| !self.listing.served.contains(tool.as_str()));
+        if let Some(tool) = unlisted {
+            let message = format!("/plan: the tool {tool:?} is not served here");
+            return complete(error_result(
+                "invalid_arguments",
+                Some("forbidden"),
+                &message,
+                None,
+            ));
+        }
         let options = RunOptions {
             run_id: args["run_id"].as_str().map(str::to_string),
             // A run's browser steps share the caller's browser session.
@@ -862,18 +881,17 @@ where
         .map_err(|e| format!("MCP server stopped: {e}"))
 }
 
+/// What [`http_service`] returns: a tower service answering MCP's Streamable HTTP.
+pub type HttpService = rmcp::transport::streamable_http_server::StreamableHttpService<
+    AxonMcp,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+>;
+
 /// The MCP service over Streamable HTTP, for mounting in an axum router. One MCP
 /// session gets one handler over the shared runner. `check_host` keeps rmcp's
 /// DNS-rebinding protection (loopback `Host` headers only); a server that is
 /// reachable from elsewhere turns it off and relies on its bearer tokens.
-pub fn http_service(
-    runner: PlanRunner,
-    filter: &ToolFilter,
-    check_host: bool,
-) -> rmcp::transport::streamable_http_server::StreamableHttpService<
-    AxonMcp,
-    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
-> {
+pub fn http_service(runner: PlanRunner, filter: &ToolFilter, check_host: bool) -> HttpService {
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };

@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use axon_core::{CallResult, ErrorKind, ToolCall};
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::AppState;
+use crate::access::Access;
 use crate::problem::{JsonBody, Problem};
 
 fn empty_object() -> Value {
@@ -104,9 +105,13 @@ fn call_response(result: CallResult) -> Response {
 /// `POST /v1/tools/{name}/call`.
 pub(crate) async fn call_tool(
     State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
     Path(name): Path<String>,
     JsonBody(body): JsonBody<CallBody>,
 ) -> Response {
+    if let Err(denied) = access.check_tool(&name, "/") {
+        return denied.into_response();
+    }
     let call = tool_call(name, body.args, body.correlation_id, body.policy);
     call_response(state.executor().call(call).await)
 }
@@ -114,8 +119,12 @@ pub(crate) async fn call_tool(
 /// `POST /v1/calls`: results in the order of the calls.
 pub(crate) async fn call_many(
     State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
     JsonBody(body): JsonBody<ManyBody>,
 ) -> Result<Json<Value>, Problem> {
+    for (i, c) in body.calls.iter().enumerate() {
+        access.check_tool(&c.tool, &format!("/calls/{i}/tool"))?;
+    }
     if body.max_parallel == Some(0) {
         return Err(Problem::bad_request(
             "max_parallel must be at least 1",
@@ -140,9 +149,17 @@ pub(crate) struct ToolsQuery {
 /// `GET /v1/tools[?format=openai|mcp]`.
 pub(crate) async fn tools(
     State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
     Query(query): Query<ToolsQuery>,
 ) -> Result<Json<Value>, Problem> {
-    let specs = state.executor().registry().specs();
+    // A token sees only the tools it may call.
+    let specs: Vec<_> = state
+        .executor()
+        .registry()
+        .specs()
+        .into_iter()
+        .filter(|s| access.allows(&s.name))
+        .collect();
     let body = match query.format.as_deref().unwrap_or("json") {
         "json" => json!({ "tools": specs }),
         "openai" => specs.iter().map(|s| s.openai_function()).collect(),
@@ -223,8 +240,10 @@ pub(crate) async fn breakers(State(state): State<Arc<AppState>>) -> Json<Value> 
 /// `POST /v1/breakers/{tool}/reset`: close a breaker by hand.
 pub(crate) async fn reset_breaker(
     State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
     Path(tool): Path<String>,
 ) -> Result<Json<Value>, Problem> {
+    access.check_admin("resetting a breaker")?;
     let executor = state.executor();
     if !executor.reset_breaker(&tool) {
         return Err(Problem::not_found(format!("no tool {tool:?}")));

@@ -18,11 +18,14 @@
 //! | `GET /healthz`, `GET /metrics` | health (200/503 per component), Prometheus text |
 //!
 //! Errors are `application/problem+json` naming the JSON pointer of the bad field.
-//! With `auth_tokens` set, every endpoint but `/healthz` wants `Authorization:
-//! Bearer <token>`; [`check_bind`] refuses a non-loopback address without tokens.
+//! With tokens set, every endpoint but `/healthz` wants `Authorization: Bearer
+//! <token>`; a scoped token ([`ScopedToken`]) sees and calls only its tools and
+//! needs `admin` to reset breakers or cancel runs; [`check_bind`] refuses a
+//! non-loopback address without tokens.
 
 #![warn(missing_docs)]
 
+mod access;
 mod api;
 mod ops;
 pub mod problem;
@@ -44,13 +47,17 @@ use metrics_exporter_prometheus::PrometheusHandle;
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
+pub use access::ScopedToken;
 pub use ops::install_prometheus;
 
 /// How the server behaves at its edges.
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
-    /// Bearer tokens accepted; empty = no auth (loopback binds only).
+    /// Bearer tokens accepted for everything; with `tokens` empty too, no auth
+    /// (loopback binds only).
     pub auth_tokens: Vec<String>,
+    /// Bearer tokens limited to some tools, admin or not (`[[server.tokens]]`).
+    pub tokens: Vec<ScopedToken>,
     /// Request bodies above this size are refused with 413.
     pub body_limit_bytes: usize,
     /// On shutdown, how long in-flight runs may go on before they are cancelled
@@ -64,6 +71,7 @@ impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
             auth_tokens: Vec::new(),
+            tokens: Vec::new(),
             body_limit_bytes: 1 << 20,
             shutdown_grace: Duration::from_secs(10),
             mcp_tools: axon_mcp::ToolFilter::default(),
@@ -86,6 +94,11 @@ pub(crate) struct AppState {
 impl AppState {
     fn executor(&self) -> &Executor {
         self.runner.executor()
+    }
+
+    /// Whether requests need a bearer token.
+    fn auth_required(&self) -> bool {
+        !self.options.auth_tokens.is_empty() || !self.options.tokens.is_empty()
     }
 
     fn cancel_all_runs(&self) {
@@ -130,6 +143,18 @@ impl Server {
     /// The routes, with auth and the body limit applied.
     pub fn router(&self) -> Router {
         let state = self.state.clone();
+        // One MCP service per scope: each lists (and serves) only its tools.
+        let open = !state.auth_required();
+        let mut services = vec![axon_mcp::http_service(
+            state.runner.clone(),
+            &state.options.mcp_tools,
+            open,
+        )];
+        for (i, token) in state.options.tokens.iter().enumerate() {
+            let filter = access::Access::scoped(token, i + 1).narrow(&state.options.mcp_tools);
+            services.push(axon_mcp::http_service(state.runner.clone(), &filter, open));
+        }
+        let mcp = Arc::new(services);
         let api = Router::new()
             .route("/v1/tools", get(api::tools))
             .route("/v1/tools/{name}/call", post(api::call_tool))
@@ -142,13 +167,9 @@ impl Server {
             .route("/v1/breakers", get(api::breakers))
             .route("/v1/breakers/{tool}/reset", post(api::reset_breaker))
             .route("/metrics", get(ops::metrics))
-            .nest_service(
+            .route(
                 "/mcp",
-                axon_mcp::http_service(
-                    state.runner.clone(),
-                    &state.options.mcp_tools,
-                    state.options.auth_tokens.is_empty(),
-                ),
+                axum::routing::any(move |request| ops::mcp(mcp.clone(), request)),
             )
             .route_layer(axum::middleware::from_fn_with_state(
                 state.clone(),

@@ -11,6 +11,7 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use serde_json::json;
 
 use crate::AppState;
+use crate::access::Access;
 use crate::problem::Problem;
 
 /// Seed 004's latency buckets, ms.
@@ -72,14 +73,15 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Bearer auth when tokens are configured.
+/// Bearer auth when tokens are configured: the token's [`Access`] goes with the
+/// request for the handlers to check.
 pub(crate) async fn require_token(
     State(state): State<Arc<AppState>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
-    let tokens = &state.options.auth_tokens;
-    if tokens.is_empty() {
+    if !state.auth_required() {
+        request.extensions_mut().insert(Access::all());
         return next.run(request).await;
     }
     let presented = request
@@ -92,11 +94,29 @@ pub(crate) async fn require_token(
             scheme.eq_ignore_ascii_case("bearer").then_some(token)
         })
         .map(str::trim);
-    match presented {
-        Some(token) if tokens.iter().any(|t| same(t.as_bytes(), token.as_bytes())) => {
+    let access = presented.and_then(|token| {
+        if state
+            .options
+            .auth_tokens
+            .iter()
+            .any(|t| same(t.as_bytes(), token.as_bytes()))
+        {
+            return Some(Access::all());
+        }
+        state
+            .options
+            .tokens
+            .iter()
+            .enumerate()
+            .find(|(_, t)| same(t.token.as_bytes(), token.as_bytes()))
+            .map(|(i, t)| Access::scoped(t, i + 1))
+    });
+    match access {
+        Some(access) => {
+            request.extensions_mut().insert(access);
             next.run(request).await
         }
-        _ => {
+        None => {
             let detail = if presented.is_some() {
                 "the bearer token is not valid"
             } else {
@@ -109,6 +129,26 @@ pub(crate) async fn require_token(
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             response
         }
+    }
+}
+
+/// The MCP services, one per token scope (index 0: full access).
+pub(crate) type McpServices = Arc<Vec<axon_mcp::HttpService>>;
+
+/// `/mcp`: the caller's scope picks the MCP service that answers.
+pub(crate) async fn mcp(services: McpServices, request: Request) -> Response {
+    use tower::ServiceExt;
+    let index = request
+        .extensions()
+        .get::<Access>()
+        .map_or(0, |a| a.mcp)
+        .min(services.len().saturating_sub(1));
+    let Some(service) = services.get(index).cloned() else {
+        return Problem::not_found("MCP is not served here").into_response();
+    };
+    match service.oneshot(request).await {
+        Ok(response) => response.map(axum::body::Body::new),
+        Err(never) => match never {},
     }
 }
 

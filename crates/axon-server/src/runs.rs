@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axon_core::CancellationToken;
 use axon_plan::{Plan, PlanErrors, PlanEvent, PlanResult, RunOptions};
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::AppState;
+use crate::access::Access;
 use crate::problem::{Problem, RawBody, field_pointer};
 
 /// A plan body, JSON or YAML, parsed on the blocking pool: a large document
@@ -61,9 +62,11 @@ fn invalid_plan(errors: PlanErrors) -> Problem {
 /// `POST /v1/plans/validate`.
 pub(crate) async fn validate(
     State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
     RawBody(body): RawBody,
 ) -> Result<Json<Value>, Problem> {
     let plan = parse_plan(body).await?;
+    access.check_plan(&plan)?;
     state.runner.validate(&plan).map_err(invalid_plan)?;
     Ok(Json(json!({"valid": true, "steps": plan.steps.len()})))
 }
@@ -130,11 +133,13 @@ fn launch(
 /// `Accept: text/event-stream` → the run's progress events, then `result`.
 pub(crate) async fn start(
     State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
     Query(query): Query<StartQuery>,
     headers: HeaderMap,
     RawBody(body): RawBody,
 ) -> Result<Response, Problem> {
     let plan = parse_plan(body).await?;
+    access.check_plan(&plan)?;
     state.runner.validate(&plan).map_err(invalid_plan)?;
     let run_id = query
         .run_id
@@ -243,8 +248,10 @@ pub(crate) async fn get(
 /// `DELETE /v1/runs/{id}`: cancel a run in flight (202); 409 when it has ended.
 pub(crate) async fn cancel(
     State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
     Path(id): Path<String>,
 ) -> Result<Response, Problem> {
+    access.check_admin("cancelling a run")?;
     let token = state
         .runs
         .lock()

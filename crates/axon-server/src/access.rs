@@ -1,0 +1,100 @@
+//! Who may call what. Each bearer token carries an [`Access`]: the tools it may
+//! see and call (globs, as `[mcp] tools`), and whether it is an admin. Tokens of
+//! `server.auth_tokens` may do everything; `[[server.tokens]]` entries are
+//! scoped. A token sees only its tools in `GET /v1/tools` and MCP's
+//! `tools/list`, calls only them (directly, in `/v1/calls`, and as a plan's steps
+//! and fallbacks), and only an admin token resets breakers or cancels runs.
+
+use axon_mcp::ToolFilter;
+use axon_plan::Plan;
+use axum::http::StatusCode;
+
+use crate::problem::Problem;
+
+/// A bearer token limited to some tools.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScopedToken {
+    /// The token's value (from the environment; never from a config file).
+    pub token: String,
+    /// Tools it may see and call, as globs (`browser_*`); empty: every tool.
+    pub tools: Vec<String>,
+    /// Whether it may reset breakers and cancel runs.
+    pub admin: bool,
+}
+
+/// What the caller of one request may do (a request extension set by the auth
+/// layer).
+#[derive(Clone, Debug)]
+pub(crate) struct Access {
+    tools: ToolFilter,
+    admin: bool,
+    /// Which MCP service serves this caller (each scope has its own listing).
+    pub(crate) mcp: usize,
+}
+
+impl Access {
+    /// Everything (no auth configured, or an unscoped token).
+    pub(crate) fn all() -> Self {
+        Access {
+            tools: ToolFilter::default(),
+            admin: true,
+            mcp: 0,
+        }
+    }
+
+    pub(crate) fn scoped(token: &ScopedToken, mcp: usize) -> Self {
+        Access {
+            tools: ToolFilter {
+                tools: token.tools.clone(),
+                ..ToolFilter::default()
+            },
+            admin: token.admin,
+            mcp,
+        }
+    }
+
+    /// The filter for this caller's MCP service: the server's `[mcp]` filter,
+    /// narrowed to the token's tools.
+    pub(crate) fn narrow(&self, mcp: &ToolFilter) -> ToolFilter {
+        ToolFilter {
+            within: self.tools.tools.clone(),
+            ..mcp.clone()
+        }
+    }
+
+    /// Whether this caller may see and call `tool`.
+    pub(crate) fn allows(&self, tool: &str) -> bool {
+        self.tools.allows(tool)
+    }
+
+    /// 403 unless this caller may call `tool`.
+    pub(crate) fn check_tool(&self, tool: &str, pointer: &str) -> Result<(), Problem> {
+        if self.allows(tool) {
+            return Ok(());
+        }
+        Err(forbidden(format!("this token may not call the tool {tool:?}")).at(pointer))
+    }
+
+    /// 403 unless this caller may call every tool of `plan` (steps and fallbacks).
+    pub(crate) fn check_plan(&self, plan: &Plan) -> Result<(), Problem> {
+        for (i, step) in plan.steps.iter().enumerate() {
+            self.check_tool(&step.tool, &format!("/steps/{i}/tool"))?;
+            for (k, fallback) in step.fallbacks.iter().enumerate() {
+                self.check_tool(&fallback.tool, &format!("/steps/{i}/fallbacks/{k}/tool"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// 403 unless this caller is an admin.
+    pub(crate) fn check_admin(&self, what: &str) -> Result<(), Problem> {
+        if self.admin {
+            return Ok(());
+        }
+        Err(forbidden(format!("{what} needs an admin token")))
+    }
+}
+
+fn forbidden(detail: String) -> Problem {
+    Problem::new(StatusCode::FORBIDDEN, "forbidden", detail)
+}
