@@ -10,8 +10,10 @@
 //! The number of kills is `AXON_CRASH_KILLS` (CI runs the default; the long
 //! version is `scripts/crash-loops`, figures in docs/reliability.md).
 
+mod common;
+
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -209,14 +211,7 @@ async fn a_killed_server_keeps_every_call_it_answered() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let base = line
-            .trim()
-            .trim_start_matches("axon: listening on ")
-            .to_string();
+        let base = common::listening_url(&mut child);
         let correlation = format!("burst-{round}");
         // Up to 20 000 calls, 32 at a time; the server is killed part-way through.
         let answered: Arc<Mutex<Vec<String>>> = Arc::default();

@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -41,15 +40,7 @@ impl Served {
             cmd.arg("--config").arg(path);
         }
         let mut child = cmd.spawn().unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let base = line
-            .trim()
-            .strip_prefix("axon: listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_string();
+        let base = common::listening_url(&mut child);
         Served {
             child,
             base,
@@ -825,4 +816,104 @@ async fn mcp_over_http_wants_the_token_too() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+}
+
+/// Hostile inputs by hand: each a clear 4xx naming what is wrong, in bounded
+/// time, the server answering health checks meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_inputs_get_clear_errors_quickly() {
+    let s = Served::start(None);
+    let started = std::time::Instant::now();
+    // 100k-deep nesting, YAML and JSON, two at once, and health stays quick.
+    let deep_yaml = "[".repeat(100_000);
+    let deep_json = format!("{{\"steps\": {}", "[".repeat(100_000));
+    let (a, b, health) = tokio::join!(
+        s.post_text("/v1/runs", &deep_yaml),
+        s.post_text("/v1/plans/validate", &deep_json),
+        async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let t = std::time::Instant::now();
+            let r = s.client.get(s.url("/healthz")).send().await.unwrap();
+            (r.status(), t.elapsed())
+        }
+    );
+    for r in [a, b] {
+        assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+        assert!(is_problem(&r));
+    }
+    assert_eq!(health.0, StatusCode::OK);
+    assert!(
+        health.1 < Duration::from_secs(2),
+        "healthz took {:?}",
+        health.1
+    );
+    // A YAML alias bomb.
+    let mut laughs = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for (prev, name) in ["a", "b", "c", "d", "e", "f", "g", "h"]
+        .iter()
+        .zip(["b", "c", "d", "e", "f", "g", "h", "i"])
+    {
+        laughs.push_str(&format!(
+            "{name}: &{name} [{}]\n",
+            vec![format!("*{prev}"); 10].join(", ")
+        ));
+    }
+    laughs.push_str("steps: *i\n");
+    let r = s.post_text("/v1/plans/validate", &laughs).await;
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    // NUL and invalid UTF-8.
+    let r = s
+        .client
+        .post(s.url("/v1/runs"))
+        .body(vec![b's', b't', 0xff, 0xfe, 0, b':'])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(is_problem(&r));
+    let r = s.client.get(s.url("/v1/runs/%FF%FE")).send().await.unwrap();
+    assert!(r.status().is_client_error(), "{}", r.status());
+    assert!(is_problem(&r), "every error is problem+json");
+    let r = s
+        .client
+        .post(s.url("/v1/runs?wait=maybe"))
+        .body("steps: []")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    assert!(is_problem(&r), "a bad query string is problem+json");
+    // Huge numbers: named, not obeyed.
+    let (status, body) = s
+        .post(
+            "/v1/tools/echo/call",
+            json!({"args": {}, "policy": {"timeout_ms": 18446744073709551615u64, "retry": {"max_attempts": 4294967295u32}}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["pointer"].as_str().unwrap().starts_with("/policy/"),
+        "{body}"
+    );
+    let (status, body) = s
+        .post(
+            "/v1/plans/validate",
+            json!({"max_parallel": 18446744073709551615u64, "defaults": {"deadline_ms": 1e300}, "steps": [{"tool": "echo"}]}),
+        )
+        .await;
+    assert!(status.is_client_error(), "{status} {body}");
+    // 100 000 steps validate in bounded time.
+    let steps: Vec<Value> = (0..100_000)
+        .map(|i| json!({"id": format!("s{i}"), "tool": "echo", "params": {"i": i}}))
+        .collect();
+    let t = std::time::Instant::now();
+    let (status, body) = s.post("/v1/plans/validate", json!({"steps": steps})).await;
+    assert!(
+        status == StatusCode::OK || status == StatusCode::PAYLOAD_TOO_LARGE,
+        "{status} {body}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    let (status, _) = s.get("/healthz").await;
+    assert_eq!(status, StatusCode::OK, "alive at the end");
+    assert!(started.elapsed() < Duration::from_secs(60));
 }

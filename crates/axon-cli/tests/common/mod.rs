@@ -41,3 +41,19 @@ pub fn mcp_tools() -> Vec<&'static str> {
     tools.push("run_plan");
     tools
 }
+
+/// The base URL a just-spawned `axon serve` (stdout piped) prints on its first
+/// line: `axon: listening on http://…`.
+#[allow(dead_code)] // each test file is its own crate; not all of them start servers
+pub fn listening_url(child: &mut std::process::Child) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("the server's stdout is piped");
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the server prints its address");
+    line.trim()
+        .strip_prefix("axon: listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_string()
+}
