@@ -206,7 +206,16 @@ fn init_logging(config: &Config, verbose: u8, quiet: bool) {
         (false, 1) => "info".to_string(),
         (false, _) => "debug".to_string(),
     };
-    let filter = tracing_subscriber::EnvFilter::try_new(level)
+    // Libraries that log whole messages at debug (rmcp: every JSON-RPC request
+    // and response, with a plan's passwords in it; sqlx: statements) stay at
+    // info unless the filter names them itself: secrets never reach the logs.
+    let mut directives = level;
+    for target in ["rmcp", "sqlx", "hyper", "h2", "reqwest", "chromiumoxide"] {
+        if !directives.contains(target) {
+            directives.push_str(&format!(",{target}=info"));
+        }
+    }
+    let filter = tracing_subscriber::EnvFilter::try_new(directives)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -653,6 +653,9 @@ impl<'a> Run<'a> {
         let fail = |message: String| Box::new(self.template_failure(i, message));
         // Secrets are read now, as the step runs, and go nowhere but the call.
         let mut secret_values: HashMap<String, Value> = HashMap::new();
+        // Values read from fields an earlier step's stored form masked (its
+        // `access_token`) are secrets of this call too, whatever they are called here.
+        let mut inherited: Vec<String> = Vec::new();
         let params = std::iter::once(&step.params).chain(step.fallbacks.iter().map(|f| &f.params));
         for template in params.flat_map(templates_in).flatten() {
             for r in template.references() {
@@ -663,7 +666,10 @@ impl<'a> Run<'a> {
                             secret_values.insert(name.clone(), Value::String(value));
                         }
                     }
-                    source => self.check_not_masked(source, r).map_err(&fail)?,
+                    source => {
+                        self.check_not_masked(source, r).map_err(&fail)?;
+                        self.masked_values(source, r, &mut inherited);
+                    }
                 }
             }
         }
@@ -736,6 +742,7 @@ impl<'a> Run<'a> {
                     Value::String(s) => Some(s),
                     _ => None,
                 })
+                .chain(inherited)
                 .collect(),
             step: Some(StepMark {
                 run_id: self.run_id.clone(),
@@ -748,6 +755,40 @@ impl<'a> Run<'a> {
                 }
             })),
         })
+    }
+
+    /// The real values behind what step `source`'s stored form masked, where
+    /// template `r` reads them.
+    fn masked_values(
+        &self,
+        source: &Source,
+        r: &crate::template::Reference,
+        out: &mut Vec<String>,
+    ) {
+        let j = match source {
+            Source::Index(n) => *n,
+            Source::Id(id) => match self.ids.get(id.as_str()) {
+                Some(j) => *j,
+                None => return,
+            },
+            Source::Secret(_) => return,
+        };
+        let (Some(stored), Some(live), Some(read)) = (
+            self.stored.get(j).and_then(|o| o.as_ref()?.result.as_ref()),
+            self.outcomes
+                .get(j)
+                .and_then(|o| o.as_ref()?.result.as_ref()),
+            secrets::reference_pointer(r),
+        ) else {
+            return;
+        };
+        for masked in secrets::redacted_pointers(&stored.data) {
+            if secrets::overlaps(&read, &masked)
+                && let Some(value) = live.data.pointer(&masked)
+            {
+                collect_strings(value, out);
+            }
+        }
     }
 
     /// A template of a step that still has to run may not read what a resumed
@@ -883,6 +924,15 @@ impl<'a> Run<'a> {
                 step: Box::new(outcome.clone()),
             });
         }
+    }
+}
+
+fn collect_strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) if s != REDACTED => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| collect_strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_strings(v, out)),
+        _ => {}
     }
 }
 

@@ -151,8 +151,9 @@ pub(crate) async fn start(
 
     if wants_events {
         let (tx, rx) = mpsc::unbounded_channel();
-        let done = launch(&state, plan, run_id, query.correlation_id, Some(tx))?;
-        return Ok(Sse::new(event_stream(rx, done))
+        let done = launch(&state, plan, run_id.clone(), query.correlation_id, Some(tx))?;
+        let store = state.runner.store().clone();
+        return Ok(Sse::new(event_stream(rx, done, store, run_id))
             .keep_alive(KeepAlive::default())
             .into_response());
     }
@@ -180,25 +181,41 @@ pub(crate) async fn start(
 }
 
 /// The run's events as SSE (`event:` is the event's name, `data:` its JSON), then
-/// one `result` event with the plan result.
+/// one `result` event with the plan result as stored: a stream is watched and
+/// relayed, so it carries the masked forms, as the step events do.
 fn event_stream(
     events: mpsc::UnboundedReceiver<PlanEvent>,
     done: oneshot::Receiver<PlanResult>,
+    store: Arc<dyn axon_plan::RunStore>,
+    run_id: String,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
-    futures::stream::unfold((events, Some(done)), |(mut events, done)| async move {
-        if let Some(event) = events.recv().await {
-            let value = serde_json::to_value(&event).unwrap_or(Value::Null);
-            let name = value["event"].as_str().unwrap_or("event").to_string();
-            let sse = Event::default().event(name).data(value.to_string());
-            return Some((Ok(sse), (events, done)));
+    futures::stream::unfold((events, Some(done)), move |(mut events, done)| {
+        let (store, run_id) = (store.clone(), run_id.clone());
+        async move {
+            if let Some(event) = events.recv().await {
+                let value = serde_json::to_value(&event).unwrap_or(Value::Null);
+                let name = value["event"].as_str().unwrap_or("event").to_string();
+                let sse = Event::default().event(name).data(value.to_string());
+                return Some((Ok(sse), (events, done)));
+            }
+            // The run dropped its sender: it has ended.
+            let live = done?.await.ok()?;
+            let stored = match store.load(&run_id).await {
+                Ok(Some(record)) => record.result,
+                _ => None,
+            };
+            let data = match stored {
+            Some(result) => serde_json::to_string(&result).unwrap_or_default(),
+            // Not stored (the store failed): the outcome without any data.
+            None => json!({"run_id": live.run_id, "status": live.status, "duration_ms": live.duration_ms,
+                           "error": "the run's result could not be read back from the store"})
+                .to_string(),
+        };
+            Some((
+                Ok(Event::default().event("result").data(data)),
+                (events, None),
+            ))
         }
-        // The run dropped its sender: it has ended.
-        let result = done?.await.ok()?;
-        let data = serde_json::to_string(&result).unwrap_or_default();
-        Some((
-            Ok(Event::default().event("result").data(data)),
-            (events, None),
-        ))
     })
 }
 
