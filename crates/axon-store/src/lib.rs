@@ -376,6 +376,13 @@ async fn prune(db: &mut SqliteConnection, retention: &Retention) -> Result<(), S
             .await
             .map_err(err)?;
     }
+    // Claims a killed process left behind (nothing beats for them) go after an
+    // hour, so their runs can be pruned.
+    sqlx::query("DELETE FROM run_claims WHERE heartbeat_ms < ?")
+        .bind(now_ms() - 3_600_000)
+        .execute(&mut *db)
+        .await
+        .map_err(err)?;
     // Runs: by age, then by count (their checkpoints go with them). A run being
     // executed is never pruned: its claim is held.
     if let Some(age) = retention.max_age {
