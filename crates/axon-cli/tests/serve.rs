@@ -81,6 +81,61 @@ impl Served {
         (r.status(), r.json().await.unwrap_or(Value::Null))
     }
 
+    /// One JSON-RPC message to `/mcp` (as `token` when given, in `session`
+    /// when given); the answer's body.
+    async fn mcp_post(
+        &self,
+        token: Option<&str>,
+        session: Option<&str>,
+        body: Value,
+    ) -> reqwest::Response {
+        let mut r = self
+            .client
+            .post(self.url("/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(token) = token {
+            r = r.bearer_auth(token);
+        }
+        if let Some(id) = session {
+            r = r.header("mcp-session-id", id);
+        }
+        r.send().await.unwrap()
+    }
+
+    /// An initialized MCP session on `/mcp`; its id.
+    async fn mcp_session(&self, token: Option<&str>) -> String {
+        let init = self
+            .mcp_post(
+                token,
+                None,
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "0"}}}),
+            )
+            .await;
+        let session = init.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        self.mcp_post(
+            token,
+            Some(&session),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await;
+        session
+    }
+
+    /// A request in an MCP session; the answer's body as text.
+    async fn mcp_send(&self, token: Option<&str>, session: &str, body: Value) -> String {
+        self.mcp_post(token, Some(session), body)
+            .await
+            .text()
+            .await
+            .unwrap()
+    }
+
     fn db(&self) -> PathBuf {
         self.dir.join("axon.db")
     }
@@ -640,65 +695,28 @@ async fn scoped_tokens_see_and_call_only_their_tools() {
         .unwrap();
     assert_eq!(cancel.status(), StatusCode::FORBIDDEN);
     // The same on /mcp: tools/list shows only its tools; others cannot be called.
-    let mcp = |token: String| {
+    let mcp = |token: &'static str| {
         let s = &s;
         async move {
-            let post = |body: Value, session: Option<String>| {
-                let mut r = s
-                    .client
-                    .post(s.url("/mcp"))
-                    .bearer_auth(&token)
-                    .header("accept", "application/json, text/event-stream")
-                    .json(&body);
-                if let Some(id) = session {
-                    r = r.header("mcp-session-id", id);
-                }
-                r
-            };
-            let init = post(
-                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                    "protocolVersion": "2025-06-18", "capabilities": {},
-                    "clientInfo": {"name": "test", "version": "0"}}}),
-                None,
-            )
-            .send()
-            .await
-            .unwrap();
-            let session = init.headers()["mcp-session-id"]
-                .to_str()
-                .unwrap()
-                .to_string();
-            post(
-                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-                Some(session.clone()),
-            )
-            .send()
-            .await
-            .unwrap();
-            let list = post(
-                json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
-                Some(session.clone()),
-            )
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-            let call = post(
-                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "flaky", "arguments": {"key": "mcp-scope"}}}),
-                Some(session),
-            )
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+            let session = s.mcp_session(Some(token)).await;
+            let list = s
+                .mcp_send(
+                    Some(token),
+                    &session,
+                    json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+                )
+                .await;
+            let call = s
+                .mcp_send(
+                    Some(token),
+                    &session,
+                    json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "flaky", "arguments": {"key": "mcp-scope"}}}),
+                )
+                .await;
             (list, call)
         }
     };
-    let (listed, called) = mcp("echo-t0ken".into()).await;
+    let (listed, called) = mcp("echo-t0ken").await;
     assert!(
         listed.contains("\"echo\"") && !listed.contains("\"flaky\""),
         "{listed}"
@@ -711,7 +729,7 @@ async fn scoped_tokens_see_and_call_only_their_tools() {
         !called.contains("\"attempt\""),
         "flaky must not run: {called}"
     );
-    let (full, called) = mcp("full-t0ken".into()).await;
+    let (full, called) = mcp("full-t0ken").await;
     assert!(
         full.contains("\"flaky\"") && full.contains("run_plan"),
         "{full}"
@@ -966,37 +984,15 @@ async fn a_plans_secrets_are_nowhere_at_rest_over_http_and_mcp() {
         .await
         .unwrap();
     // And over MCP: run_plan.
-    let mcp = s
-        .client
-        .post(s.url("/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}))
-        .send()
-        .await
-        .unwrap();
-    let session = mcp.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_string();
-    let call = |body: Value| {
-        s.client
-            .post(s.url("/mcp"))
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-session-id", session.clone())
-            .json(&body)
-            .send()
-    };
-    call(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await
-        .unwrap();
-    let mcp_result = call(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "run_plan", "arguments": {"plan": plan, "run_id": "sec-3"}}}))
-    .await
-    .unwrap()
-    .text()
-    .await
-    .unwrap();
+    let session = s.mcp_session(None).await;
+    let mcp_result = s
+        .mcp_send(
+            None,
+            &session,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": "run_plan", "arguments": {"plan": plan, "run_id": "sec-3"}}}),
+        )
+        .await;
     assert!(
         mcp_result.contains("sk-from-env-9876"),
         "the MCP caller gets the result: {mcp_result}"
