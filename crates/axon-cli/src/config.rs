@@ -12,20 +12,26 @@ use serde_json::Value;
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
+    /// `[server]`.
     pub server: Server,
+    /// `[store]`.
     pub store: Store,
     /// Policy keys for every tool (DESIGN.md, "Policy configuration").
     pub defaults: toml::Table,
     /// Policy keys per tool.
     pub tools: BTreeMap<String, toml::Table>,
+    /// `[history]`.
     pub history: History,
     /// The `http_request` tool: `allow_hosts`, `max_body_bytes`.
     pub http: axon_http::HttpConfig,
+    /// `[browser]`: Chromium, hosts, timeouts.
     pub browser: axon_browser::BrowserConfig,
+    /// `[mcp]`.
     pub mcp: Mcp,
     /// `[llm]`: the model behind `browser_act`'s LLM translator; without it
     /// the heuristic translator decides.
     pub llm: Option<axon_browser::act::LlmConfig>,
+    /// `[log]`.
     pub log: Log,
     /// `[secrets] NAME = { env = "VAR" }` or `{ file = "path" }`: what a plan's
     /// `${secret.NAME}` reads when its step runs. Values never live here.
@@ -72,15 +78,18 @@ pub struct Secret {
     pub file: Option<PathBuf>,
 }
 
+/// `[server]`: how `axon serve` listens and whom it answers.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Server {
+    /// Address to listen on (`127.0.0.1:7878`); a non-loopback one needs tokens.
     pub bind: String,
     /// Tokens that may do everything.
     pub auth_tokens: Vec<String>,
     /// `[[server.tokens]] env = "VAR", tools = ["browser_*"], admin = false`:
     /// tokens limited to some tools; the value comes from the environment.
     pub tokens: Vec<TokenConfig>,
+    /// Largest request body accepted (1 MiB).
     pub body_limit_bytes: u64,
     /// On shutdown, how long runs in flight may go on before being cancelled.
     pub shutdown_grace_ms: u64,
@@ -98,6 +107,7 @@ impl Default for Server {
     }
 }
 
+/// `[store]`: where history and runs are kept.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Store {
@@ -105,6 +115,7 @@ pub struct Store {
     pub path: Option<PathBuf>,
 }
 
+/// `[history]`: what is kept of calls and runs, and for how long.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct History {
@@ -112,7 +123,9 @@ pub struct History {
     /// lost on exit; for a server that must not write to disk per call —
     /// `axon stats` and `/v1/stats` read only SQLite history).
     pub backend: String,
+    /// Calls kept per correlation id (the oldest go first).
     pub max_per_correlation: u64,
+    /// Calls kept in all.
     pub max_calls: u64,
     /// Days of history (and of runs) kept; 0 = forever.
     pub max_age_days: u64,
@@ -143,6 +156,7 @@ impl Default for History {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Mcp {
+    /// Servers whose tools are imported.
     pub servers: Vec<axon_mcp::McpServerConfig>,
     /// Tools served over MCP (empty: all), such as `["browser_*", "http_request"]`.
     pub tools: Vec<String>,
@@ -161,6 +175,7 @@ impl Mcp {
     }
 }
 
+/// `[log]`: how `axon` logs (to stderr).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Log {
@@ -205,6 +220,14 @@ impl Config {
             }
         };
         config.apply_env(|k| std::env::var(k).ok())?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Parse and check TOML text as [`load`](Config::load) does, without the
+    /// environment: what `axon config check` says of a file.
+    pub fn from_text(text: &str) -> Result<Config, ConfigError> {
+        let config = Self::parse(text).map_err(ConfigError)?;
         config.check()?;
         Ok(config)
     }

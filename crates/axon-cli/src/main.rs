@@ -3,7 +3,6 @@
 //! Exit codes (DESIGN.md): 0 success, 1 the call or plan failed, 2 bad input or
 //! usage, 3 infrastructure (store, browser, upstream config) unusable.
 
-mod config;
 mod output;
 
 use std::io::IsTerminal;
@@ -17,7 +16,7 @@ use axon_store::{Retention, SqliteStore, Store};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 
-use crate::config::Config;
+use axon_cli::config::{self, Config};
 
 #[derive(Parser)]
 #[command(

@@ -19,5 +19,5 @@ pub mod validate;
 pub use plan::{DEFAULT_MAX_PARALLEL, Fallback, ParseError, Plan, Step, StepRef};
 pub use run::{PlanEvent, PlanResult, PlanRunner, RunOptions, RunStatus, StepOutcome, StepStatus};
 pub use secrets::{SecretSource, Secrets};
-pub use store::{Claim, InMemoryRunStore, RunRecord, RunStore};
+pub use store::{Claim, InMemoryRunStore, RunRecord, RunStore, complete_result};
 pub use validate::{Graph, PlanErrors, Problem, validate};

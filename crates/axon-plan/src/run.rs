@@ -363,9 +363,13 @@ struct Run<'a> {
     stop: CancellationToken,
     events: Option<UnboundedSender<PlanEvent>>,
     outcomes: Vec<Option<StepOutcome>>,
-    /// What is stored of each finished step (secrets masked): checkpoints,
-    /// events, the stored run result.
+    /// What is stored of each finished step (secrets masked: checkpoints,
+    /// events, the stored run result) where it differs from `outcomes`; `None`
+    /// where the two are the same, so a large run holds each result once.
     stored: Vec<Option<StepOutcome>>,
+    /// Steps whose checkpoint the store took: the stored run result leaves them
+    /// out, and the store fills them in from their checkpoints.
+    checkpointed: Vec<bool>,
     /// Steps reused from checkpoints: their data is the stored, masked form.
     resumed: Vec<bool>,
     /// The plan document as stored: literal secrets masked.
@@ -394,6 +398,7 @@ impl<'a> Run<'a> {
             events: options.events,
             outcomes: vec![None; plan.steps.len()],
             stored: vec![None; plan.steps.len()],
+            checkpointed: vec![false; plan.steps.len()],
             resumed: vec![false; plan.steps.len()],
             stored_plan: secrets::stored_plan(plan),
             ids: plan
@@ -528,15 +533,19 @@ impl<'a> Run<'a> {
             };
             let outcome = self.outcome(i, status, None, Some(reason));
             self.emit_finished(&outcome);
-            self.stored[i] = Some(outcome.clone());
             self.outcomes[i] = Some(outcome);
         }
 
-        let steps: Vec<StepOutcome> = std::mem::take(&mut self.outcomes)
-            .into_iter()
-            .flatten()
+        // The stored result holds only the steps without a checkpoint (skipped,
+        // cancelled, or whose checkpoint could not be written): the store fills
+        // in the rest from the checkpoints, so a large run's results are not
+        // copied, serialised and stored a second time at its end.
+        let unsaved: Vec<StepOutcome> = (0..self.plan.steps.len())
+            .filter(|&i| !self.checkpointed[i])
+            .filter_map(|i| self.stored_form(i).cloned())
             .collect();
-        let stored_steps: Vec<StepOutcome> = std::mem::take(&mut self.stored)
+        self.stored.clear();
+        let steps: Vec<StepOutcome> = std::mem::take(&mut self.outcomes)
             .into_iter()
             .flatten()
             .collect();
@@ -556,8 +565,11 @@ impl<'a> Run<'a> {
         };
         metrics::counter!("plan_runs_total", "status" => status.as_str()).increment(1);
         let stored = PlanResult {
-            steps: stored_steps,
-            ..result.clone()
+            run_id: result.run_id.clone(),
+            correlation_id: result.correlation_id.clone(),
+            status,
+            duration_ms: result.duration_ms,
+            steps: unsaved,
         };
         if let Err(e) = self.runner.store.finish(&self.run_id, &stored).await {
             tracing::warn!(error = %e, "could not record the run result");
@@ -600,8 +612,8 @@ impl<'a> Run<'a> {
                 .is_some_and(|s| s.tool == outcome.tool);
             let finished = matches!(outcome.status, StepStatus::Succeeded | StepStatus::Failed);
             if same_step && finished {
-                self.outcomes[i] = Some(outcome.clone());
-                self.stored[i] = Some(outcome);
+                self.outcomes[i] = Some(outcome);
+                self.checkpointed[i] = true;
                 self.resumed[i] = true;
             }
         }
@@ -639,7 +651,6 @@ impl<'a> Run<'a> {
                 let reason = format!("dependency {} {word}", self.plan.label(i));
                 let outcome = self.outcome(d, StepStatus::Skipped, None, Some(reason));
                 self.emit_finished(&outcome);
-                self.stored[d] = Some(outcome.clone());
                 self.outcomes[d] = Some(outcome);
                 settled.push_back(d);
             }
@@ -774,7 +785,7 @@ impl<'a> Run<'a> {
             Source::Secret(_) => return,
         };
         let (Some(stored), Some(live), Some(read)) = (
-            self.stored.get(j).and_then(|o| o.as_ref()?.result.as_ref()),
+            self.stored_form(j).and_then(|o| o.result.as_ref()),
             self.outcomes
                 .get(j)
                 .and_then(|o| o.as_ref()?.result.as_ref()),
@@ -809,8 +820,8 @@ impl<'a> Run<'a> {
         if !self.resumed.get(j).copied().unwrap_or(false) {
             return Ok(());
         }
-        let Some(data) = self.stored[j]
-            .as_ref()
+        let Some(data) = self
+            .stored_form(j)
             .and_then(|o| o.result.as_ref())
             .map(|r| &r.data)
         else {
@@ -864,13 +875,6 @@ impl<'a> Run<'a> {
     /// history entry.
     async fn finish_step(&mut self, i: usize, result: CallResult, entry: Option<HistoryEntry>) {
         let step = &self.plan.steps[i];
-        let stored = match &entry {
-            Some(entry) => {
-                StepOutcome::of_call(i, step.id.clone(), step.tool.clone(), entry.result.clone())
-            }
-            None => StepOutcome::of_call(i, step.id.clone(), step.tool.clone(), result.clone()),
-        };
-        let outcome = StepOutcome::of_call(i, step.id.clone(), step.tool.clone(), result);
         if let Some(entry) = &entry {
             // Arguments history masked (a password field's text) are masked in
             // the stored plan document too.
@@ -889,14 +893,30 @@ impl<'a> Run<'a> {
                 }
             }
         }
-        if stored.status != StepStatus::Cancelled
-            && let Err(e) = self.runner.store.checkpoint(&self.run_id, &stored).await
-        {
-            tracing::warn!(error = %e, step = i, "could not checkpoint the step");
+        let stored = match entry {
+            Some(entry) => {
+                StepOutcome::of_call(i, step.id.clone(), step.tool.clone(), entry.result)
+            }
+            None => StepOutcome::of_call(i, step.id.clone(), step.tool.clone(), result.clone()),
+        };
+        let outcome = StepOutcome::of_call(i, step.id.clone(), step.tool.clone(), result);
+        if stored.status != StepStatus::Cancelled {
+            match self.runner.store.checkpoint(&self.run_id, &stored).await {
+                Ok(()) => self.checkpointed[i] = true,
+                Err(e) => tracing::warn!(error = %e, step = i, "could not checkpoint the step"),
+            }
         }
         self.emit_finished(&stored);
+        self.stored[i] = (stored != outcome).then_some(stored);
         self.outcomes[i] = Some(outcome);
-        self.stored[i] = Some(stored);
+    }
+
+    /// What is stored of step `i` (secrets masked), once it has finished.
+    fn stored_form(&self, i: usize) -> Option<&StepOutcome> {
+        match self.stored.get(i) {
+            Some(Some(stored)) => Some(stored),
+            _ => self.outcomes.get(i)?.as_ref(),
+        }
     }
 
     fn outcome(

@@ -28,6 +28,28 @@ pub struct RunRecord {
     pub result: Option<PlanResult>,
 }
 
+/// A run's whole result from what a store keeps: the result saved by
+/// [`RunStore::finish`], which leaves out the checkpointed steps, with those
+/// filled in from `checkpoints`, in plan order. A result stored whole (as before
+/// results left checkpoints out) comes back as it was.
+pub fn complete_result(
+    mut result: PlanResult,
+    checkpoints: &BTreeMap<usize, StepOutcome>,
+) -> PlanResult {
+    let present: HashSet<usize> = result.steps.iter().map(|s| s.index).collect();
+    let whole = result.steps.len();
+    result.steps.extend(
+        checkpoints
+            .iter()
+            .filter(|(i, _)| !present.contains(i))
+            .map(|(_, step)| step.clone()),
+    );
+    if result.steps.len() > whole {
+        result.steps.sort_by_key(|s| s.index);
+    }
+    result
+}
+
 /// Where runs and their checkpoints are kept.
 #[async_trait]
 pub trait RunStore: Send + Sync + 'static {
@@ -37,7 +59,10 @@ pub trait RunStore: Send + Sync + 'static {
     async fn begin(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError>;
     /// Save a finished step.
     async fn checkpoint(&self, run_id: &str, step: &StepOutcome) -> Result<(), StoreError>;
-    /// Save the final result.
+    /// Save the final result. Its `steps` are only those without a checkpoint
+    /// (skipped, cancelled, never run): [`load`](RunStore::load) gives the whole
+    /// result back with the checkpointed steps filled in ([`complete_result`]), so
+    /// a large run's step results are stored once.
     async fn finish(&self, run_id: &str, result: &PlanResult) -> Result<(), StoreError>;
 
     /// Take a run id for this process while it runs, so that two executions of
@@ -143,12 +168,16 @@ fn poisoned() -> StoreError {
 #[async_trait]
 impl RunStore for InMemoryRunStore {
     async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
-        Ok(self
-            .runs
-            .lock()
-            .map_err(|_| poisoned())?
-            .get(run_id)
-            .cloned())
+        let runs = self.runs.lock().map_err(|_| poisoned())?;
+        Ok(runs.get(run_id).map(|record| RunRecord {
+            run_id: record.run_id.clone(),
+            plan: record.plan.clone(),
+            steps: record.steps.clone(),
+            result: record
+                .result
+                .clone()
+                .map(|result| complete_result(result, &record.steps)),
+        }))
     }
 
     async fn begin(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {

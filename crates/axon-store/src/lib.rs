@@ -659,8 +659,8 @@ impl RunStore for SqliteStore {
         Ok(Some(RunRecord {
             run_id: run_id.to_string(),
             plan,
+            result: result.map(|result| axon_plan::complete_result(result, &steps)),
             steps,
-            result,
         }))
     }
 

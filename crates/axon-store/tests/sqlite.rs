@@ -625,3 +625,60 @@ async fn a_new_file_opened_by_several_at_once_is_migrated_once() {
         open.await.unwrap().unwrap().close().await;
     }
 }
+
+#[tokio::test]
+async fn a_runs_step_results_are_stored_once_and_read_back_whole() {
+    let path = temp_db("once.db");
+    let store = Arc::new(
+        SqliteStore::open(&path, Retention::default())
+            .await
+            .unwrap(),
+    );
+    let runner = PlanRunner::with_store(executor(store.clone()), store.clone());
+    // 200 steps that succeed, one that fails, and one skipped behind it.
+    let mut yaml = String::from("steps:\n");
+    for i in 0..200 {
+        yaml +=
+            &format!("- {{id: s{i}, tool: echo, params: {{payload: \"unique-{i:04}-value\"}}}}\n");
+    }
+    yaml += "- {id: bad, tool: flaky, params: {key: once-bad, fail_times: 9, kind: failed}}\n";
+    yaml += "- {id: after, tool: echo, params: {x: \"${steps.bad.data}\"}}\n";
+    let plan = Plan::parse(&yaml).unwrap();
+    let options = RunOptions {
+        run_id: Some("big".into()),
+        ..Default::default()
+    };
+    let live = runner.run(&plan, options).await.unwrap();
+    assert_eq!(live.status, RunStatus::Failed);
+    store.flush().await.unwrap();
+
+    // What the runs table holds as the result: only the steps without a
+    // checkpoint (the skipped one; the failed call is checkpointed); each
+    // echoed payload is in run_steps, not again in the result.
+    use sqlx::Connection;
+    let mut db = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display()))
+        .await
+        .unwrap();
+    let (result,): (String,) = sqlx::query_as("SELECT result FROM runs WHERE run_id = 'big'")
+        .fetch_one(&mut db)
+        .await
+        .unwrap();
+    assert!(!result.contains("unique-0007-value"), "{result}");
+    let stored: Value = serde_json::from_str(&result).unwrap();
+    let indexes: Vec<u64> = stored["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(indexes, [201], "only the skipped step is not checkpointed");
+
+    // Read back, the result is whole and in plan order, as the caller got it.
+    let record = store.load("big").await.unwrap().unwrap();
+    let whole = record.result.unwrap();
+    assert_eq!(whole.steps.len(), 202);
+    assert!(whole.steps.iter().enumerate().all(|(i, s)| s.index == i));
+    assert_eq!(whole.steps, live.steps);
+    assert_eq!(whole.steps[201].status, StepStatus::Skipped);
+    store.close().await;
+}
