@@ -64,6 +64,9 @@ enum Command {
         /// Run id (a new one when absent).
         #[arg(long)]
         run_id: Option<String>,
+        /// Print the plan's DAG (Graphviz dot or Mermaid) instead of running it.
+        #[arg(long, value_enum)]
+        graph: Option<GraphArg>,
     },
     /// Check a plan without running it.
     Validate {
@@ -174,7 +177,12 @@ async fn dispatch(cli: Cli) -> Outcome {
             pairs,
             correlation_id,
         } => call(&config, ui, tool, args, pairs, correlation_id).await,
-        Command::Run { plan, run_id } => run(&config, ui, &plan, run_id).await,
+        Command::Run {
+            plan,
+            graph: Some(format),
+            ..
+        } => graph(&config, ui, &plan, format).await,
+        Command::Run { plan, run_id, .. } => run(&config, ui, &plan, run_id).await,
         Command::Validate { plan } => validate(&config, ui, &plan).await,
         Command::Tools { format } => tools(&config, ui, format).await,
         Command::History { id } => history(&config, ui, &id).await,
@@ -410,6 +418,29 @@ async fn validate(config: &Config, ui: output::Ui, path: &Path) -> Outcome {
             }
         }
     }
+}
+
+/// A plan's DAG for `axon run --graph`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum GraphArg {
+    /// Graphviz: pipe into `dot -Tsvg`.
+    Dot,
+    /// Mermaid `flowchart`, drawn by GitHub and most docs tools.
+    Mermaid,
+}
+
+async fn graph(config: &Config, ui: output::Ui, path: &Path, format: GraphArg) -> Outcome {
+    let plan = read_plan(path)?;
+    let runner = PlanRunner::new(executor(config, ui, None, Mcp::Import).await?);
+    let graph = runner
+        .validate(&plan)
+        .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+    let format = match format {
+        GraphArg::Dot => axon_plan::GraphFormat::Dot,
+        GraphArg::Mermaid => axon_plan::GraphFormat::Mermaid,
+    };
+    print!("{}", axon_plan::render_graph(&plan, &graph, format));
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn run(config: &Config, ui: output::Ui, path: &Path, run_id: Option<String>) -> Outcome {

@@ -186,6 +186,44 @@ fn validate_names_the_cycle_and_exits_2() {
 }
 
 #[test]
+fn run_graph_prints_the_dag_and_runs_nothing() {
+    let axon = Axon::new();
+    let plan = axon.file(
+        "graph.yaml",
+        "name: g\nsteps:\n- {id: a, tool: echo}\n- {id: b, tool: echo, depends_on: [a]}\n- {id: c, tool: echo, params: {x: '${steps.b.data}'}}\n",
+    );
+    let o = axon.run(&["run", &plan, "--graph", "dot"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let dot = String::from_utf8_lossy(&o.stdout);
+    assert!(dot.starts_with("digraph \"g\" {"), "{dot}");
+    assert!(
+        dot.contains("s0 -> s1;") && dot.contains("s1 -> s2 [style=dashed];"),
+        "{dot}"
+    );
+    let o = axon.run(&["run", &plan, "--graph", "mermaid"]);
+    let mermaid = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        mermaid.contains("flowchart LR") && mermaid.contains("s1 -.-> s2"),
+        "{mermaid}"
+    );
+    // Nothing ran: no history for any call.
+    let o = axon.run(&["stats", "--json"]);
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("echo"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // A bad plan is still exit 2, naming the problem.
+    let cyclic = axon.file(
+        "cycle.yaml",
+        "steps:\n- {id: a, tool: echo, depends_on: [a]}\n",
+    );
+    let o = axon.run(&["run", &cyclic, "--graph", "dot"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("depends_on"), "{}", stderr(&o));
+}
+
+#[test]
 fn history_and_stats_after_runs_persist_across_processes() {
     let axon = Axon::new();
     assert_eq!(

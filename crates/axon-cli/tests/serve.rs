@@ -393,6 +393,41 @@ async fn plans_validate_run_wait_poll_and_cancel() {
     assert_eq!(run["status"], "succeeded");
     assert_eq!(run["steps_finished"], run["steps_total"]);
     assert_eq!(run["result"]["status"], "succeeded");
+    // The stored result comes back whole, every step in plan order.
+    let indexes: Vec<Value> = run["result"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["index"].clone())
+        .collect();
+    assert_eq!(indexes, [json!(0), json!(1), json!(2)]);
+    let graph = s
+        .client
+        .get(s.url("/v1/runs/par-1/graph?format=dot"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(graph.status(), StatusCode::OK);
+    assert!(
+        graph.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/vnd.graphviz")
+    );
+    let dot = graph.text().await.unwrap();
+    assert!(dot.contains("s2 [label=\"fx_rates\\nsleep\"];"), "{dot}");
+    let mermaid = s
+        .client
+        .get(s.url("/v1/runs/par-1/graph"))
+        .send()
+        .await
+        .unwrap();
+    assert!(mermaid.text().await.unwrap().contains("flowchart LR"));
+    let (status, p) = s.get("/v1/runs/par-1/graph?format=svg").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(p["pointer"], "/format");
+    let (status, _) = s.get("/v1/runs/none/graph").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
 
     // In the background: 202, running, cancelled.
     let (status, started) = s

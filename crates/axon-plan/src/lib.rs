@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod graph;
 pub mod plan;
 pub mod run;
 pub mod secrets;
@@ -16,6 +17,7 @@ pub mod store;
 pub mod template;
 pub mod validate;
 
+pub use graph::{GraphFormat, render as render_graph};
 pub use plan::{DEFAULT_MAX_PARALLEL, Fallback, ParseError, Plan, Step, StepRef};
 pub use run::{PlanEvent, PlanResult, PlanRunner, RunOptions, RunStatus, StepOutcome, StepStatus};
 pub use secrets::{SecretSource, Secrets};

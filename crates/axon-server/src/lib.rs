@@ -162,6 +162,7 @@ impl Server {
             .route("/v1/plans/validate", post(runs::validate))
             .route("/v1/runs", post(runs::start))
             .route("/v1/runs/{id}", get(runs::get).delete(runs::cancel))
+            .route("/v1/runs/{id}/graph", get(runs::graph))
             .route("/v1/history/{correlation_id}", get(api::history))
             .route("/v1/stats", get(api::stats))
             .route("/v1/breakers", get(api::breakers))

@@ -1,5 +1,6 @@
 //! Plans and runs: `POST /v1/plans/validate`, `POST /v1/runs` (background,
-//! `?wait=true`, or Server-Sent Events), `GET /v1/runs/{id}`, `DELETE /v1/runs/{id}`.
+//! `?wait=true`, or Server-Sent Events), `GET /v1/runs/{id}` (and `/graph`),
+//! `DELETE /v1/runs/{id}`.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -296,4 +297,47 @@ pub(crate) async fn cancel(
             e.to_string(),
         )),
     }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct GraphQuery {
+    /// `dot` or `mermaid` (the default).
+    format: Option<String>,
+}
+
+/// `GET /v1/runs/{id}/graph?format=dot|mermaid`: the run's plan as a graph
+/// (steps as nodes, dependencies as edges, template-only ones dashed), for
+/// docs, CI logs and the dashboard.
+pub(crate) async fn graph(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Query(query): Query<GraphQuery>,
+) -> Result<Response, Problem> {
+    let format: axon_plan::GraphFormat = query
+        .format
+        .as_deref()
+        .unwrap_or("mermaid")
+        .parse()
+        .map_err(|e: String| Problem::bad_request(e, "/format"))?;
+    let record = state.runner.store().load(&id).await.map_err(|e| {
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store unavailable",
+            e.to_string(),
+        )
+    })?;
+    let Some(record) = record else {
+        return Err(Problem::not_found(format!("no run {id:?}")));
+    };
+    let graph = axon_plan::validate(&record.plan, state.runner.executor().registry())
+        .map_err(invalid_plan)?;
+    let content_type = match format {
+        axon_plan::GraphFormat::Dot => "text/vnd.graphviz; charset=utf-8",
+        axon_plan::GraphFormat::Mermaid => "text/plain; charset=utf-8",
+    };
+    Ok((
+        [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+        axon_plan::render_graph(&record.plan, &graph, format),
+    )
+        .into_response())
 }

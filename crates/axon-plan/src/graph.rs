@@ -1,0 +1,149 @@
+//! A plan's DAG as text for docs and CI logs: Graphviz DOT or Mermaid
+//! (`axon run PLAN --graph dot|mermaid`, `GET /v1/runs/{id}/graph?format=`).
+//! Steps are nodes labelled with their id (or position) and tool; edges go from
+//! a dependency to the step that waits for it, dashed where the dependency comes
+//! only from a template (`${steps.a.data}` without `depends_on: [a]`).
+
+use std::fmt::Write;
+
+use crate::plan::Plan;
+use crate::validate::Graph;
+
+/// How to write a plan's graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphFormat {
+    /// Graphviz: `dot -Tsvg`.
+    Dot,
+    /// Mermaid: a `flowchart` GitHub and most docs tools draw.
+    Mermaid,
+}
+
+impl std::str::FromStr for GraphFormat {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "dot" => Ok(GraphFormat::Dot),
+            "mermaid" => Ok(GraphFormat::Mermaid),
+            other => Err(format!("{other:?} is not a graph format: dot or mermaid")),
+        }
+    }
+}
+
+/// The edges of `graph` as (dependency, step, declared in `depends_on`).
+fn edges<'a>(plan: &'a Plan, graph: &'a Graph) -> impl Iterator<Item = (usize, usize, bool)> + 'a {
+    graph.deps.iter().enumerate().flat_map(move |(i, deps)| {
+        let declared: Vec<usize> = plan.steps[i]
+            .depends_on
+            .iter()
+            .filter_map(|r| plan.index_of(r))
+            .collect();
+        deps.iter().map(move |&d| (d, i, declared.contains(&d)))
+    })
+}
+
+/// `plan`'s DAG (as validated into `graph`) in `format`.
+pub fn render(plan: &Plan, graph: &Graph, format: GraphFormat) -> String {
+    let mut out = String::new();
+    let title = plan.name.as_deref().unwrap_or("plan");
+    match format {
+        GraphFormat::Dot => {
+            let _ = writeln!(out, "digraph \"{}\" {{", dot_escape(title));
+            out.push_str("  rankdir=LR;\n  node [shape=box, fontname=\"sans-serif\"];\n");
+            for (i, step) in plan.steps.iter().enumerate() {
+                let label = format!(
+                    "{}\\n{}",
+                    dot_escape(&plan.label(i)),
+                    dot_escape(&step.tool)
+                );
+                let _ = writeln!(out, "  s{i} [label=\"{label}\"];");
+            }
+            for (from, to, declared) in edges(plan, graph) {
+                let style = if declared { "" } else { " [style=dashed]" };
+                let _ = writeln!(out, "  s{from} -> s{to}{style};");
+            }
+            out.push_str("}\n");
+        }
+        GraphFormat::Mermaid => {
+            let _ = writeln!(out, "---\ntitle: {}\n---", mermaid_escape(title));
+            out.push_str("flowchart LR\n");
+            for (i, step) in plan.steps.iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "  s{i}[\"{}<br/><small>{}</small>\"]",
+                    mermaid_escape(&plan.label(i)),
+                    mermaid_escape(&step.tool)
+                );
+            }
+            for (from, to, declared) in edges(plan, graph) {
+                let arrow = if declared { "-->" } else { "-.->" };
+                let _ = writeln!(out, "  s{from} {arrow} s{to}");
+            }
+        }
+    }
+    out
+}
+
+fn dot_escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', " ")
+}
+
+/// Mermaid labels are quoted; quotes and markup become entities.
+fn mermaid_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('"', "#quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axon_core::ToolRegistry;
+
+    fn graph_of(yaml: &str) -> (Plan, Graph) {
+        let plan = Plan::parse(yaml).unwrap();
+        let graph = crate::validate(&plan, &ToolRegistry::with_utilities()).unwrap();
+        (plan, graph)
+    }
+
+    const PLAN: &str = "name: ship \"it\"\nsteps:\n- {id: a, tool: echo}\n- {id: b, tool: echo, depends_on: [a]}\n- {tool: sleep, params: {ms: 1}}\n- {id: c, tool: echo, params: {x: '${steps.b.data}'}, depends_on: [2]}\n";
+
+    #[test]
+    fn dot_has_every_step_and_edge_template_edges_dashed() {
+        let (plan, graph) = graph_of(PLAN);
+        let dot = render(&plan, &graph, GraphFormat::Dot);
+        assert!(dot.starts_with("digraph \"ship \\\"it\\\"\" {"), "{dot}");
+        for node in [
+            "s0 [label=\"a\\necho\"];",
+            "s2 [label=\"step[2]\\nsleep\"];",
+        ] {
+            assert!(dot.contains(node), "{node} in {dot}");
+        }
+        assert!(dot.contains("  s0 -> s1;\n"), "{dot}");
+        assert!(dot.contains("  s2 -> s3;\n"), "{dot}");
+        assert!(dot.contains("  s1 -> s3 [style=dashed];\n"), "{dot}");
+        assert_eq!(dot.matches("->").count(), 3, "{dot}");
+    }
+
+    #[test]
+    fn mermaid_is_a_flowchart_with_escaped_labels() {
+        let (plan, graph) = graph_of(PLAN);
+        let m = render(&plan, &graph, GraphFormat::Mermaid);
+        assert!(m.contains("title: ship #quot;it#quot;\n"), "{m}");
+        assert!(m.contains("flowchart LR\n"), "{m}");
+        assert!(m.contains("  s3[\"c<br/><small>echo</small>\"]"), "{m}");
+        assert!(m.contains("  s0 --> s1\n"), "{m}");
+        assert!(m.contains("  s1 -.-> s3\n"), "{m}");
+        assert_eq!("dot".parse::<GraphFormat>(), Ok(GraphFormat::Dot));
+        assert!(
+            "svg"
+                .parse::<GraphFormat>()
+                .unwrap_err()
+                .contains("dot or mermaid")
+        );
+    }
+}
