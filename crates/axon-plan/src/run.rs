@@ -363,10 +363,10 @@ struct Run<'a> {
     stop: CancellationToken,
     events: Option<UnboundedSender<PlanEvent>>,
     outcomes: Vec<Option<StepOutcome>>,
-    /// What is stored of each finished step (secrets masked: checkpoints,
-    /// events, the stored run result) where it differs from `outcomes`; `None`
-    /// where the two are the same, so a large run holds each result once.
-    stored: Vec<Option<StepOutcome>>,
+    /// What is stored of a finished step (secrets masked: checkpoints, events,
+    /// the stored run result) where it differs from `outcomes`: only those
+    /// steps are here, so a large run holds each result once.
+    stored: HashMap<usize, StepOutcome>,
     /// Steps whose checkpoint the store took: the stored run result leaves them
     /// out, and the store fills them in from their checkpoints.
     checkpointed: Vec<bool>,
@@ -397,7 +397,7 @@ impl<'a> Run<'a> {
             cancel,
             events: options.events,
             outcomes: vec![None; plan.steps.len()],
-            stored: vec![None; plan.steps.len()],
+            stored: HashMap::new(),
             checkpointed: vec![false; plan.steps.len()],
             resumed: vec![false; plan.steps.len()],
             stored_plan: secrets::stored_plan(plan),
@@ -907,15 +907,17 @@ impl<'a> Run<'a> {
             }
         }
         self.emit_finished(&stored);
-        self.stored[i] = (stored != outcome).then_some(stored);
+        if stored != outcome {
+            self.stored.insert(i, stored);
+        }
         self.outcomes[i] = Some(outcome);
     }
 
     /// What is stored of step `i` (secrets masked), once it has finished.
     fn stored_form(&self, i: usize) -> Option<&StepOutcome> {
-        match self.stored.get(i) {
-            Some(Some(stored)) => Some(stored),
-            _ => self.outcomes.get(i)?.as_ref(),
+        match self.stored.get(&i) {
+            Some(stored) => Some(stored),
+            None => self.outcomes.get(i)?.as_ref(),
         }
     }
 

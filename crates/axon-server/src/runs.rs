@@ -230,13 +230,7 @@ pub(crate) async fn get(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .contains_key(&id);
-    let record = state.runner.store().load(&id).await.map_err(|e| {
-        Problem::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "store unavailable",
-            e.to_string(),
-        )
-    })?;
+    let record = load_run(&state, &id).await?;
     let Some(record) = record else {
         return if running {
             Ok(Json(
@@ -263,6 +257,17 @@ pub(crate) async fn get(
     })))
 }
 
+/// A run as the store keeps it; 503 when the store cannot be read.
+async fn load_run(state: &AppState, id: &str) -> Result<Option<axon_plan::RunRecord>, Problem> {
+    state.runner.store().load(id).await.map_err(|e| {
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store unavailable",
+            e.to_string(),
+        )
+    })
+}
+
 /// `DELETE /v1/runs/{id}`: cancel a run in flight (202); 409 when it has ended.
 pub(crate) async fn cancel(
     State(state): State<Arc<AppState>>,
@@ -284,18 +289,13 @@ pub(crate) async fn cancel(
         )
             .into_response());
     }
-    match state.runner.store().load(&id).await {
-        Ok(Some(_)) => Err(Problem::new(
+    match load_run(&state, &id).await? {
+        Some(_) => Err(Problem::new(
             StatusCode::CONFLICT,
             "run not in progress",
             format!("run {id} is not running"),
         )),
-        Ok(None) => Err(Problem::not_found(format!("no run {id:?}"))),
-        Err(e) => Err(Problem::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "store unavailable",
-            e.to_string(),
-        )),
+        None => Err(Problem::not_found(format!("no run {id:?}"))),
     }
 }
 
@@ -319,13 +319,7 @@ pub(crate) async fn graph(
         .unwrap_or("mermaid")
         .parse()
         .map_err(|e: String| Problem::bad_request(e, "/format"))?;
-    let record = state.runner.store().load(&id).await.map_err(|e| {
-        Problem::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "store unavailable",
-            e.to_string(),
-        )
-    })?;
+    let record = load_run(&state, &id).await?;
     let Some(record) = record else {
         return Err(Problem::not_found(format!("no run {id:?}")));
     };
