@@ -444,7 +444,7 @@ async fn graph(config: &Config, ui: output::Ui, path: &Path, format: GraphArg) -
 }
 
 async fn run(config: &Config, ui: output::Ui, path: &Path, run_id: Option<String>) -> Outcome {
-    let plan = read_plan(path)?;
+    let plan = Arc::new(read_plan(path)?);
     let store = open_store(config).await?;
     let runner = PlanRunner::with_store(
         executor(config, ui, Some(store.clone()), Mcp::Import).await?,
@@ -474,12 +474,14 @@ async fn run(config: &Config, ui: output::Ui, path: &Path, run_id: Option<String
     let live = !ui.json && !ui.quiet;
     let progress = live.then(|| {
         let tty = std::io::stderr().is_terminal();
-        tokio::spawn(output::progress(plan.clone(), rx, tty))
+        tokio::spawn(output::progress(Arc::clone(&plan), rx, tty))
     });
     let options = RunOptions {
         run_id,
         cancel: Some(cancel),
         events: live.then_some(tx),
+        // The summary table needs no step's data; `--json` prints all of it.
+        stream_results: !ui.json,
         ..RunOptions::default()
     };
     let result = runner

@@ -3,6 +3,7 @@
 //! always works.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axon_core::{CallResult, Executor, HistoryEntry, ToolSpec};
@@ -123,7 +124,8 @@ pub fn call_result(ui: Ui, result: &CallResult) {
 }
 
 /// Live progress of a run: a line per step on a terminal, plain lines otherwise.
-pub async fn progress(plan: Plan, mut events: UnboundedReceiver<PlanEvent>, tty: bool) {
+/// `plan` is shared with the run, not copied (a large plan is held once).
+pub async fn progress(plan: Arc<Plan>, mut events: UnboundedReceiver<PlanEvent>, tty: bool) {
     let multi = MultiProgress::new();
     let style = ProgressStyle::with_template("{spinner} {prefix:<28} {msg}")
         .unwrap_or_else(|_| ProgressStyle::default_spinner());

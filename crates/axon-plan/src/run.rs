@@ -226,6 +226,14 @@ pub struct RunOptions {
     pub cancel: Option<CancellationToken>,
     /// Receives progress events.
     pub events: Option<UnboundedSender<PlanEvent>>,
+    /// Stream each step's data out instead of holding it to the end: once a
+    /// step is checkpointed and no step still to run reads it, its `data`
+    /// leaves the run (it went out in its `step_finished` event and is in its
+    /// checkpoint). The returned result keeps every step's status, attempts,
+    /// timings, errors and provenance (`response_digest` names the data), with
+    /// `data: null`. For callers that watch events or read the stored run, so
+    /// that a run of many large results holds only those in flight and still read.
+    pub stream_results: bool,
 }
 
 /// Runs plans on an executor, checkpointing to a run store.
@@ -370,10 +378,15 @@ struct Run<'a> {
     /// Steps whose checkpoint the store took: the stored run result leaves them
     /// out, and the store fills them in from their checkpoints.
     checkpointed: Vec<bool>,
+    /// With `stream_results`: for each step, how many of the steps that wait
+    /// for it have yet to settle; at 0 (and checkpointed) its data is let go.
+    readers: Option<Vec<usize>>,
     /// Steps reused from checkpoints: their data is the stored, masked form.
     resumed: Vec<bool>,
-    /// The plan document as stored: literal secrets masked.
-    stored_plan: Plan,
+    /// The plan document as stored (literal secrets masked) where it differs
+    /// from `plan`; `None` while the two are the same, so a large plan is not
+    /// held twice.
+    stored_plan: Option<Plan>,
     /// Step ids to indices, for `${steps.<id>…}` templates.
     ids: HashMap<&'a str, usize>,
 }
@@ -399,8 +412,11 @@ impl<'a> Run<'a> {
             outcomes: vec![None; plan.steps.len()],
             stored: HashMap::new(),
             checkpointed: vec![false; plan.steps.len()],
+            readers: options
+                .stream_results
+                .then(|| graph.dependents.iter().map(Vec::len).collect()),
             resumed: vec![false; plan.steps.len()],
-            stored_plan: secrets::stored_plan(plan),
+            stored_plan: secrets::masked_plan(plan),
             ids: plan
                 .steps
                 .iter()
@@ -422,7 +438,7 @@ impl<'a> Run<'a> {
         if let Err(e) = self
             .runner
             .store
-            .begin(&self.run_id, &self.stored_plan)
+            .begin(&self.run_id, self.stored_plan())
             .await
         {
             tracing::warn!(error = %e, "could not record the run start");
@@ -595,7 +611,7 @@ impl<'a> Run<'a> {
                 return Ok(());
             }
         };
-        if !same_plan(&self.stored_plan, &record.plan) {
+        if !same_plan(self.stored_plan(), &record.plan) {
             return Err(format!(
                 "run {} was started with a different plan; a run id resumes only the plan it began with (use a new run id)",
                 self.run_id
@@ -603,7 +619,7 @@ impl<'a> Run<'a> {
         }
         // The stored plan keeps what earlier executions masked (a password
         // typed into a field), so the document never regains it.
-        self.stored_plan = record.plan;
+        self.stored_plan = Some(record.plan).filter(|stored| stored != self.plan);
         for (i, outcome) in record.steps {
             let same_step = self
                 .plan
@@ -633,6 +649,7 @@ impl<'a> Run<'a> {
         let Some(status) = self.outcomes[i].as_ref().map(|o| o.status) else {
             return;
         };
+        self.release_read(i);
         for &d in &self.graph.dependents[i] {
             if self.outcomes[d].is_some() {
                 continue;
@@ -880,14 +897,11 @@ impl<'a> Run<'a> {
             // the stored plan document too.
             let masked = secrets::redacted_pointers(&entry.args);
             if !masked.is_empty() {
-                let before = self.stored_plan.steps[i].params.clone();
-                secrets::mask_params(&mut self.stored_plan.steps[i].params, &masked);
-                if self.stored_plan.steps[i].params != before
-                    && let Err(e) = self
-                        .runner
-                        .store
-                        .begin(&self.run_id, &self.stored_plan)
-                        .await
+                let stored_plan = self.stored_plan.get_or_insert_with(|| self.plan.clone());
+                let before = stored_plan.steps[i].params.clone();
+                secrets::mask_params(&mut stored_plan.steps[i].params, &masked);
+                if stored_plan.steps[i].params != before
+                    && let Err(e) = self.runner.store.begin(&self.run_id, stored_plan).await
                 {
                     tracing::warn!(error = %e, "could not store the masked plan");
                 }
@@ -911,6 +925,39 @@ impl<'a> Run<'a> {
             self.stored.insert(i, stored);
         }
         self.outcomes[i] = Some(outcome);
+    }
+
+    /// With `stream_results`: step `i` settled, so the steps it reads from have
+    /// one reader less, and it may itself be read by no one. Data that no step
+    /// still to run reads, and that the store holds, is let go.
+    fn release_read(&mut self, i: usize) {
+        let Some(readers) = self.readers.as_mut() else {
+            return;
+        };
+        let mut done = Vec::new();
+        for &j in &self.graph.deps[i] {
+            readers[j] = readers[j].saturating_sub(1);
+            if readers[j] == 0 {
+                done.push(j);
+            }
+        }
+        if readers[i] == 0 {
+            done.push(i);
+        }
+        for j in done {
+            if !self.checkpointed[j] {
+                continue;
+            }
+            self.stored.remove(&j);
+            if let Some(result) = self.outcomes[j].as_mut().and_then(|o| o.result.as_mut()) {
+                result.data = Value::Null;
+            }
+        }
+    }
+
+    /// The plan document as stored: literal secrets masked.
+    fn stored_plan(&self) -> &Plan {
+        self.stored_plan.as_ref().unwrap_or(self.plan)
     }
 
     /// What is stored of step `i` (secrets masked), once it has finished.

@@ -94,6 +94,20 @@ pub fn stored_plan(plan: &Plan) -> Plan {
     out
 }
 
+/// [`stored_plan`] where it differs from `plan`; `None` when nothing in it is
+/// masked, found without copying the whole plan (a large one is held once).
+pub fn masked_plan(plan: &Plan) -> Option<Plan> {
+    let differs = |params: &Value| {
+        let mut masked = params.clone();
+        mask_literals(&mut masked);
+        masked != *params
+    };
+    plan.steps
+        .iter()
+        .any(|step| differs(&step.params) || step.fallbacks.iter().any(|f| differs(&f.params)))
+        .then(|| stored_plan(plan))
+}
+
 fn mask_literals(value: &mut Value) {
     match value {
         Value::Object(map) => {

@@ -531,3 +531,64 @@ async fn runs_can_be_spawned_on_a_multi_threaded_runtime() {
         assert_eq!(r.steps[1].result.as_ref().unwrap().data, json!({"x": 20}));
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn streamed_results_leave_the_run_once_no_step_reads_them() {
+    let runner = runner(log());
+    // `a` is read by `c`, which starts only after the slow `b`: its data must
+    // stay until then, and go after.
+    let p = plan(
+        "steps:\n- {id: a, tool: echo, params: {v: A}}\n- {id: b, tool: mark, params: {name: b, ms: 100}, depends_on: [a]}\n- {id: c, tool: echo, params: {x: '${steps.a.data.v}'}, depends_on: [b]}\n- {id: d, tool: echo, params: {y: '${steps.c.data.x}'}}\n",
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let streamed = runner
+        .run(
+            &p,
+            RunOptions {
+                run_id: Some("streamed".into()),
+                events: Some(tx),
+                stream_results: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(streamed.status, RunStatus::Succeeded);
+    // Every step's data went out in its event (d got a's value through c) ...
+    let mut seen = Vec::new();
+    while let Ok(event) = rx.try_recv() {
+        if let PlanEvent::StepFinished { step, .. } = event {
+            seen.push((step.index, step.result.unwrap().data));
+        }
+    }
+    seen.sort_by_key(|(i, _)| *i);
+    assert_eq!(seen[3].1, json!({"y": "A"}));
+    // ... and none is held in the result, whose other fields stay.
+    for step in &streamed.steps {
+        let result = step.result.as_ref().unwrap();
+        assert_eq!(result.data, Value::Null, "step {}", step.index);
+        assert_eq!(result.attempts, 1);
+        assert!(result.provenance.response_digest.is_some());
+    }
+    // The stored run has it all.
+    let stored = runner.store().load("streamed").await.unwrap().unwrap();
+    assert_eq!(
+        stored.result.unwrap().steps[3]
+            .result
+            .as_ref()
+            .unwrap()
+            .data,
+        json!({"y": "A"})
+    );
+
+    // Without streaming, the caller gets every step's data.
+    let whole = runner.run(&p, RunOptions::default()).await.unwrap();
+    assert_eq!(
+        whole.steps[0].result.as_ref().unwrap().data,
+        json!({"v": "A"})
+    );
+    assert_eq!(
+        whole.steps[3].result.as_ref().unwrap().data,
+        json!({"y": "A"})
+    );
+}

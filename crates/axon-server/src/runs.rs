@@ -85,13 +85,17 @@ pub(crate) struct StartQuery {
     correlation_id: Option<String>,
 }
 
-/// Start `plan` in the background; the receiver gets its result.
+/// Start `plan` in the background; the receiver gets its result. Unless the
+/// caller waits for it (`wait`), the result is read back from the store, so
+/// the run streams its steps' data out as they finish instead of holding it
+/// ([`RunOptions::stream_results`]).
 fn launch(
     state: &Arc<AppState>,
     plan: Plan,
     run_id: String,
     correlation_id: Option<String>,
     events: Option<mpsc::UnboundedSender<PlanEvent>>,
+    wait: bool,
 ) -> Result<oneshot::Receiver<PlanResult>, Problem> {
     let cancel = CancellationToken::new();
     {
@@ -113,6 +117,7 @@ fn launch(
             correlation_id,
             cancel: Some(cancel),
             events,
+            stream_results: !wait,
         };
         let outcome = task_state.runner.run(&plan, options).await;
         task_state
@@ -152,13 +157,27 @@ pub(crate) async fn start(
 
     if wants_events {
         let (tx, rx) = mpsc::unbounded_channel();
-        let done = launch(&state, plan, run_id.clone(), query.correlation_id, Some(tx))?;
+        let done = launch(
+            &state,
+            plan,
+            run_id.clone(),
+            query.correlation_id,
+            Some(tx),
+            false,
+        )?;
         let store = state.runner.store().clone();
         return Ok(Sse::new(event_stream(rx, done, store, run_id))
             .keep_alive(KeepAlive::default())
             .into_response());
     }
-    let done = launch(&state, plan, run_id.clone(), query.correlation_id, None)?;
+    let done = launch(
+        &state,
+        plan,
+        run_id.clone(),
+        query.correlation_id,
+        None,
+        query.wait,
+    )?;
     if query.wait {
         let result = done.await.map_err(|_| {
             Problem::new(
