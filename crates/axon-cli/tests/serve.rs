@@ -533,6 +533,103 @@ async fn run_progress_streams_as_server_sent_events_in_order() {
     assert_eq!(result["steps"][1]["result"]["attempts"], 2);
 }
 
+/// SSE blocks as (event name, data).
+fn sse_events(text: &str) -> Vec<(String, Value)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let name = block.lines().find_map(|l| l.strip_prefix("event: "))?;
+            let data = block.lines().find_map(|l| l.strip_prefix("data: "))?;
+            Some((name.to_string(), serde_json::from_str(data).unwrap()))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_call_streams_its_attempts_and_retries_then_the_result() {
+    let s = Served::start(None);
+    let body = json!({
+        "args": {"key": "sse-call", "fail_times": 1},
+        "correlation_id": "sse-call",
+        "policy": {"retry": {"initial_delay_ms": 5, "jitter": "none"}},
+    });
+    let r = s
+        .client
+        .post(s.url("/v1/tools/flaky/call"))
+        .header("accept", "text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(
+        r.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let events = sse_events(&r.text().await.unwrap());
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["attempt_started", "retrying", "attempt_started", "result"]
+    );
+    assert_eq!(events[1].1["error"]["kind"], "transient");
+    assert_eq!(events[1].1["delay_ms"], 5);
+    assert_eq!(events[2].1["attempt"], 2);
+    let result = &events[3].1;
+    assert_eq!(
+        (result["success"].clone(), result["attempts"].clone()),
+        (json!(true), json!(2))
+    );
+
+    // Without the header: one JSON result, as before. An unknown tool is a
+    // 404 problem either way.
+    let (status, whole) = s
+        .post("/v1/tools/echo/call", json!({"args": {"x": 1}}))
+        .await;
+    assert_eq!(
+        (status, whole["data"].clone()),
+        (StatusCode::OK, json!({"x": 1}))
+    );
+    let r = s
+        .client
+        .post(s.url("/v1/tools/nope/call"))
+        .header("accept", "text/event-stream")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert!(is_problem(&r));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_call_is_cancelled_when_its_client_goes_away() {
+    let s = Served::start(None);
+    let mut r = s
+        .client
+        .post(s.url("/v1/tools/sleep/call"))
+        .header("accept", "text/event-stream")
+        .json(&json!({"args": {"ms": 30000}, "correlation_id": "sse-gone"}))
+        .send()
+        .await
+        .unwrap();
+    let first = r.chunk().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("attempt_started"));
+    drop(r);
+    // The call ends cancelled long before its 30 s, and history says so.
+    let mut kind = Value::Null;
+    for _ in 0..200 {
+        let (status, h) = s.get("/v1/history/sse-gone").await;
+        if status == StatusCode::OK {
+            kind = h["calls"][0]["error"]["kind"].clone();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(kind, "cancelled");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_and_health() {
     let s = Served::start(None);

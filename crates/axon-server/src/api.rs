@@ -1,15 +1,21 @@
-//! Calls and operations: `/v1/tools…`, `/v1/calls`, `/v1/history`, `/v1/stats`,
-//! `/v1/breakers`.
+//! Calls and operations: `/v1/tools…` (a call answered whole, or streamed as
+//! Server-Sent Events), `/v1/calls`, `/v1/history`, `/v1/stats`, `/v1/breakers`.
 
+use std::collections::VecDeque;
+use std::convert::Infallible;
 use std::sync::Arc;
 
-use axon_core::{CallResult, ErrorKind, ToolCall};
+use axon_core::{CallEvent, CallResult, CancellationToken, ErrorKind, Executor, ToolCall};
 use axum::Json;
 use axum::extract::{Extension, Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use futures::Stream;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use crate::AppState;
 use crate::access::Access;
@@ -107,13 +113,99 @@ pub(crate) async fn call_tool(
     State(state): State<Arc<AppState>>,
     Extension(access): Extension<Access>,
     Path(name): Path<String>,
+    headers: HeaderMap,
     JsonBody(body): JsonBody<CallBody>,
 ) -> Response {
     if let Err(denied) = access.check_tool(&name, "/") {
         return denied.into_response();
     }
+    let streamed = wants_events(&headers) && state.executor().registry().get(&name).is_some();
     let call = tool_call(name, body.args, body.correlation_id, body.policy);
+    if streamed {
+        return Sse::new(call_events(state.executor().clone(), call))
+            .keep_alive(KeepAlive::default())
+            .into_response();
+    }
     call_response(state.executor().call(call).await)
+}
+
+/// Whether the client asked for Server-Sent Events (`Accept: text/event-stream`).
+pub(crate) fn wants_events(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"))
+}
+
+/// One call as SSE: its events as they happen (`attempt_started`, `retrying`
+/// with reason and delay, `slow`, `hedged`, `progress`), named by their `event`
+/// field, then one `result` event with the call result, and the end. A client
+/// that goes away drops the stream, which cancels the call.
+fn call_events(
+    executor: Executor,
+    mut call: ToolCall,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    struct Streaming {
+        events: mpsc::UnboundedReceiver<CallEvent>,
+        call: Option<JoinHandle<CallResult>>,
+        ready: VecDeque<Event>,
+        /// Cancels the call when the stream is dropped before it ends.
+        cancel_on_drop: Option<tokio_util::sync::DropGuard>,
+    }
+    fn sse(event: CallEvent) -> Option<Event> {
+        // The result comes once, from the call itself, as `result`.
+        if matches!(event, CallEvent::Finished { .. }) {
+            return None;
+        }
+        let value = serde_json::to_value(&event).ok()?;
+        let name = value["event"].as_str().unwrap_or("event").to_string();
+        Some(Event::default().event(name).data(value.to_string()))
+    }
+
+    let (tx, events) = mpsc::unbounded_channel();
+    call.events = Some(Arc::new(move |event| {
+        let _ = tx.send(event);
+    }));
+    let cancel = CancellationToken::new();
+    call.cancel = Some(cancel.clone());
+    let state = Streaming {
+        events,
+        call: Some(tokio::spawn(async move { executor.call(call).await })),
+        ready: VecDeque::new(),
+        cancel_on_drop: Some(cancel.drop_guard()),
+    };
+    futures::stream::unfold(state, |mut s| async move {
+        loop {
+            if let Some(event) = s.ready.pop_front() {
+                return Some((Ok(event), s));
+            }
+            let joined = {
+                let call = s.call.as_mut()?;
+                tokio::select! {
+                    biased;
+                    Some(event) = s.events.recv() => {
+                        s.ready.extend(sse(event));
+                        None
+                    }
+                    joined = call => Some(joined),
+                }
+            };
+            if let Some(joined) = joined {
+                s.call = None;
+                if let Some(guard) = s.cancel_on_drop.take() {
+                    guard.disarm();
+                }
+                while let Ok(event) = s.events.try_recv() {
+                    s.ready.extend(sse(event));
+                }
+                if let Ok(result) = joined {
+                    let data = serde_json::to_string(&result).unwrap_or_default();
+                    s.ready
+                        .push_back(Event::default().event("result").data(data));
+                }
+            }
+        }
+    })
 }
 
 /// `POST /v1/calls`: results in the order of the calls.

@@ -150,10 +150,7 @@ pub(crate) async fn start(
     let run_id = query
         .run_id
         .unwrap_or_else(|| ulid::Ulid::new().to_string());
-    let wants_events = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains("text/event-stream"));
+    let wants_events = crate::api::wants_events(&headers);
 
     if wants_events {
         let (tx, rx) = mpsc::unbounded_channel();
