@@ -502,15 +502,8 @@ async fn run_progress_streams_as_server_sent_events_in_order() {
         .text()
         .await
         .unwrap();
-    let events: Vec<(&str, Value)> = text
-        .split("\n\n")
-        .filter_map(|block| {
-            let name = block.lines().find_map(|l| l.strip_prefix("event: "))?;
-            let data = block.lines().find_map(|l| l.strip_prefix("data: "))?;
-            Some((name, serde_json::from_str(data).unwrap()))
-        })
-        .collect();
-    let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
+    let events = sse_events(&text);
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
         [
