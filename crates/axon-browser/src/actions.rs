@@ -753,7 +753,7 @@ pub(crate) async fn search(
     }))
 }
 
-/// Seed 003's search box: role searchbox or combobox, `input[type=search]`, or
+/// The search box: role searchbox or combobox, `input[type=search]`, or
 /// a field named or labelled for search; waited for up to `timeout`.
 async fn find_search_box(page: &Page, timeout: Duration) -> Result<Found, ToolError> {
     let js = format!("{}.searchBox()", *HELPERS);

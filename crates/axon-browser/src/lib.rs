@@ -8,7 +8,7 @@
 //! and relaunch: a call that hits a dead browser fails `transient` and its retry
 //! gets a new one.
 //!
-//! The tools (DESIGN.md lists them): page tools (`browser_navigate`,
+//! The tools (docs/design.md lists them): page tools (`browser_navigate`,
 //! `browser_get_page_state`, `browser_get_page_html`, `browser_take_screenshot`,
 //! `browser_snapshot`), element tools that address an element by `selector`,
 //! `ref`, `role` + `name`, `label` or `has_text` and auto-wait for it
@@ -17,7 +17,7 @@
 //! `_list`, `_close`). `[browser]` host and scheme rules are checked before every
 //! navigation; text typed into password fields is `***` in history.
 //!
-//! [`act`] adds `browser_act` (seed 003's execution agent): one plan step in
+//! [`act`] adds `browser_act` (the execution agent): one plan step in
 //! words, one action chosen by a heuristic or an OpenAI-compatible model, run.
 
 #![warn(missing_docs)]

@@ -132,7 +132,7 @@ pub struct BrowserConfig {
     pub allow_file_urls: bool,
     /// How long Chromium may take to start.
     pub launch_timeout_ms: u64,
-    /// The page size in CSS pixels (seed 003: 1280×720).
+    /// The page size in CSS pixels (default 1280×720).
     pub viewport_width: u32,
     /// See `viewport_width`.
     pub viewport_height: u32,
@@ -146,7 +146,7 @@ pub struct BrowserConfig {
     pub timeouts: ActionTimeouts,
 }
 
-/// `[browser.timeouts]`: seed 003's per-action defaults, in milliseconds.
+/// `[browser.timeouts]`: the per-action defaults, in milliseconds.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ActionTimeouts {

@@ -1,7 +1,7 @@
 //! The element and input tools on a real headless Chromium, against the pages in
-//! tests/fixtures served on 127.0.0.1: addressing (selector, ref, role + name,
-//! label, text), auto-wait, every failure kind, and seed 000's login workflow
-//! as a plan.
+//! tests/fixtures served on 127.0.0.1: addressing (selector, ref, role + name, label,
+//! text), auto-wait, every failure kind, and the login workflow (navigate, type, type,
+//! click, verify) as a plan.
 
 mod support;
 
@@ -374,7 +374,8 @@ async fn role_name_label_text_and_snapshot_refs() {
         .await;
     assert_eq!(by_label.data["value"], "ace");
 
-    // Seed 003's fallback: no button named "Nope", so the first button.
+    // The click fallback (role+name, then role, then text): no button named "Nope", so the
+    // first button.
     let strict = f
         .call(
             "s",

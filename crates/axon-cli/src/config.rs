@@ -16,7 +16,7 @@ pub struct Config {
     pub server: Server,
     /// `[store]`.
     pub store: Store,
-    /// Policy keys for every tool (DESIGN.md, "Policy configuration").
+    /// Policy keys for every tool (docs/design.md, "Policy configuration").
     pub defaults: toml::Table,
     /// Policy keys per tool.
     pub tools: BTreeMap<String, toml::Table>,

@@ -1,6 +1,6 @@
 //! `axon`: call a tool, run a plan, and see afterwards what happened and why.
 //!
-//! Exit codes (DESIGN.md): 0 success, 1 the call or plan failed, 2 bad input or
+//! Exit codes (docs/design.md, "CLI"): 0 success, 1 the call or plan failed, 2 bad input or
 //! usage, 3 infrastructure (store, browser, upstream config) unusable.
 
 mod output;

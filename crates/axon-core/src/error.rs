@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// What went wrong, in the words DESIGN.md uses. See the table there: this enum's
+/// What went wrong, in the words of docs/design.md's "Error kinds" table: this enum's
 /// methods are that table written as code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -28,7 +28,8 @@ pub enum ErrorKind {
     /// The tool ran and reported a domain failure: the dependency is healthy,
     /// the request was not.
     Failed,
-    /// The result failed validation (output schema, seed 001's consistency checks).
+    /// The result failed validation (output schema, or data that says `success: false` with
+    /// no error).
     InvalidOutput,
     /// The circuit breaker is open; nothing was attempted.
     CircuitOpen,
@@ -41,7 +42,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// Every kind, in DESIGN.md's order (handy for docs, metrics and tests).
+    /// Every kind, in the order of docs/design.md's table (handy for docs, metrics and tests).
     pub const ALL: [ErrorKind; 12] = [
         ErrorKind::InvalidArguments,
         ErrorKind::UnknownTool,
@@ -104,7 +105,7 @@ impl ErrorKind {
         matches!(self, ErrorKind::Timeout | ErrorKind::Transient)
     }
 
-    /// The `reason` label of `tool_errors_total` (seed 004 names `exception` for a
+    /// The `reason` label of `tool_errors_total` (`exception` for a
     /// tool that blew up; every other kind is its own name).
     pub fn metric_reason(self) -> &'static str {
         match self {
@@ -113,7 +114,8 @@ impl ErrorKind {
         }
     }
 
-    /// The `outcome` label of `tool_latency_ms` (seed 004's closed set).
+    /// The `outcome` label of `tool_latency_ms` (a closed set: success, cache_hit, timeout,
+    /// error, circuit_open, cancelled).
     pub fn metric_outcome(self) -> &'static str {
         match self {
             ErrorKind::Timeout => "timeout",

@@ -1,7 +1,7 @@
-//! What the pipeline reports as it goes. One [`Observer`] per call turns each step
-//! (attempt started, retrying, slow, hedged, finished) into three things at once:
-//! Prometheus metrics with DESIGN.md's names and labels, `tracing` events, and an
-//! optional [`CallEvent`] for a listener (a plan's progress display, an SSE stream).
+//! What the pipeline reports as it goes. One [`Observer`] per call turns each step (attempt
+//! started, retrying, slow, hedged, finished) into three things at once: Prometheus metrics
+//! with the names and labels of docs/design.md ("Metrics and logs"), `tracing` events, and
+//! an optional [`CallEvent`] for a listener (a plan's progress display, an SSE stream).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -244,7 +244,7 @@ impl Observer<'_> {
     }
 
     /// The call is done: latency, errors and cache hits are counted, and a log line
-    /// with DESIGN.md's fields is written.
+    /// with the fields docs/design.md lists is written.
     pub fn finished(&self, result: &CallResult, warnings: &[String]) {
         let cache_hit = result.provenance.cache_hit;
         let outcome = match &result.error {

@@ -1,6 +1,7 @@
-//! The executor: it takes a [`ToolCall`] and returns a [`CallResult`], running the
-//! call through the policy pipeline in DESIGN.md's order. That order is written
-//! once, in [`Executor::pipeline`] and the three functions it calls, top to bottom:
+//! The executor: it takes a [`ToolCall`] and returns a [`CallResult`], running the call
+//! through the policy pipeline in the order of docs/design.md, "The policy pipeline". That
+//! order is written once, in [`Executor::pipeline`] and the three functions it calls, top
+//! to bottom:
 //!
 //! validate arguments → cache lookup → [retry loop: circuit breaker → rate limit and
 //! bulkhead → attempt under a hard timeout (soft timeout, hedging) → result
@@ -40,7 +41,7 @@ use crate::result::{CallResult, Provenance, Source, Timestamp};
 use crate::state::{SharedState, ToolState};
 use crate::tool::{CallScope, ToolContext};
 
-/// Calls running at once in [`Executor::call_many`] unless told otherwise (seed 001).
+/// Calls running at once in [`Executor::call_many`] unless told otherwise.
 pub const DEFAULT_MAX_PARALLEL: usize = 10;
 
 /// Runs tool calls through the policy pipeline. Cheap to clone; clones share

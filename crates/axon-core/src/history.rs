@@ -1,6 +1,6 @@
 //! Call history: every call leaves an entry (its result and its redacted
 //! arguments), grouped by correlation id so a workflow can be replayed and
-//! explained afterwards (seed 000: "what happened and why"). The [`HistoryStore`]
+//! explained afterwards ("what happened and why"). The [`HistoryStore`]
 //! trait is the seam; [`InMemoryHistory`] is the library default and the SQLite and
 //! PostgreSQL stores of `axon-store` implement the same trait.
 
@@ -40,7 +40,7 @@ pub struct StepMark {
     pub id: Option<String>,
 }
 
-/// Figures over a set of calls (seed 000, example 5).
+/// Figures over a set of calls (what `axon stats` and `GET /v1/stats` show).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HistoryStats {
     /// Calls.

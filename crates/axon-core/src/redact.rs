@@ -1,6 +1,6 @@
-//! Secrets never reach history, logs or metrics (DESIGN.md). Fields named like a
-//! secret, in arguments and in results' data, and fields a tool marked secret at
-//! run time, are replaced by `"***"` before anything is stored.
+//! Secrets never reach history, logs or metrics (docs/design.md, "Metrics and logs").
+//! Fields named like a secret, in arguments and in results' data, and fields a tool marked
+//! secret at run time, are replaced by `"***"` before anything is stored.
 
 use serde_json::Value;
 

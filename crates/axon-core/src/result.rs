@@ -1,6 +1,6 @@
 //! The call result: the one JSON shape every face of Axon returns for a call
 //! (library, CLI `--json`, HTTP, MCP `structuredContent`, history). Its fields are a
-//! contract (DESIGN.md, "Call result").
+//! contract (docs/design.md, "Call result").
 
 use std::fmt;
 use std::time::{Duration, SystemTime};
@@ -70,7 +70,7 @@ pub enum Source {
     Cache,
 }
 
-/// Provenance of the data, for citation (seed 004): where it came from, when it was
+/// Provenance of the data, for citation: where it came from, when it was
 /// originally fetched (the first fetch, on a cache hit) and a digest of it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {

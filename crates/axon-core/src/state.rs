@@ -1,5 +1,5 @@
 //! State that outlives one call and is shared by every executor of the process:
-//! each tool's circuit breaker and retry budget (seed 004: a breaker opened by one
+//! each tool's circuit breaker and retry budget (a breaker opened by one
 //! request is seen by the next, whichever executor serves it), and the response
 //! cache. `SharedState::global()` is the process-wide default; tests that need
 //! isolation make their own with `SharedState::new()`. Scale-out replaces this with

@@ -24,7 +24,7 @@ use crate::events::{CallEvent, EventSink};
 
 /// Behaviour hints, as MCP's tool annotations. The executor reads `idempotent`,
 /// `destructive` and `read_only` to decide whether an attempt that may have had side
-/// effects can be retried (DESIGN.md, "idempotency-aware retry").
+/// effects can be retried (docs/design.md, "Error kinds").
 ///
 /// The default describes a plain function tool: idempotent, not destructive. Tools
 /// imported from MCP servers use MCP's own defaults instead.

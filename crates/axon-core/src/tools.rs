@@ -1,4 +1,4 @@
-//! Utility tools for demos, diagnostics and tests (DESIGN.md): `echo` returns its
+//! Utility tools for demos, diagnostics and tests (docs/design.md, "Tools"): `echo` returns its
 //! arguments, `sleep` waits, `flaky` fails a set number of times per key and then
 //! succeeds — the smallest way to watch retries, breakers and fallbacks work.
 //! `registry.register_utilities()` adds all three.

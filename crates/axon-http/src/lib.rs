@@ -1,6 +1,6 @@
 //! # axon-http
 //!
-//! The `http_request` tool (DESIGN.md, "Where tools come from"): an agent calls an
+//! The `http_request` tool (docs/design.md, "Tools"): an agent calls an
 //! HTTP API and the call goes through Axon's pipeline like any other, so a 503 is
 //! retried, a 429 waits for its `Retry-After`, and a dead host opens a breaker
 //! instead of hanging the agent.

@@ -659,7 +659,7 @@ fn as_meta(envelope: Value) -> Option<MetaObject> {
     Some(MetaObject(map))
 }
 
-/// A call result as an MCP tool result (DESIGN.md, "MCP server"): the data as
+/// A call result as an MCP tool result (docs/design.md, "MCP server"): the data as
 /// `structuredContent` (wrapped as `{"result": …}` when it is not an object),
 /// the same data as compact JSON text, an image as an image block, and the rest
 /// of the call result under `_meta["axon/call"]`.

@@ -413,7 +413,7 @@ async fn a_timed_out_call_is_cancelled_on_the_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_mcp_session_is_one_correlation_id() {
-    // DESIGN.md: one MCP session is one browser session. The browser tools key
+    // docs/design.md: one MCP session is one browser session. The browser tools key
     // their page on the correlation id, so a session's calls must share one and
     // two sessions must not.
     let mut registry = ToolRegistry::new();

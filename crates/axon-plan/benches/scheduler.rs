@@ -5,7 +5,7 @@
 //!    the call pipeline) against the same 10,000 calls made one after another
 //!    through `Executor::call`. The difference is what plans add per step.
 //! 2. Makespan of Axon's dependency-driven, critical-path-first scheduler against
-//!    seed 002's waves (the first `max_parallel` ready steps, awaited together) on
+//!    waves (the first `max_parallel` ready steps, awaited together) on
 //!    the same random DAGs with random durations, on tokio's paused clock.
 //!
 //! Run: `cargo bench -p axon-plan --bench scheduler`. Figures go to docs/benchmarks.md.
@@ -111,7 +111,7 @@ fn overhead(c: &mut Criterion) {
     group.finish();
 }
 
-/// Seed 002's schedule: repeatedly take the first `k` ready steps (index order)
+/// The waves schedule: repeatedly take the first `k` ready steps (index order)
 /// and wait for all of them.
 fn wave_makespan(durations: &[u64], deps: &[Vec<usize>], k: usize) -> u64 {
     let mut done = vec![false; durations.len()];
@@ -148,7 +148,7 @@ fn axon_makespan(durations: &[u64], deps: &[Vec<usize>], k: usize) -> u64 {
 }
 
 fn makespan_report() {
-    println!("makespan: Axon vs seed 002 waves (ratio = Axon / waves; lower is better)");
+    println!("makespan: Axon vs waves (ratio = Axon / waves; lower is better)");
     println!(
         "{:>6} {:>12} {:>8} {:>8} {:>8} {:>10}",
         "steps", "max_parallel", "min", "mean", "max", "worse_in"

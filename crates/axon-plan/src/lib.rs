@@ -1,6 +1,6 @@
 //! # axon-plan
 //!
-//! Multi-step plans (seed 002, DESIGN.md "Plans"): a DAG of tool calls whose steps
+//! Multi-step plans (docs/design.md, "Plans"): a DAG of tool calls whose steps
 //! feed each other through templates. Parse ([`Plan::parse`]), validate
 //! ([`validate`]), then run ([`PlanRunner::run`]): each step starts the moment its
 //! dependencies are done, within `max_parallel` and each tool's `max_concurrent`,

@@ -1,4 +1,4 @@
-//! The plan document (DESIGN.md, "Plans"): a name, how many steps may run at once,
+//! The plan document (docs/design.md, "Plans"): a name, how many steps may run at once,
 //! whether the first failure stops everything, default policy keys, and the steps —
 //! each a tool call with parameters that may reference earlier results, its
 //! dependencies, policy overrides and fallbacks. Parsed from YAML or JSON.
@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Steps running at once unless the plan says otherwise (seed 002).
+/// Steps running at once unless the plan says otherwise.
 pub const DEFAULT_MAX_PARALLEL: usize = 5;
 
 /// A plan.

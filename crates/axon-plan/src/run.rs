@@ -1,5 +1,5 @@
 //! Running a plan. A step starts the moment its dependencies have succeeded — not
-//! in waves, as seed 002 does — within `max_parallel` and each tool's
+//! in waves (a batch of ready steps, awaited together) — within `max_parallel` and each tool's
 //! `max_concurrent`; when more steps are ready than there are slots, the one with
 //! the longest remaining path (by step count, or by `expected_ms` when every step
 //! declares it) goes first. A failed step skips its dependents and independent
@@ -122,7 +122,7 @@ impl StepOutcome {
     }
 }
 
-/// The result of a run (DESIGN.md's plan result JSON).
+/// The result of a run (the plan result JSON of docs/design.md, "Plans").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlanResult {
     /// The run.
@@ -138,7 +138,7 @@ pub struct PlanResult {
 }
 
 impl PlanResult {
-    /// Whether every step succeeded (seed 002's `success`).
+    /// Whether every step succeeded (the `success` of a plan result).
     pub fn success(&self) -> bool {
         self.status == RunStatus::Succeeded
     }

@@ -1,6 +1,6 @@
-//! Templates: how a step's parameters read earlier results (DESIGN.md, "Plans").
+//! Templates: how a step's parameters read earlier results (docs/design.md, "Templates").
 //!
-//! `${step[N].data<path>}` (seed 002), `${steps.<id>.data<path>}` and
+//! `${step[N].data<path>}`, `${steps.<id>.data<path>}` and
 //! `${secret.NAME}` (a configured secret, resolved when the step runs), where the path
 //! is a sequence of `.name`, `[N]` and `.*` / `[*]` (map over an array; nestable). A
 //! string that is exactly one template becomes the referenced JSON value with its

@@ -1,5 +1,6 @@
-//! Running plans: seed 002's test cases, seed 000's fail-fast sequence, failure
-//! semantics, cancellation, fallbacks, progress events, checkpoints and resume.
+//! Running plans: the executor-agent test cases (sequential, parallel, mixed), the
+//! fail-fast sequence, failure semantics, cancellation, fallbacks, progress events,
+//! checkpoints and resume.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -26,7 +27,8 @@ struct Mark {
     ms: u64,
 }
 
-/// Tools of seed 002's examples, plus `mark`, which logs when each step starts and ends.
+/// Tools of the executor-agent examples (shipments, contaminants), plus `mark`, which logs
+/// when each step starts and ends.
 fn runner(log: Arc<Mutex<Vec<String>>>) -> PlanRunner {
     let mut r = ToolRegistry::with_utilities();
     r.register(tool_fn(

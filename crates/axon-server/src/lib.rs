@@ -1,9 +1,9 @@
 //! # axon-server
 //!
 //! `axon serve`: Axon for agents written in any language. Every endpoint of
-//! DESIGN.md's HTTP API goes through the same [`Executor`] and [`PlanRunner`] as
-//! the CLI and the library, so retries, breakers, caching and history behave the
-//! same whichever face a call comes through.
+//! the HTTP API (docs/design.md) goes through the same [`Executor`] and
+//! [`PlanRunner`] as the CLI and the library, so retries, breakers, caching and
+//! history behave the same whichever face a call comes through.
 //!
 //! | endpoint | what |
 //! | --- | --- |

@@ -14,13 +14,13 @@ use crate::AppState;
 use crate::access::Access;
 use crate::problem::Problem;
 
-/// Seed 004's latency buckets, ms.
+/// The latency buckets of `tool_latency_ms`, ms (docs/design.md).
 const LATENCY_BUCKETS_MS: [f64; 9] = [
     10.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 4000.0, 8000.0,
 ];
 
 /// Install the process-wide Prometheus recorder with `tool_latency_ms` as a
-/// histogram on seed 004's buckets. Call it before building the executor.
+/// histogram on the buckets of docs/design.md (10 ms … 8 s). Call it before building the executor.
 pub fn install_prometheus() -> Result<PrometheusHandle, String> {
     PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Full("tool_latency_ms".into()), &LATENCY_BUCKETS_MS)

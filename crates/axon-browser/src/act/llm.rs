@@ -1,4 +1,4 @@
-//! The LLM translator: seed 003's prompt to any OpenAI-compatible
+//! The LLM translator: the execution agent's prompt to any OpenAI-compatible
 //! chat-completions endpoint (OpenAI, Ollama, vLLM, llama.cpp's server), the
 //! reply parsed and validated strictly.
 //!
@@ -209,7 +209,7 @@ impl std::fmt::Debug for LlmTranslator {
     }
 }
 
-/// What the model answers: seed 003's `Action` object.
+/// What the model answers: one action object (`tool`, `args`, `reasoning`).
 #[derive(Debug, Deserialize)]
 struct Reply {
     action: String,
@@ -268,7 +268,7 @@ impl LlmTranslator {
 }
 
 /// A reply that parsed: an action to run, or the model's own refusal
-/// (seed 003's `error_type` and message).
+/// (an `error_type` and a message).
 enum Checked {
     Act(Box<Action>, String),
     Refused(&'static str, String),

@@ -1,13 +1,13 @@
 //! `browser_act`: one natural-language plan step in, exactly one browser action
-//! out (seed 003's execution agent).
+//! out (the execution agent of docs/design.md, "Tools").
 //!
-//! The tool reads the page itself (URL and a compressed accessibility
-//! snapshot), asks an [`ActionTranslator`] for one action, validates it against
-//! the snapshot, runs it with the browser tools' own code, and answers with seed
-//! 003's `ExecutionOutput` fields plus which translator decided and how sure it
-//! was. Two translators: [`Heuristic`] (offline, deterministic; the default)
-//! and [`LlmTranslator`] (any OpenAI-compatible chat-completions endpoint,
-//! called through the core pipeline as the `llm_chat` tool).
+//! The tool reads the page itself (URL and a compressed accessibility snapshot), asks an
+//! [`ActionTranslator`] for one action, validates it against the snapshot, runs it with the
+//! browser tools' own code, and answers with the execution output (action, args, status,
+//! `error_type`, message, time) plus which translator decided and how sure it was. Two
+//! translators: [`Heuristic`] (offline, deterministic; the default) and [`LlmTranslator`]
+//! (any OpenAI-compatible chat-completions endpoint, called through the core pipeline as
+//! the `llm_chat` tool).
 
 mod heuristic;
 mod llm;
@@ -33,7 +33,7 @@ use crate::locate::Address;
 use crate::session::Browsers;
 use crate::snapshot::{self, SnapshotNode};
 
-/// Seed 003's seven actions, plus `select` (an option of a drop-down), which a
+/// The execution agent's seven actions, plus `select` (an option of a drop-down), which a
 /// plan step like "choose Green as the colour" needs and none of the seven does.
 pub const ACTIONS: [&str; 8] = [
     "navigate",
@@ -46,8 +46,8 @@ pub const ACTIONS: [&str; 8] = [
     "select",
 ];
 
-/// Seed 003's `ActionArgs`, plus `ref` (the element the translator picked) and
-/// `to` (scroll to the top or bottom).
+/// The actions' arguments (`url`, `role`, `name`, `text`, `direction`, `key`, `seconds`),
+/// plus `ref` (the element the translator picked) and `to` (scroll to the top or bottom).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ActionArgs {
     /// `navigate`: where.
@@ -112,7 +112,8 @@ pub struct StepInput {
     pub snapshot: CompressedSnapshot,
 }
 
-/// How a translator says it cannot act: seed 003's taxonomy in `code`
+/// How a translator says it cannot act: the browser error taxonomy (`element_not_found`,
+/// `ambiguous_step`, `tool_limit`, `navigation_blocked`, `unknown`) in `code`
 /// (`ambiguous_step`, `element_not_found`, `tool_limit`, `unknown`).
 pub type TranslateError = ToolError;
 
@@ -140,7 +141,7 @@ pub struct ActArgs {
     pub main_goal: Option<String>,
 }
 
-/// Seed 003's `ExecutionOutput`, plus which translator decided, how sure it
+/// The execution output (docs/design.md, "Tools"), plus which translator decided, how sure it
 /// was, and where the time went.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ExecutionOutput {
@@ -168,7 +169,7 @@ pub struct ExecutionOutput {
     pub snapshot_tokens: usize,
 }
 
-/// Seed 003's `error_type` for a tool error code.
+/// The `error_type` of the browser taxonomy for a tool error code.
 pub fn error_type(code: Option<&str>) -> &'static str {
     match code {
         Some("element_not_found") => "element_not_found",
@@ -275,7 +276,7 @@ async fn act(
     }
 }
 
-/// seed 003's ExecutionMetrics: actions by outcome, errors by type.
+/// The execution metrics (docs/browser-act.md): actions by outcome, errors by type.
 fn count(action: &str, error_type: &'static str) {
     metrics::counter!("browser_act_actions_total", "action" => action.to_string(), "error_type" => error_type)
         .increment(1);

@@ -1,7 +1,7 @@
 //! The page as a translator sees it: interactive elements and the text near
 //! them, hidden nodes already gone (the snapshot skips ignored nodes), long
-//! runs of list items cut with a count, every element with its ref. And seed
-//! 003's prompt around it.
+//! runs of list items cut with a count, every element with its ref. And the
+//! execution agent's prompt around it (role, boundaries, tool rules, one JSON object out).
 
 use serde::Serialize;
 
@@ -113,7 +113,7 @@ fn line(n: &SnapshotNode) -> String {
     s
 }
 
-/// Seed 003's system prompt: role, boundaries, tool selection rules, one JSON
+/// The execution agent's system prompt: role, boundaries, tool selection rules, one JSON
 /// object out.
 pub(crate) const SYSTEM_PROMPT: &str = r#"You are the Execution Agent for a browser automation system.
 Your scope is local execution only: you receive one plan step and choose exactly one tool call to move that step forward.

@@ -6,7 +6,7 @@
 //! dependency is unhealthy count (see [`ErrorKind::counts_for_breaker`]); a
 //! cancellation never does. Operators can `reset` or `isolate` it by hand.
 //!
-//! One breaker per tool name, shared by every executor in the process (seed 004).
+//! One breaker per tool name, shared by every executor in the process.
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};

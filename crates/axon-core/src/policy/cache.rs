@@ -1,6 +1,6 @@
 //! The response cache: successful results kept for `ttl_ms`, keyed by
 //! `tool + sha256(canonical JSON of the arguments)`. Looked up before the breaker, so
-//! a cached answer is served even while the tool is down (seed 004). Expired
+//! a cached answer is served even while the tool is down. Expired
 //! entries are kept `stale_if_error_ms` longer and served, marked stale, when a
 //! fresh call fails. Identical calls that arrive while one is running share its
 //! execution (single-flight) instead of each calling the tool.

@@ -31,7 +31,7 @@ pub use hedge::HedgePolicy;
 pub use limit::{LimitPolicy, Limits};
 pub use retry::RetryPolicy;
 
-/// Every policy key for one call, with DESIGN.md's defaults.
+/// Every policy key for one call, with the defaults in docs/design.md, "Policy configuration".
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Policy {
@@ -41,7 +41,7 @@ pub struct Policy {
     pub soft_timeout_ms: u64,
     /// Budget across all attempts and backoff, ms. 0 = off.
     pub deadline_ms: u64,
-    /// A call that takes longer than this (ms) logs a slow warning (seed 001). 0 = off.
+    /// A call that takes longer than this (ms) logs a slow warning. 0 = off.
     pub slow_warn_ms: u64,
     /// Overrides the tool's idempotency annotation (`false` stops retries after
     /// outcomes that may have had side effects, and hedging).

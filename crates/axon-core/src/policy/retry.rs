@@ -1,7 +1,7 @@
 //! All of retry: the options, the decision whether to try again, and the loop that
 //! runs attempts, sleeps between them and records why.
 //!
-//! A failed attempt is retried when its kind is retryable (DESIGN.md's table), there
+//! A failed attempt is retried when its kind is retryable (docs/design.md, "Error kinds"), there
 //! are attempts left, repeating it is safe (idempotency-aware: a non-idempotent tool
 //! is not retried after `timeout`/`transient`, which may have had side effects, unless
 //! `retry_non_idempotent`), the deadline leaves room for the delay, and the retry

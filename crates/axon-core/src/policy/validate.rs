@@ -1,14 +1,14 @@
-//! Result validation (seed 001): after a tool answers, check that the answer is
-//! consistent and matches the output schema before anyone relies on it. An answer
-//! that fails is `invalid_output`: not retried, but counted by the breaker (a tool
-//! returning garbage is unhealthy). Also warns about results that are null or slow.
+//! Result validation (docs/design.md, "Result validation"): after a tool answers, check
+//! that the answer is consistent and matches the output schema before anyone relies on it.
+//! An answer that fails is `invalid_output`: not retried, but counted by the breaker (a
+//! tool returning garbage is unhealthy). Also warns about results that are null or slow.
 
 use serde_json::Value;
 
 use crate::error::{ErrorKind, ToolError};
 use crate::schema::Schema;
 
-/// Check a successful answer. Seed 001's consistency rules apply to data shaped
+/// Check a successful answer. The consistency rules apply to data shaped
 /// like a result envelope, with both a boolean `success` and an `error` field:
 /// `success: true` with an error is inconsistent; `success: false` is the tool
 /// reporting a failure (`failed` with its error text), and `success: false` with an
