@@ -332,7 +332,8 @@ impl McpConnection {
             tracing::info!(server = %self.config.name, pid, "MCP server started");
             Ok(Live { session, pid })
         } else if let Some(url) = &self.config.url {
-            axon_http::install_crypto_provider();
+            // reqwest is built without a TLS provider: install rustls' ring one.
+            let _ = rustls::crypto::ring::default_provider().install_default();
             let mut headers = HashMap::new();
             for (key, value) in &self.config.headers {
                 let key = reqwest::header::HeaderName::try_from(key.as_str())

@@ -131,7 +131,9 @@ fn reply_schema() -> Value {
 
 /// The `llm_chat` tool: one chat-completions request.
 fn chat_tool(config: LlmConfig) -> impl axon_core::Tool {
-    axon_http::install_crypto_provider();
+    // reqwest is built without a TLS provider (ring builds faster than aws-lc on
+    // small machines): install rustls' ring one for the process; again is harmless.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::new();
     let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
     let key = config
