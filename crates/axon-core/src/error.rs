@@ -166,6 +166,11 @@ pub struct ToolError {
     /// clickable): retrying cannot repeat a side effect, so the retry loop
     /// retries even a tool that is not idempotent.
     pub before_acting: bool,
+    /// The JSON pointer of the bad value, when one is known: into the arguments
+    /// (or the result, for `invalid_output`; into the policy when `code` is
+    /// `invalid_policy`). A front end points at the field from this, never by
+    /// reading the message.
+    pub pointer: Option<String>,
 }
 
 impl ToolError {
@@ -177,6 +182,7 @@ impl ToolError {
             message: message.into(),
             retry_after: None,
             before_acting: false,
+            pointer: None,
         }
     }
 
@@ -219,6 +225,12 @@ impl ToolError {
         self
     }
 
+    /// Name the bad value's JSON pointer (see [`ToolError::pointer`]).
+    pub fn at(mut self, pointer: impl Into<String>) -> Self {
+        self.pointer = Some(pointer.into());
+        self
+    }
+
     /// Say that the tool failed before acting (see [`ToolError::before_acting`]).
     pub fn before_acting(mut self) -> Self {
         self.before_acting = true;
@@ -231,7 +243,8 @@ impl ToolError {
     }
 }
 
-/// The `error` object of a call result: `{"kind", "code", "message", "retryable"}`.
+/// The `error` object of a call result: `{"kind", "code", "message", "retryable"}`,
+/// plus `retry_after_ms` and `pointer` when known.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CallError {
     /// The error kind.
@@ -245,6 +258,9 @@ pub struct CallError {
     /// Upstream's requested wait, when it gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
+    /// The JSON pointer of the bad value (see [`ToolError::pointer`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
 }
 
 impl From<ToolError> for CallError {
@@ -255,6 +271,7 @@ impl From<ToolError> for CallError {
             code: e.code,
             message: e.message,
             retry_after_ms: e.retry_after.map(|d| d.as_millis() as u64),
+            pointer: e.pointer,
         }
     }
 }

@@ -28,8 +28,9 @@ use crate::canonical;
 use crate::error::{CallError, ErrorKind, ToolError};
 use crate::events::{Observer, ToolMetrics};
 use crate::history::{HistoryEntry, HistoryStore, InMemoryHistory};
+use crate::outcome::Outcome;
 use crate::policy::breaker::BreakerState;
-use crate::policy::cache::{self, CachedResponse, Flight};
+use crate::policy::cache;
 use crate::policy::chaos::{self, ChaosDice};
 use crate::policy::limit::Limits;
 use crate::policy::retry::{Attempt, RetryLoop};
@@ -72,44 +73,18 @@ struct ToolEntry {
     chaos: ChaosDice,
 }
 
-/// What the policies produced, before it becomes a [`CallResult`]. Shared between
-/// identical concurrent calls by single-flight, hence `Clone`.
-#[derive(Clone, Debug)]
-pub(crate) struct Outcome {
-    result: Result<Value, ToolError>,
-    attempts: u32,
-    reasons: Vec<String>,
-    delays_ms: Vec<u64>,
-    provenance: Provenance,
-}
-
-impl Outcome {
-    fn failed(error: ToolError) -> Self {
-        Outcome {
-            result: Err(error),
-            attempts: 0,
-            reasons: Vec::new(),
-            delays_ms: Vec::new(),
-            provenance: Provenance::none(),
-        }
-    }
-
-    fn from_cache(hit: &CachedResponse, stale: bool) -> Self {
-        Outcome {
-            result: Ok(hit.data.clone()),
-            attempts: 0,
-            reasons: Vec::new(),
-            delays_ms: Vec::new(),
-            provenance: Provenance {
-                source: Source::Cache,
-                fetched_at: Some(hit.fetched_at),
-                cache_hit: true,
-                response_digest: Some(hit.digest.clone()),
-                stale,
-                chaos: Vec::new(),
-            },
-        }
-    }
+/// One call on its way through the pipeline: what every stage reads. Built once
+/// the tool and its policy are known, so that the stages take one argument
+/// instead of the same five each.
+struct Call<'a> {
+    entry: &'a ToolEntry,
+    args: &'a Value,
+    policy: &'a Policy,
+    scope: &'a Arc<CallScope>,
+    observer: &'a Observer<'a>,
+    /// Whether an attempt may be repeated after an outcome that may have had side
+    /// effects (the policy's `idempotent`, else the tool's annotations).
+    safe_to_repeat: bool,
 }
 
 /// Why an executor could not be built.
@@ -372,20 +347,29 @@ impl Executor {
             Err(e) => (
                 Outcome::failed(
                     ToolError::invalid_arguments(format!("policy: {}: {}", e.key, e.message))
-                        .with_code("invalid_policy"),
+                        .with_code("invalid_policy")
+                        .at(e.pointer()),
                 ),
                 entry.policy.slow_warn_ms,
             ),
-            Ok(policy) => (
-                self.primary(entry, &call.args, &policy, &scope, &observer)
-                    .await,
-                policy.slow_warn_ms,
-            ),
+            Ok(policy) => {
+                let this = Call {
+                    entry,
+                    args: &call.args,
+                    policy: &policy,
+                    scope: &scope,
+                    observer: &observer,
+                    safe_to_repeat: policy
+                        .idempotent
+                        .unwrap_or_else(|| entry.tool.tool.safe_to_repeat(&call.args)),
+                };
+                (self.primary(&this).await, policy.slow_warn_ms)
+            }
         };
         let mut result = assemble(outcome, &call.tool, &scope, started_at);
 
         // Fallback chain.
-        if fallback::applies(&result) && !call.fallbacks.is_empty() {
+        if !call.fallbacks.is_empty() {
             result = fallback::run_chain(result, &call.fallbacks, |link| {
                 self.boxed_call(ToolCall {
                     tool: link.tool.clone(),
@@ -410,120 +394,47 @@ impl Executor {
         self.record(result, call, &scope).await
     }
 
-    /// Validate arguments → cache lookup → the attempts (single-flight when cached)
-    /// → stale-if-error.
-    async fn primary(
-        &self,
-        entry: &ToolEntry,
-        args: &Value,
-        policy: &Policy,
-        scope: &Arc<CallScope>,
-        observer: &Observer<'_>,
-    ) -> Outcome {
-        if let Err(e) = entry
-            .tool
-            .input
-            .check(args, ErrorKind::InvalidArguments, "arguments")
+    /// Validate arguments → the cache (lookup, single-flight, store,
+    /// stale-if-error) around the retry loop.
+    async fn primary(&self, call: &Call<'_>) -> Outcome {
+        if let Err(e) =
+            call.entry
+                .tool
+                .input
+                .check(call.args, ErrorKind::InvalidArguments, "arguments")
         {
             return Outcome::failed(e);
         }
-        if !policy.cache.enabled() {
-            return self.attempts(entry, args, policy, scope, observer).await;
+        if !call.policy.cache.enabled() {
+            return self.retry_loop(call).await;
         }
-        let cache = &self.inner.state.cache;
-        let key = cache::key(&entry.tool.spec().name, args);
-        if let Some(hit) = cache.fresh(&key) {
-            return Outcome::from_cache(&hit, false);
-        }
-        let outcome = loop {
-            match cache.join(&key) {
-                Flight::Leader(leader) => {
-                    if let Some(hit) = cache.fresh(&key) {
-                        break Outcome::from_cache(&hit, false);
-                    }
-                    let outcome = self.attempts(entry, args, policy, scope, observer).await;
-                    if let (Ok(data), Some(fetched_at), Some(digest)) = (
-                        &outcome.result,
-                        outcome.provenance.fetched_at,
-                        &outcome.provenance.response_digest,
-                    ) {
-                        cache.store(
-                            &key,
-                            &policy.cache,
-                            data.clone(),
-                            fetched_at,
-                            digest.clone(),
-                        );
-                    }
-                    let shared = Arc::new(outcome);
-                    leader.finish(shared.clone());
-                    break Arc::unwrap_or_clone(shared);
-                }
-                Flight::Follower(rx) => {
-                    tokio::select! {
-                        biased;
-                        _ = scope.cancel.cancelled() => break Outcome::failed(cancelled()),
-                        shared = cache::follow(rx) => if let Some(shared) = shared {
-                            break (*shared).clone();
-                        },
-                    }
-                }
-            }
-        };
-        let cancelled = matches!(&outcome.result, Err(e) if e.kind == ErrorKind::Cancelled);
-        if outcome.result.is_err()
-            && !cancelled
-            && policy.cache.stale_if_error_ms > 0
-            && let Some(stale) = cache.stale(&key)
-        {
-            return Outcome {
-                attempts: outcome.attempts,
-                reasons: outcome.reasons,
-                delays_ms: outcome.delays_ms,
-                ..Outcome::from_cache(&stale, true)
-            };
-        }
-        outcome
+        let key = cache::key(&call.entry.tool.spec().name, call.args);
+        self.inner
+            .state
+            .cache
+            .through(&key, &call.policy.cache, &call.scope.cancel, || {
+                self.retry_loop(call)
+            })
+            .await
     }
 
-    /// The retry loop around attempts.
-    async fn attempts(
-        &self,
-        entry: &ToolEntry,
-        args: &Value,
-        policy: &Policy,
-        scope: &Arc<CallScope>,
-        observer: &Observer<'_>,
-    ) -> Outcome {
-        let deadline = Deadline::start(policy.deadline_ms);
-        let safe_to_repeat = policy
-            .idempotent
-            .unwrap_or_else(|| entry.tool.tool.safe_to_repeat(args));
+    /// The retry loop around attempts, within the call's deadline.
+    async fn retry_loop(&self, call: &Call<'_>) -> Outcome {
+        let deadline = Deadline::start(call.policy.deadline_ms);
         let retry = RetryLoop {
-            policy: &policy.retry,
-            hard_timeout: Duration::from_millis(policy.timeout_ms),
-            safe_to_repeat,
-            budget: &entry.shared.budget,
+            policy: &call.policy.retry,
+            hard_timeout: Duration::from_millis(call.policy.timeout_ms),
+            safe_to_repeat: call.safe_to_repeat,
+            budget: &call.entry.shared.budget,
             deadline,
-            cancel: &scope.cancel,
-            observer,
+            cancel: &call.scope.cancel,
+            observer: call.observer,
             rng: &self.inner.rng,
         };
         let done = retry
             .run(|n, limit| {
                 let span = tracing::debug_span!("attempt", attempt = n);
-                attempt(
-                    entry,
-                    args,
-                    policy,
-                    scope,
-                    observer,
-                    safe_to_repeat,
-                    n,
-                    limit,
-                    deadline,
-                )
-                .instrument(span)
+                attempt(call, deadline, n, limit).instrument(span)
             })
             .await;
         let provenance = match &done.result {
@@ -588,21 +499,18 @@ impl Executor {
     }
 }
 
-/// One attempt: circuit breaker → rate limit and bulkhead → the tool under its hard
-/// timeout (soft timeout event, hedging) → result validation. The breaker hears
-/// how it went.
-#[allow(clippy::too_many_arguments)]
-async fn attempt(
-    entry: &ToolEntry,
-    args: &Value,
-    policy: &Policy,
-    scope: &Arc<CallScope>,
-    observer: &Observer<'_>,
-    safe_to_repeat: bool,
-    n: u32,
-    limit: Duration,
-    deadline: Deadline,
-) -> Attempt {
+/// One attempt (number `n`, at most `limit` long): circuit breaker → rate limit
+/// and bulkhead → the tool under its hard timeout (soft timeout event, hedging) →
+/// result validation. The breaker hears how it went.
+async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -> Attempt {
+    let Call {
+        entry,
+        args,
+        policy,
+        scope,
+        observer,
+        safe_to_repeat,
+    } = *call;
     let permit = match entry.shared.breaker.admit(&policy.breaker) {
         Ok(permit) => permit,
         Err(e) => return Attempt::Refused(e),

@@ -29,6 +29,7 @@ pub mod events;
 pub mod executor;
 pub mod history;
 pub mod hosts;
+mod outcome;
 pub mod policy;
 pub mod redact;
 pub mod registry;

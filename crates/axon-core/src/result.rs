@@ -167,6 +167,7 @@ impl CallResult {
                 message: e.message,
                 retry_after: e.retry_after_ms.map(Duration::from_millis),
                 before_acting: false,
+                pointer: e.pointer,
             }),
         }
     }

@@ -26,18 +26,21 @@ impl Schema {
     }
 
     /// Check `instance`. On failure the error has `kind`, names every bad field by its
-    /// JSON pointer (`/user/age: -1 is less than the minimum of 0`) and carries the
-    /// first pointer as its `code`-free message prefix.
+    /// JSON pointer in the message (`/user/age: -1 is less than the minimum of 0`)
+    /// and carries the first one as its [`ToolError::pointer`] (`""` for the whole
+    /// value).
     pub fn check(&self, instance: &Value, kind: ErrorKind, what: &str) -> Result<(), ToolError> {
         if self.validator.is_valid(instance) {
             return Ok(());
         }
+        let mut first = None;
         let problems: Vec<String> = self
             .validator
             .iter_errors(instance)
             .take(5)
             .map(|e| {
                 let pointer = e.instance_path().as_str();
+                first.get_or_insert_with(|| pointer.to_string());
                 let pointer = if pointer.is_empty() { "/" } else { pointer };
                 // jsonschema's messages quote the bad value; under a field named
                 // like a secret that value may be one, so only the rule is named.
@@ -50,10 +53,11 @@ impl Schema {
                 }
             })
             .collect();
-        Err(ToolError::new(
-            kind,
-            format!("{what} invalid at {}", problems.join("; ")),
-        ))
+        let error = ToolError::new(kind, format!("{what} invalid at {}", problems.join("; ")));
+        Err(match first {
+            Some(pointer) => error.at(pointer),
+            None => error,
+        })
     }
 }
 
@@ -109,6 +113,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.kind, ErrorKind::InvalidArguments);
         assert!(err.message.contains("/user/age"), "{}", err.message);
+        assert_eq!(err.pointer.as_deref(), Some("/user/age"));
     }
 
     #[test]

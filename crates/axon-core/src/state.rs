@@ -24,7 +24,7 @@ pub struct ToolState {
 /// Breakers, budgets and the response cache.
 pub struct SharedState {
     tools: Mutex<HashMap<String, Arc<ToolState>>>,
-    pub(crate) cache: ResponseCache<crate::executor::Outcome>,
+    pub(crate) cache: ResponseCache<crate::outcome::Outcome>,
 }
 
 impl std::fmt::Debug for SharedState {

@@ -115,42 +115,32 @@ impl crate::tool::Tool for Echo {
     }
 }
 
-impl ToolRegistry {
-    /// Register `echo`, `sleep` and `flaky`.
-    pub fn register_utilities(&mut self) -> Result<(), RegistryError> {
-        let read_only = Annotations {
-            read_only: true,
-            ..Annotations::default()
-        };
-        self.register(Echo(
-            ToolSpec::new("echo", "Returns its arguments as its data.")
-                .input_schema(json!({"type": "object"}))
-                .annotations(read_only.clone()),
-        ))?;
-        self.register(
-            tool_fn(
-                "sleep",
-                "Sleeps for `ms` milliseconds, then returns {\"slept_ms\"}.",
-                |a: SleepArgs, _ctx| async move {
-                    tokio::time::sleep(Duration::from_millis(a.ms)).await;
-                    Ok(Slept { slept_ms: a.ms })
-                },
-            )
-            .annotations(read_only),
-        )?;
-        self.register(tool_fn(
+/// Register `echo`, `sleep` and `flaky` (see [`ToolRegistry::register_utilities`]).
+pub(crate) fn register(registry: &mut ToolRegistry) -> Result<(), RegistryError> {
+    let read_only = Annotations {
+        read_only: true,
+        ..Annotations::default()
+    };
+    registry.register(Echo(
+        ToolSpec::new("echo", "Returns its arguments as its data.")
+            .input_schema(json!({"type": "object"}))
+            .annotations(read_only.clone()),
+    ))?;
+    registry.register(
+        tool_fn(
+            "sleep",
+            "Sleeps for `ms` milliseconds, then returns {\"slept_ms\"}.",
+            |a: SleepArgs, _ctx| async move {
+                tokio::time::sleep(Duration::from_millis(a.ms)).await;
+                Ok(Slept { slept_ms: a.ms })
+            },
+        )
+        .annotations(read_only),
+    )?;
+    registry.register(tool_fn(
             "flaky",
             "Fails the first `fail_times` calls per `key` in this process with error `kind`, then succeeds with {\"attempt\", \"data\"}.",
             flaky,
         ))?;
-        Ok(())
-    }
-
-    /// A registry holding only the utility tools.
-    pub fn with_utilities() -> Self {
-        let mut registry = ToolRegistry::new();
-        // The utility tools have valid, fixed names and schemas.
-        let _ = registry.register_utilities();
-        registry
-    }
+    Ok(())
 }

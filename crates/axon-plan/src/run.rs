@@ -876,6 +876,7 @@ impl<'a> Run<'a> {
                 message,
                 retryable: false,
                 retry_after_ms: None,
+                pointer: None,
             }),
             attempts: 0,
             retry_reasons: Vec::new(),
@@ -1070,24 +1071,8 @@ fn merge_policies(defaults: Option<&Value>, step: Option<&Value>) -> Option<Valu
         (Some(v), None) | (None, Some(v)) => Some(v.clone()),
         (Some(base), Some(over)) => {
             let mut merged = base.clone();
-            merge(&mut merged, over);
+            axon_core::policy::merge_layer(&mut merged, over);
             Some(merged)
         }
-    }
-}
-
-fn merge(base: &mut Value, layer: &Value) {
-    match (base, layer) {
-        (Value::Object(b), Value::Object(l)) => {
-            for (k, v) in l {
-                match b.get_mut(k) {
-                    Some(slot) => merge(slot, v),
-                    None => {
-                        b.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-        }
-        (slot, v) => *slot = v.clone(),
     }
 }

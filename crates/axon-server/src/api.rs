@@ -66,13 +66,6 @@ fn tool_call(
     call
 }
 
-/// The pointer inside the arguments named by a validation message
-/// (`arguments invalid at /user/age: …` → `/user/age`).
-fn args_pointer(message: &str) -> Option<&str> {
-    let rest = &message[message.find(" at /")? + 4..];
-    Some(rest.split(": ").next().unwrap_or(rest))
-}
-
 /// A call result as a response: 200 on success; bad arguments and unknown tools
 /// as problems (400 naming `/args/…`, 404); other failures with the status of their
 /// kind and the call result as the body, so nothing the pipeline learnt is lost.
@@ -82,17 +75,12 @@ fn call_response(result: CallResult) -> Response {
     };
     match error.kind {
         ErrorKind::InvalidArguments => {
-            let policy_key = (error.code.as_deref() == Some("invalid_policy"))
-                .then(|| error.message.strip_prefix("policy: "))
-                .flatten()
-                .and_then(|rest| rest.split(": ").next())
-                .filter(|key| !key.is_empty());
-            let pointer = match (policy_key, args_pointer(&error.message)) {
-                // A bad per-call policy key points at the key, not the arguments.
-                (Some(key), _) => format!("/policy/{}", key.replace('.', "/")),
-                (None, Some("/") | None) => "/args".to_string(),
-                (None, Some(p)) => format!("/args{p}"),
+            // A bad per-call policy key points at the key, not the arguments.
+            let document = match error.code.as_deref() {
+                Some("invalid_policy") => "/policy",
+                _ => "/args",
             };
+            let pointer = format!("{document}{}", error.pointer.as_deref().unwrap_or(""));
             Problem::bad_request(error.message.clone(), pointer)
                 .with("result", json!(result))
                 .into_response()
@@ -343,18 +331,4 @@ pub(crate) async fn reset_breaker(
     Ok(Json(
         json!({"tool": tool, "state": executor.breaker_state(&tool)}),
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn validation_messages_give_their_pointer() {
-        assert_eq!(
-            args_pointer("arguments invalid at /user/age: -1 is less than 0"),
-            Some("/user/age")
-        );
-        assert_eq!(args_pointer("something else"), None);
-    }
 }

@@ -23,13 +23,14 @@ use crate::policy::PolicyError;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BreakerPolicy {
-    /// Failures within the window that open the breaker. 0 = no breaker.
+    /// Failures within the window that open the breaker. 0 = no breaker. Default 5.
     pub failure_threshold: u32,
-    /// The sliding window, ms.
+    /// The sliding window, ms: 1 ms to a day. Default 60 000.
     pub window_ms: u64,
-    /// How long it stays open before letting probes through, ms.
+    /// How long it stays open before letting probes through, ms; at most a day.
+    /// Default 30 000.
     pub open_ms: u64,
-    /// Probes allowed at once while half-open.
+    /// Probes allowed at once while half-open, ≥ 1. Default 1.
     pub half_open_max_calls: u32,
 }
 

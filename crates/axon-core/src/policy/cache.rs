@@ -5,10 +5,14 @@
 //! fresh call fails. Identical calls that arrive while one is running share its
 //! execution (single-flight) instead of each calling the tool.
 //!
+//! [`ResponseCache::through`] is the whole of it for one call: lookup →
+//! single-flight leader or follower → store → stale-if-error.
+//!
 //! Freshness is judged on tokio's clock (so tests can pause it); moka only bounds
 //! memory (entry count, and dropping entries past their stale window).
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant as StdInstant};
 
@@ -17,17 +21,22 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use crate::canonical::sha256_hex;
+use crate::error::{ErrorKind, ToolError};
+use crate::outcome::Outcome;
 use crate::result::Timestamp;
 
 /// Cache options (`[defaults.cache]`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CachePolicy {
-    /// How long a result stays fresh, ms. 0 = no caching.
+    /// How long a result stays fresh, ms; at most 30 days. 0 = no caching (the
+    /// default).
     pub ttl_ms: u64,
-    /// How long after expiry it may still be served when the tool fails, ms.
+    /// How long after expiry it may still be served when the tool fails, ms; at
+    /// most 30 days. Default 0 (never).
     pub stale_if_error_ms: u64,
 }
 
@@ -208,6 +217,76 @@ impl<T> Drop for Leader<'_, T> {
         if self.tx.is_some() {
             self.cache.leave(self.key);
         }
+    }
+}
+
+impl ResponseCache<Outcome> {
+    /// One call through the cache. A fresh entry answers at once. Otherwise the
+    /// first of identical concurrent calls (the leader) runs `run` and keeps a
+    /// success for `ttl_ms`; the others (followers) wait for its outcome, and run
+    /// it themselves only if the leader gave up. A failure, unless cancelled, is
+    /// answered by an expired entry still inside `stale_if_error_ms`, marked
+    /// stale, with the failed attempts kept.
+    pub(crate) async fn through<F, Fut>(
+        &self,
+        key: &str,
+        policy: &CachePolicy,
+        cancel: &CancellationToken,
+        mut run: F,
+    ) -> Outcome
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Outcome>,
+    {
+        if let Some(hit) = self.fresh(key) {
+            return Outcome::from_cache(&hit, false);
+        }
+        let outcome = loop {
+            match self.join(key) {
+                Flight::Leader(leader) => {
+                    if let Some(hit) = self.fresh(key) {
+                        break Outcome::from_cache(&hit, false);
+                    }
+                    let outcome = run().await;
+                    if let (Ok(data), Some(fetched_at), Some(digest)) = (
+                        &outcome.result,
+                        outcome.provenance.fetched_at,
+                        &outcome.provenance.response_digest,
+                    ) {
+                        self.store(key, policy, data.clone(), fetched_at, digest.clone());
+                    }
+                    let shared = Arc::new(outcome);
+                    leader.finish(shared.clone());
+                    break Arc::unwrap_or_clone(shared);
+                }
+                Flight::Follower(rx) => {
+                    tokio::select! {
+                        biased;
+                        _ = cancel.cancelled() => break Outcome::failed(ToolError::new(
+                            ErrorKind::Cancelled,
+                            "cancelled by the caller",
+                        )),
+                        shared = follow(rx) => if let Some(shared) = shared {
+                            break (*shared).clone();
+                        },
+                    }
+                }
+            }
+        };
+        let cancelled = matches!(&outcome.result, Err(e) if e.kind == ErrorKind::Cancelled);
+        if outcome.result.is_err()
+            && !cancelled
+            && policy.stale_if_error_ms > 0
+            && let Some(stale) = self.stale(key)
+        {
+            return Outcome {
+                attempts: outcome.attempts,
+                reasons: outcome.reasons,
+                delays_ms: outcome.delays_ms,
+                ..Outcome::from_cache(&stale, true)
+            };
+        }
+        outcome
     }
 }
 

@@ -45,8 +45,9 @@ pub fn applies(primary: &CallResult) -> bool {
         .is_some_and(|e| e.kind != ErrorKind::Cancelled)
 }
 
-/// Try each fallback in order; the first success serves the call. When none does,
-/// the primary's failure stands.
+/// The chain for a finished primary: when it failed (and was not cancelled), try
+/// each fallback in order; the first success serves the call. When none does, or
+/// the primary succeeded, the primary's result stands.
 pub async fn run_chain<F, Fut>(
     primary: CallResult,
     chain: &[FallbackCall],
@@ -56,6 +57,9 @@ where
     F: FnMut(&FallbackCall) -> Fut,
     Fut: Future<Output = CallResult>,
 {
+    if !applies(&primary) {
+        return primary;
+    }
     for (index, link) in chain.iter().enumerate() {
         let served = call(link).await;
         if served.success {

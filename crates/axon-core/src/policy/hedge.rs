@@ -14,13 +14,18 @@ use serde_json::Value;
 use super::PolicyError;
 use crate::error::ToolError;
 
+/// The most hedges one attempt may start: each is another request upstream, so a
+/// per-call policy may not turn one call into thousands.
+pub const MAX_HEDGES: u32 = 10;
+
 /// Hedging options (`[defaults.hedge]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HedgePolicy {
-    /// Start a hedge when an attempt has run this long, ms. 0 = off.
+    /// Start a hedge when an attempt has run this long, ms; at most a day. 0 = off
+    /// (the default).
     pub after_ms: u64,
-    /// At most this many hedges per attempt.
+    /// At most this many hedges per attempt: 1 to 10 when hedging is on. Default 1.
     pub max_hedges: u32,
 }
 
@@ -41,7 +46,13 @@ impl HedgePolicy {
                 "must be at least 1 when hedge.after_ms is set",
             ));
         }
-        Ok(())
+        if self.max_hedges > MAX_HEDGES {
+            return Err(PolicyError::new(
+                "hedge.max_hedges",
+                format!("must be at most {MAX_HEDGES}"),
+            ));
+        }
+        super::at_most("hedge.after_ms", self.after_ms, super::MAX_DURATION_MS)
     }
 
     /// Whether hedging is on.

@@ -27,9 +27,9 @@ use crate::error::{ErrorKind, ToolError};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitPolicy {
-    /// Attempts of this tool running at once. 0 = unlimited.
+    /// Attempts of this tool running at once. 0 = unlimited (the default).
     pub max_concurrent: u32,
-    /// Attempts of this tool per second. 0 = unlimited.
+    /// Attempts of this tool per second, ≥ 0. 0 = unlimited (the default).
     pub rate_per_sec: f64,
 }
 

@@ -35,16 +35,17 @@ pub use retry::RetryPolicy;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Policy {
-    /// Hard timeout per attempt, ms.
+    /// Hard timeout per attempt, ms: 1 ms to a day. Default 30 000.
     pub timeout_ms: u64,
-    /// Soft timeout per attempt, ms: raises a `slow` event. 0 = off.
+    /// Soft timeout per attempt, ms: raises a `slow` event. 0 = off (the default).
     pub soft_timeout_ms: u64,
-    /// Budget across all attempts and backoff, ms. 0 = off.
+    /// Budget across all attempts and backoff, ms. 0 = off (the default).
     pub deadline_ms: u64,
     /// A call that takes longer than this (ms) logs a slow warning. 0 = off.
+    /// Default 5 000.
     pub slow_warn_ms: u64,
     /// Overrides the tool's idempotency annotation (`false` stops retries after
-    /// outcomes that may have had side effects, and hedging).
+    /// outcomes that may have had side effects, and hedging). Default: unset.
     pub idempotent: Option<bool>,
     /// Retries, backoff, jitter and the retry budget.
     pub retry: RetryPolicy,
@@ -96,6 +97,16 @@ impl PolicyError {
             message: message.into(),
         }
     }
+
+    /// The key as a JSON pointer into the policy object (`retry.max_attempts` →
+    /// `/retry/max_attempts`; `""` for the policy as a whole).
+    pub fn pointer(&self) -> String {
+        if self.key.is_empty() {
+            String::new()
+        } else {
+            format!("/{}", self.key.replace('.', "/"))
+        }
+    }
 }
 
 impl Policy {
@@ -117,12 +128,19 @@ impl Policy {
             if !layer.is_object() && !layer.is_null() {
                 return Err(PolicyError::new("", "a policy must be an object"));
             }
-            merge(&mut merged, layer, "")?;
+            merge_layer(&mut merged, layer);
         }
-        let policy: Policy = serde_json::from_value(merged).map_err(|e| {
-            let msg = e.to_string();
-            let key = unknown_field(&msg).unwrap_or_default();
-            PolicyError::new(&key, msg)
+        let policy: Policy = serde_path_to_error::deserialize(merged).map_err(|e| {
+            let key = e.path().to_string();
+            let key = if key == "." { String::new() } else { key };
+            // A path that the full policy does not have is a key nobody knows.
+            let error = PolicyError::new(&key, e.into_inner().to_string());
+            match serde_json::to_value(Policy::default()) {
+                Ok(known) if !key.is_empty() && known.pointer(&error.pointer()).is_none() => {
+                    PolicyError::new(&key, "unknown policy key")
+                }
+                _ => error,
+            }
         })?;
         policy.check()?;
         Ok(policy)
@@ -193,32 +211,25 @@ pub(crate) fn at_most(key: &str, value: u64, max: u64) -> Result<(), PolicyError
     Ok(())
 }
 
-/// Deep-merge `layer` into `base`. Scalars and arrays replace; objects merge. A
-/// key the base does not have is an error naming it (unknown keys are mistakes).
-fn merge(base: &mut Value, layer: &Value, path: &str) -> Result<(), PolicyError> {
-    let (Some(base_map), Some(layer_map)) = (base.as_object_mut(), layer.as_object()) else {
-        *base = layer.clone();
-        return Ok(());
-    };
-    for (key, value) in layer_map {
-        let key_path = if path.is_empty() {
-            key.clone()
-        } else {
-            format!("{path}.{key}")
-        };
-        match base_map.get_mut(key) {
-            Some(slot) if slot.is_object() && value.is_object() => merge(slot, value, &key_path)?,
-            Some(slot) => *slot = value.clone(),
-            None => return Err(PolicyError::new(&key_path, "unknown policy key")),
+/// Deep-merge one policy layer into another, the way every layer combines
+/// (config defaults, a tool's table, a plan's `defaults:`, a step's `policy:`, a
+/// call's `policy`): objects merge key by key, anything else replaces. Keys are
+/// not checked here: deserializing the merged [`Policy`] rejects unknown ones,
+/// naming their path.
+pub fn merge_layer(base: &mut Value, layer: &Value) {
+    match (base, layer) {
+        (Value::Object(base), Value::Object(layer)) => {
+            for (key, value) in layer {
+                match base.get_mut(key) {
+                    Some(slot) => merge_layer(slot, value),
+                    None => {
+                        base.insert(key.clone(), value.clone());
+                    }
+                }
+            }
         }
+        (slot, value) => *slot = value.clone(),
     }
-    Ok(())
-}
-
-fn unknown_field(serde_message: &str) -> Option<String> {
-    let start = serde_message.find('`')? + 1;
-    let end = start + serde_message[start..].find('`')?;
-    Some(serde_message[start..end].to_string())
 }
 
 #[cfg(test)]
@@ -286,6 +297,29 @@ mod tests {
             &json!({"timeout_ms": 5, "retry": {"max_attempts": 2}, "cache": {"ttl_ms": 10}}),
         )
         .unwrap();
+    }
+
+    #[test]
+    fn hedging_is_bounded() {
+        let err =
+            Policy::layered([&json!({"hedge": {"after_ms": 5, "max_hedges": 11}})]).unwrap_err();
+        assert_eq!(err.key, "hedge.max_hedges");
+        let err =
+            Policy::layered([&json!({"hedge": {"after_ms": MAX_DURATION_MS + 1}})]).unwrap_err();
+        assert_eq!(err.key, "hedge.after_ms");
+        Policy::layered([&json!({"hedge": {"after_ms": 5, "max_hedges": 10}})]).unwrap();
+    }
+
+    #[test]
+    fn a_policy_error_points_at_its_key() {
+        let err = Policy::layered([&json!({"retry": {"jitter": 3}})]).unwrap_err();
+        assert_eq!(
+            (err.key.as_str(), err.pointer()),
+            ("retry.jitter", "/retry/jitter".into())
+        );
+        let err = Policy::layered([&json!({"cache": {"ttl_sec": 3}})]).unwrap_err();
+        assert_eq!(err.message, "unknown policy key");
+        assert_eq!(err.pointer(), "/cache/ttl_sec");
     }
 
     #[test]

@@ -33,27 +33,30 @@ pub const MAX_DELAY_MS: u64 = 3600 * 1000;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetryPolicy {
-    /// Total attempts, the first one included. 1 = no retries.
+    /// Total attempts, the first one included. 1 = no retries. 1 to 100; default 3.
     pub max_attempts: u32,
-    /// The delay curve.
+    /// The delay curve. Default `exponential`.
     pub backoff: Backoff,
-    /// First delay, ms.
+    /// First delay, ms; at most `max_delay_ms`. Default 500.
     pub initial_delay_ms: u64,
-    /// Growth factor of exponential backoff.
+    /// Growth factor of exponential backoff, ≥ 1. Default 2.0.
     pub multiplier: f64,
-    /// Cap on any delay, ms.
+    /// Cap on any delay, ms; at most an hour. Default 10 000.
     pub max_delay_ms: u64,
-    /// Randomisation of the delay.
+    /// Randomisation of the delay. Default `proportional`.
     pub jitter: Jitter,
-    /// ± ratio for proportional jitter.
+    /// ± ratio for proportional jitter, 0 to 1. Default 0.25.
     pub jitter_ratio: f64,
-    /// Wait as long as upstream's `Retry-After` says after `rate_limited`.
+    /// Wait as long as upstream's `Retry-After` says after `rate_limited`. Default
+    /// true.
     pub respect_retry_after: bool,
-    /// Retries may add at most this share of the tool's call rate (0 = no budget).
+    /// Retries may add at most this share of the tool's call rate (0 = no budget),
+    /// ≥ 0. Default 0.1.
     pub budget_ratio: f64,
-    /// … plus this many retries per second.
+    /// … or this many retries per second, whichever is more; ≥ 0. Default 10.
     pub budget_min_per_sec: f64,
-    /// Retry non-idempotent tools even after outcomes that may have had side effects.
+    /// Retry non-idempotent tools even after outcomes that may have had side
+    /// effects. Default false.
     pub retry_non_idempotent: bool,
 }
 

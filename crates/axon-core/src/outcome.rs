@@ -1,0 +1,52 @@
+//! What the policies produce for one call before it becomes a
+//! [`CallResult`](crate::result::CallResult): the answer or the error, the
+//! attempts with each retry's reason and delay, and where the data came from. The
+//! cache shares one between identical concurrent calls (single-flight), hence
+//! `Clone`.
+
+use serde_json::Value;
+
+use crate::error::ToolError;
+use crate::policy::cache::CachedResponse;
+use crate::result::{Provenance, Source};
+
+/// The policies' outcome of one call.
+#[derive(Clone, Debug)]
+pub(crate) struct Outcome {
+    pub(crate) result: Result<Value, ToolError>,
+    pub(crate) attempts: u32,
+    pub(crate) reasons: Vec<String>,
+    pub(crate) delays_ms: Vec<u64>,
+    pub(crate) provenance: Provenance,
+}
+
+impl Outcome {
+    /// A failure before any attempt (bad arguments, a bad policy, cancelled).
+    pub(crate) fn failed(error: ToolError) -> Self {
+        Outcome {
+            result: Err(error),
+            attempts: 0,
+            reasons: Vec::new(),
+            delays_ms: Vec::new(),
+            provenance: Provenance::none(),
+        }
+    }
+
+    /// An answer from the cache, fresh or (after a failure) stale.
+    pub(crate) fn from_cache(hit: &CachedResponse, stale: bool) -> Self {
+        Outcome {
+            result: Ok(hit.data.clone()),
+            attempts: 0,
+            reasons: Vec::new(),
+            delays_ms: Vec::new(),
+            provenance: Provenance {
+                source: Source::Cache,
+                fetched_at: Some(hit.fetched_at),
+                cache_hit: true,
+                response_digest: Some(hit.digest.clone()),
+                stale,
+                chaos: Vec::new(),
+            },
+        }
+    }
+}
