@@ -23,7 +23,6 @@
 #![warn(missing_docs)]
 
 pub mod act;
-mod actions;
 #[doc(hidden)]
 pub mod cdp;
 mod handles;
@@ -33,13 +32,12 @@ mod session;
 mod snapshot;
 mod tools;
 
-pub use actions::{
-    ClickArgs, Direction, Edge, ElementArgs, ElementState, OneOrMany, PressKeyArgs, ScrollArgs,
-    SearchArgs, SelectArgs, SubmitArgs, TableArgs, TableFormat, TypeArgs, UrlChangeArgs,
-    VerifyArgs, WaitArgs, WaitForElementArgs,
-};
 pub use handles::{NewSessionArgs, SaveArgs};
 pub use locate::Address;
 pub use session::{ActionTimeouts, BrowserConfig, Browsers, SessionInfo, SessionOptions};
 pub use snapshot::{Snapshot, SnapshotArgs, SnapshotNode};
-pub use tools::{PageState, WaitUntil, register};
+pub use tools::{
+    ClickArgs, Direction, Edge, ElementArgs, ElementState, OneOrMany, PageState, PressKeyArgs,
+    ScrollArgs, SearchArgs, SelectArgs, SubmitArgs, TableArgs, TableFormat, TypeArgs,
+    UrlChangeArgs, VerifyArgs, WaitArgs, WaitForElementArgs, WaitUntil, register,
+};

@@ -519,7 +519,7 @@ impl Browsers {
             .as_array()
             .map(|list| list.iter().map(playwright_cookie).collect())
             .unwrap_or_default();
-        let here = crate::tools::eval(
+        let here = crate::tools::page::eval(
             &page,
             "(() => { try { return {origin: location.origin, localStorage: Object.entries(localStorage).map(([name, value]) => ({name, value}))}; } catch (e) { return null; } })()",
         )

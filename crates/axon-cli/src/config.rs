@@ -119,10 +119,8 @@ pub struct Store {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct History {
-    /// `sqlite` (default: the store file, survives restarts) or `memory` (bounded,
-    /// lost on exit; for a server that must not write to disk per call —
-    /// `axon stats` and `/v1/stats` read only SQLite history).
-    pub backend: String,
+    /// Where calls are recorded (default `sqlite`).
+    pub backend: HistoryBackend,
     /// Calls kept per correlation id (the oldest go first).
     pub max_per_correlation: u64,
     /// Calls kept in all.
@@ -141,7 +139,7 @@ pub struct History {
 impl Default for History {
     fn default() -> Self {
         History {
-            backend: "sqlite".into(),
+            backend: HistoryBackend::Sqlite,
             max_per_correlation: 100,
             max_calls: 1_000_000,
             max_age_days: 30,
@@ -149,6 +147,29 @@ impl Default for History {
             durability: "sync".into(),
         }
     }
+}
+
+/// `history.backend`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HistoryBackend {
+    /// The store file: survives restarts (the default).
+    #[default]
+    Sqlite,
+    /// Bounded and lost on exit, for a server that must not write to disk per
+    /// call (`axon stats` and `/v1/stats` read only SQLite history).
+    Memory,
+}
+
+/// `log.format`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Lines for people (the default).
+    #[default]
+    Text,
+    /// One JSON object a line, for log collectors.
+    Json,
 }
 
 /// `[mcp]`: the MCP servers whose tools are imported (`[[mcp.servers]]`), and
@@ -179,8 +200,8 @@ impl Mcp {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Log {
-    /// `text` or `json`.
-    pub format: String,
+    /// How a log line looks (default `text`).
+    pub format: LogFormat,
     /// A tracing filter (`info`, `axon_core=debug`).
     pub level: String,
 }
@@ -188,7 +209,7 @@ pub struct Log {
 impl Default for Log {
     fn default() -> Self {
         Log {
-            format: "text".into(),
+            format: LogFormat::Text,
             // The CLI shows retries and failures itself; -v brings the logs back.
             level: "error".into(),
         }
@@ -232,9 +253,20 @@ impl Config {
         Ok(config)
     }
 
-    /// Parse TOML text (errors carry the line and the key).
+    /// Parse TOML text. An error starts with the key's path (`history.backend:`)
+    /// when there is one, and carries the line.
     pub fn parse(text: &str) -> Result<Config, String> {
-        toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())
+        let document = toml::Deserializer::parse(text).map_err(|e| e.to_string())?;
+        serde_path_to_error::deserialize(document).map_err(|e| {
+            let path = e.path().to_string();
+            let message = e.into_inner().to_string();
+            let message = message.trim_end();
+            if path == "." {
+                message.to_string()
+            } else {
+                format!("{path}: {message}")
+            }
+        })
     }
 
     fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
@@ -245,7 +277,15 @@ impl Config {
             self.server.bind = v;
         }
         if let Some(v) = var("AXON_LOG_FORMAT") {
-            self.log.format = v;
+            self.log.format = match v.as_str() {
+                "text" => LogFormat::Text,
+                "json" => LogFormat::Json,
+                _ => {
+                    return Err(ConfigError(format!(
+                        "AXON_LOG_FORMAT: {v:?} must be \"text\" or \"json\""
+                    )));
+                }
+            };
         }
         if let Some(v) = var("AXON_LOG_LEVEL") {
             self.log.level = v;
@@ -261,12 +301,6 @@ impl Config {
     }
 
     fn check(&self) -> Result<(), ConfigError> {
-        if !matches!(self.history.backend.as_str(), "sqlite" | "memory") {
-            return Err(ConfigError(format!(
-                "history.backend: {:?} must be \"sqlite\" or \"memory\"",
-                self.history.backend
-            )));
-        }
         if let Some(i) = self
             .server
             .auth_tokens
@@ -305,12 +339,6 @@ impl Config {
                     "secrets.{name}: give exactly one of env = \"VAR\" and file = \"path\""
                 )));
             }
-        }
-        if !matches!(self.log.format.as_str(), "text" | "json") {
-            return Err(ConfigError(format!(
-                "log.format: {:?} must be \"text\" or \"json\"",
-                self.log.format
-            )));
         }
         if let Some(llm) = &self.llm {
             llm.check().map_err(ConfigError)?;
@@ -413,8 +441,9 @@ mod tests {
 
     #[test]
     fn a_bad_history_backend_is_named() {
-        let c = Config::parse("[history]\nbackend = \"redis\"\n").unwrap();
-        let err = c.check().unwrap_err().0;
+        let err = Config::from_text("[history]\nbackend = \"redis\"\n")
+            .unwrap_err()
+            .0;
         assert!(err.starts_with("history.backend"), "{err}");
     }
 

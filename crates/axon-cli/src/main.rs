@@ -4,19 +4,21 @@
 //! usage, 3 infrastructure (store, browser, upstream config) unusable.
 
 mod output;
+mod wiring;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use axon_core::{CancellationToken, ErrorKind, Executor, HistoryStore, ToolCall, ToolRegistry};
+use axon_core::{CancellationToken, ErrorKind, HistoryStore, ToolCall};
 use axon_plan::{Plan, PlanRunner, RunOptions, RunStore};
-use axon_store::{Retention, SqliteStore, Store};
+use axon_store::Store;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 
-use axon_cli::config::{self, Config};
+use axon_cli::config::{Config, LogFormat};
+use wiring::{Imports, executor, open_store, plan_tools, runner};
 
 #[derive(Parser)]
 #[command(
@@ -120,17 +122,39 @@ enum ToolsFormat {
     Mcp,
 }
 
-/// Why the command stopped: the exit code and what to tell the user.
-struct Fail(u8, String);
+/// How `axon` exits (docs/design.md, "CLI").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Exit {
+    /// The call or plan succeeded, or the command did what it was asked.
+    Success = 0,
+    /// The call or plan failed.
+    Failed = 1,
+    /// Bad input or usage: the user can fix the command.
+    Usage = 2,
+    /// Infrastructure unusable: the store, the browser, an upstream's config.
+    Infra = 3,
+}
 
-type Outcome = Result<ExitCode, Fail>;
+/// A second Ctrl-C during `axon run`: out at once, as shells report a SIGINT.
+const INTERRUPTED: i32 = 130;
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        ExitCode::from(exit as u8)
+    }
+}
+
+/// Why the command stopped: the exit code and what to tell the user.
+struct Fail(Exit, String);
+
+type Outcome = Result<Exit, Fail>;
 
 fn usage(msg: impl Into<String>) -> Fail {
-    Fail(2, msg.into())
+    Fail(Exit::Usage, msg.into())
 }
 
 fn infra(msg: impl Into<String>) -> Fail {
-    Fail(3, msg.into())
+    Fail(Exit::Infra, msg.into())
 }
 
 fn main() -> ExitCode {
@@ -151,14 +175,14 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("axon: cannot start the runtime: {e}");
-            return ExitCode::from(3);
+            return Exit::Infra.into();
         }
     };
     match runtime.block_on(dispatch(cli)) {
-        Ok(code) => code,
-        Err(Fail(code, message)) => {
+        Ok(exit) => exit.into(),
+        Err(Fail(exit, message)) => {
             eprintln!("axon: {message}");
-            ExitCode::from(code)
+            exit.into()
         }
     }
 }
@@ -196,11 +220,11 @@ async fn dispatch(cli: Cli) -> Outcome {
                     .ok_or_else(|| usage("config check: name a file (or set --config)"))?;
                 Config::load(Some(&path)).map_err(|e| usage(e.to_string()))?;
                 ui.note(&format!("{}: ok", path.display()));
-                Ok(ExitCode::SUCCESS)
+                Ok(Exit::Success)
             }
             ConfigAction::Show => {
                 print!("{}", config.show());
-                Ok(ExitCode::SUCCESS)
+                Ok(Exit::Success)
             }
         },
     }
@@ -227,114 +251,11 @@ fn init_logging(config: &Config, verbose: u8, quiet: bool) {
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
-    if config.log.format == "json" {
+    if config.log.format == LogFormat::Json {
         builder.json().init();
     } else {
         builder.init();
     }
-}
-
-/// Whether building an executor starts the configured MCP servers. Commands that
-/// never call a tool (`stats`) leave them alone.
-#[derive(Clone, Copy, PartialEq)]
-enum Mcp {
-    Import,
-    Skip,
-}
-
-/// Every tool the CLI and server offer: the utilities, `http_request`, the
-/// browser tools, and the
-/// tools of every `[[mcp.servers]]` entry (started side by side). A server that
-/// fails to start stops the command (exit 3) unless it is `optional`, which is a
-/// warning.
-async fn registry(
-    config: &Config,
-    ui: output::Ui,
-    mcp: Mcp,
-    history: Option<Arc<dyn axon_core::HistoryStore>>,
-) -> Result<ToolRegistry, Fail> {
-    let mut registry = ToolRegistry::with_utilities();
-    let http = axon_http::HttpRequest::new(config.http.clone()).map_err(infra)?;
-    registry.register(http).map_err(|e| infra(e.to_string()))?;
-    // Chromium starts on the first browser call, not here.
-    let browsers = Arc::new(axon_browser::Browsers::new(config.browser.clone()));
-    axon_browser::register(&mut registry, browsers.clone()).map_err(|e| infra(e.to_string()))?;
-    // browser_act decides with the model in [llm], else offline.
-    let translator: Arc<dyn axon_browser::act::ActionTranslator> = match &config.llm {
-        Some(llm) => {
-            Arc::new(axon_browser::act::LlmTranslator::new(llm.clone(), history).map_err(usage)?)
-        }
-        None => Arc::new(axon_browser::act::Heuristic),
-    };
-    axon_browser::act::register(&mut registry, browsers, translator)
-        .map_err(|e| infra(e.to_string()))?;
-    if mcp == Mcp::Skip {
-        return Ok(registry);
-    }
-    let imports = futures::future::join_all(
-        config
-            .mcp
-            .servers
-            .iter()
-            .map(|server| axon_mcp::import(server.clone())),
-    )
-    .await;
-    for (server, imported) in config.mcp.servers.iter().zip(imports) {
-        match imported {
-            Ok(tools) => {
-                for tool in tools {
-                    registry
-                        .register(tool)
-                        .map_err(|e| infra(format!("mcp.servers {:?}: {e}", server.name)))?;
-                }
-            }
-            Err(message) if server.optional => {
-                ui.warn(&format!("{message} (optional: its tools are absent)"));
-            }
-            Err(message) => return Err(infra(message)),
-        }
-    }
-    Ok(registry)
-}
-
-async fn open_store(config: &Config) -> Result<Arc<SqliteStore>, Fail> {
-    let retention = Retention {
-        max_per_correlation: config.history.max_per_correlation,
-        max_calls: config.history.max_calls,
-        max_age: (config.history.max_age_days > 0).then(|| {
-            std::time::Duration::from_secs(config.history.max_age_days.saturating_mul(24 * 3600))
-        }),
-        max_runs: config.history.max_runs,
-    };
-    let durability = config.history.durability.parse().map_err(usage)?;
-    SqliteStore::open(config.store_path(), retention)
-        .await
-        .map(|store| Arc::new(store.with_durability(durability)))
-        .map_err(|e| infra(e.to_string()))
-}
-
-async fn executor(
-    config: &Config,
-    ui: output::Ui,
-    store: Option<Arc<SqliteStore>>,
-    mcp: Mcp,
-) -> Result<Executor, Fail> {
-    let history: Option<Arc<dyn axon_core::HistoryStore>> = match store {
-        Some(_) if config.history.backend == "memory" => {
-            Some(Arc::new(axon_core::InMemoryHistory::new()))
-        }
-        Some(store) => Some(store),
-        None => None,
-    };
-    let mut builder = Executor::builder(registry(config, ui, mcp, history.clone()).await?)
-        .defaults(config.defaults_json());
-    for (tool, table) in &config.tools {
-        builder = builder.tool_policy(tool, config::table_json(table));
-    }
-    if let Some(history) = history {
-        builder = builder.history(history);
-    }
-    builder.build().map_err(|e| usage(format!("config: {e}")))
 }
 
 fn parse_args(args: Option<String>, pairs: Vec<String>) -> Result<Value, Fail> {
@@ -366,18 +287,19 @@ async fn call(
 ) -> Outcome {
     let args = parse_args(args, pairs)?;
     let store = open_store(config).await?;
-    let executor = executor(config, ui, Some(store.clone()), Mcp::Import).await?;
+    let tools = [tool.clone()];
+    let executor = executor(config, ui, Some(store.clone()), Imports::For(&tools)).await?;
     let mut call = ToolCall::new(tool, args);
     call.correlation_id = correlation_id;
     let result = executor.call(call).await;
     store.close().await;
     output::call_result(ui, &result);
     Ok(match &result.error {
-        None => ExitCode::SUCCESS,
+        None => Exit::Success,
         Some(e) if matches!(e.kind, ErrorKind::InvalidArguments | ErrorKind::UnknownTool) => {
-            ExitCode::from(2)
+            Exit::Usage
         }
-        Some(_) => ExitCode::from(1),
+        Some(_) => Exit::Failed,
     })
 }
 
@@ -389,7 +311,8 @@ fn read_plan(path: &Path) -> Result<Plan, Fail> {
 
 async fn validate(config: &Config, ui: output::Ui, path: &Path) -> Outcome {
     let plan = read_plan(path)?;
-    let runner = PlanRunner::new(executor(config, ui, None, Mcp::Import).await?);
+    let tools = plan_tools(&plan);
+    let runner = PlanRunner::new(executor(config, ui, None, Imports::For(&tools)).await?);
     match runner.validate(&plan) {
         Ok(_) => {
             if ui.json {
@@ -404,7 +327,7 @@ async fn validate(config: &Config, ui: output::Ui, path: &Path) -> Outcome {
                     plan.steps.len()
                 ));
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Success)
         }
         Err(errors) => {
             if ui.json {
@@ -412,7 +335,7 @@ async fn validate(config: &Config, ui: output::Ui, path: &Path) -> Outcome {
                     "{}",
                     serde_json::json!({"valid": false, "problems": errors.0})
                 );
-                Ok(ExitCode::from(2))
+                Ok(Exit::Usage)
             } else {
                 Err(usage(format!("{}: {errors}", path.display())))
             }
@@ -431,7 +354,8 @@ enum GraphArg {
 
 async fn graph(config: &Config, ui: output::Ui, path: &Path, format: GraphArg) -> Outcome {
     let plan = read_plan(path)?;
-    let runner = PlanRunner::new(executor(config, ui, None, Mcp::Import).await?);
+    let tools = plan_tools(&plan);
+    let runner = PlanRunner::new(executor(config, ui, None, Imports::For(&tools)).await?);
     let graph = runner
         .validate(&plan)
         .map_err(|e| usage(format!("{}: {e}", path.display())))?;
@@ -440,17 +364,13 @@ async fn graph(config: &Config, ui: output::Ui, path: &Path, format: GraphArg) -
         GraphArg::Mermaid => axon_plan::GraphFormat::Mermaid,
     };
     print!("{}", axon_plan::render_graph(&plan, &graph, format));
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 async fn run(config: &Config, ui: output::Ui, path: &Path, run_id: Option<String>) -> Outcome {
     let plan = Arc::new(read_plan(path)?);
-    let store = open_store(config).await?;
-    let runner = PlanRunner::with_store(
-        executor(config, ui, Some(store.clone()), Mcp::Import).await?,
-        store.clone(),
-    )
-    .with_secrets(config.secrets());
+    let tools = plan_tools(&plan);
+    let (runner, store) = runner(config, ui, Imports::For(&tools)).await?;
     runner
         .validate(&plan)
         .map_err(|e| usage(format!("{}: {e}", path.display())))?;
@@ -465,7 +385,7 @@ async fn run(config: &Config, ui: output::Ui, path: &Path, run_id: Option<String
             }
             on_interrupt.cancel();
             if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
+                std::process::exit(INTERRUPTED);
             }
         }
     });
@@ -494,14 +414,14 @@ async fn run(config: &Config, ui: output::Ui, path: &Path, run_id: Option<String
     store.close().await;
     output::plan_result(ui, &result);
     Ok(if result.success() {
-        ExitCode::SUCCESS
+        Exit::Success
     } else {
-        ExitCode::from(1)
+        Exit::Failed
     })
 }
 
 async fn tools(config: &Config, ui: output::Ui, format: ToolsFormat) -> Outcome {
-    let executor = executor(config, ui, None, Mcp::Import).await?;
+    let executor = executor(config, ui, None, Imports::All).await?;
     let specs = executor.registry().specs();
     match format {
         ToolsFormat::Table => output::tools_table(&specs),
@@ -509,7 +429,7 @@ async fn tools(config: &Config, ui: output::Ui, format: ToolsFormat) -> Outcome 
         ToolsFormat::Openai => output::print_json(&output::openai_tools(&specs)),
         ToolsFormat::Mcp => output::print_json(&output::mcp_tools(&specs)),
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 async fn history(config: &Config, ui: output::Ui, id: &str) -> Outcome {
@@ -542,7 +462,7 @@ async fn history(config: &Config, ui: output::Ui, id: &str) -> Outcome {
     };
     store.close().await;
     if found {
-        Ok(ExitCode::SUCCESS)
+        Ok(Exit::Success)
     } else {
         Err(usage(format!(
             "no call, run or correlation id {id:?} in {}",
@@ -554,10 +474,10 @@ async fn history(config: &Config, ui: output::Ui, id: &str) -> Outcome {
 async fn stats(config: &Config, ui: output::Ui) -> Outcome {
     let store = open_store(config).await?;
     let stats = store.tool_stats().await.map_err(|e| infra(e.to_string()))?;
-    let executor = executor(config, ui, None, Mcp::Skip).await?;
+    let executor = executor(config, ui, None, Imports::None).await?;
     store.close().await;
     output::stats(ui, &stats, &executor);
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome {
@@ -594,12 +514,7 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
     axon_server::check_bind(&addr, &any_token).map_err(usage)?;
     // The recorder must exist before the executor registers its metric handles.
     let metrics = axon_server::install_prometheus().map_err(infra)?;
-    let store = open_store(config).await?;
-    let runner = PlanRunner::with_store(
-        executor(config, ui, Some(store.clone()), Mcp::Import).await?,
-        store.clone(),
-    )
-    .with_secrets(config.secrets());
+    let (runner, store) = runner(config, ui, Imports::All).await?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| infra(format!("cannot bind {addr}: {e}")))?;
@@ -627,7 +542,7 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
         .await
         .map_err(|e| infra(format!("server failed: {e}")))?;
     store.close().await;
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }
 
 /// Ctrl-C or SIGTERM.
@@ -654,15 +569,10 @@ async fn shutdown_signal() {
 }
 
 async fn mcp(config: &Config, ui: output::Ui) -> Outcome {
-    let store = open_store(config).await?;
-    let runner = PlanRunner::with_store(
-        executor(config, ui, Some(store.clone()), Mcp::Import).await?,
-        store.clone(),
-    )
-    .with_secrets(config.secrets());
+    let (runner, store) = runner(config, ui, Imports::All).await?;
     // stdout carries the protocol; logs go to stderr (init_logging).
     let served = axon_mcp::serve_stdio(runner, &config.mcp.filter()).await;
     store.close().await;
     served.map_err(infra)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(Exit::Success)
 }

@@ -205,16 +205,32 @@ fn configured_servers_tools_are_listed_and_called_from_the_cli() {
 fn a_server_that_cannot_start_stops_the_cli_unless_optional() {
     let broken = "[[mcp.servers]]\nname = \"ghost\"\ncommand = \"/nonexistent/ghost-server\"\n";
     let config = everything_config(broken);
-    let out = axon(&config, &["call", "everything__echo", "message=hi"]);
+    // A command that lists every tool needs every server.
+    let out = axon(&config, &["tools"]);
     assert_eq!(out.status.code(), Some(3));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("\"ghost\"") && stderr.contains("/nonexistent/ghost-server"),
         "{stderr}"
     );
+    // So does a call to one of its tools; a call to another server's tool, or to
+    // a built-in one, starts only what it calls.
+    let out = axon(&config, &["call", "ghost__anything"]);
+    assert_eq!(out.status.code(), Some(3));
+    for args in [
+        &["call", "everything__echo", "message=hi"][..],
+        &["call", "echo", "message=hi"][..],
+    ] {
+        let out = axon(&config, args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 
     let config = everything_config(&format!("{broken}optional = true\n"));
-    let out = axon(&config, &["call", "everything__echo", "message=hi"]);
+    let out = axon(&config, &["tools"]);
     assert!(
         out.status.success(),
         "{}",

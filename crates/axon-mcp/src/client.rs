@@ -147,6 +147,13 @@ impl McpServerConfig {
     fn tool_prefix(&self) -> &str {
         self.prefix.as_deref().unwrap_or(&self.name)
     }
+
+    /// Whether `tool` is one of this server's imported tools by its name
+    /// (`<prefix>__<tool>`), so a caller can start only the servers it needs.
+    pub fn provides(&self, tool: &str) -> bool {
+        tool.strip_prefix(self.tool_prefix())
+            .is_some_and(|rest| rest.starts_with("__"))
+    }
 }
 
 /// Routes a server's progress notifications to the call that asked for them.

@@ -16,6 +16,7 @@ use axon_core::{
     CallError, CallEvent, CallResult, CancellationToken, ErrorKind, Executor, FallbackCall,
     HistoryEntry, Provenance, StepMark, Timestamp, ToolCall,
 };
+use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -434,6 +435,14 @@ impl<'a> Run<'a> {
 
     async fn execute(mut self) -> PlanResult {
         let clock = Instant::now();
+        self.begin().await;
+        let fail_fast_reason = self.run_steps().await;
+        self.mark_never_ran(fail_fast_reason);
+        self.finish(clock).await
+    }
+
+    /// Record the run's start and say so.
+    async fn begin(&mut self) {
         let resumed = self.resumed.iter().filter(|r| **r).count();
         if let Err(e) = self
             .runner
@@ -448,93 +457,94 @@ impl<'a> Run<'a> {
             steps: self.plan.steps.len(),
             resumed,
         });
+    }
 
-        let priority = critical_path(self.plan, self.graph);
-        let mut pending: Vec<usize> = self.graph.deps.iter().map(Vec::len).collect();
-        let mut ready: BinaryHeap<(u64, Reverse<usize>)> = BinaryHeap::new();
-        let mut settled: VecDeque<usize> = VecDeque::new();
-        for i in 0..self.plan.steps.len() {
-            if self.outcomes[i].is_some() {
-                settled.push_back(i);
-            } else if pending[i] == 0 {
-                ready.push((priority[i], Reverse(i)));
-            }
-        }
-        let mut running = FuturesUnordered::new();
-        let mut per_tool: HashMap<&str, u32> = HashMap::new();
-        let mut fail_fast_reason: Option<String> = None;
-        let executor = &self.runner.executor;
-
+    /// Start each step as soon as its dependencies have succeeded, until nothing
+    /// runs and nothing more may start. Returns why the rest was skipped when
+    /// `fail_fast` stopped the run.
+    async fn run_steps(&mut self) -> Option<String> {
+        let mut schedule = Schedule::new(self.plan, self.graph, &self.outcomes);
+        let mut fail_fast_reason = None;
         loop {
             // Propagate what finished: dependents become ready, or are skipped.
-            while let Some(i) = settled.pop_front() {
-                self.settle(i, &mut pending, &mut ready, &mut settled, &priority);
+            while let Some(i) = schedule.settled.pop_front() {
+                self.settle(i, &mut schedule);
             }
-            // Start what may start, longest remaining path first.
             if !self.stop.is_cancelled() {
-                let mut deferred = Vec::new();
-                while running.len() < self.plan.max_parallel {
-                    let Some((p, Reverse(i))) = ready.pop() else {
-                        break;
-                    };
-                    let tool = self.plan.steps[i].tool.as_str();
-                    let cap = executor.policy(tool).map_or(0, |p| p.limits.max_concurrent);
-                    let busy = per_tool.entry(tool).or_insert(0);
-                    if cap > 0 && *busy >= cap {
-                        deferred.push((p, Reverse(i)));
-                        continue;
-                    }
-                    let recorded: Recorded = Arc::default();
-                    match self.prepare(i, &recorded) {
-                        Ok(call) => {
-                            *busy += 1;
-                            self.emit(PlanEvent::StepStarted {
-                                run_id: self.run_id.clone(),
-                                index: i,
-                                id: self.plan.steps[i].id.clone(),
-                                tool: tool.to_string(),
-                            });
-                            running.push(async move {
-                                let result = executor.call(call).await;
-                                let entry = recorded.lock().ok().and_then(|mut e| e.take());
-                                (i, result, entry)
-                            });
-                        }
-                        Err(result) => {
-                            self.finish_step(i, *result, None).await;
-                            settled.push_back(i);
-                        }
-                    }
-                }
-                ready.extend(deferred);
-                if !settled.is_empty() {
+                self.start_ready(&mut schedule).await;
+                if !schedule.settled.is_empty() {
                     continue;
                 }
             }
-            if running.is_empty() {
+            if schedule.running.is_empty() {
                 break;
             }
             let (i, result, entry) = tokio::select! {
                 biased;
-                Some(done) = running.next() => done,
+                Some(done) = schedule.running.next() => done,
                 _ = self.cancel.cancelled(), if !self.stop.is_cancelled() => {
                     self.stop.cancel();
                     continue;
                 }
             };
-            if let Some(busy) = per_tool.get_mut(self.plan.steps[i].tool.as_str()) {
+            if let Some(busy) = schedule.per_tool.get_mut(self.plan.steps[i].tool.as_str()) {
                 *busy = busy.saturating_sub(1);
             }
             let failed = !result.success;
             self.finish_step(i, result, entry).await;
-            settled.push_back(i);
+            schedule.settled.push_back(i);
             if failed && self.plan.fail_fast && !self.stop.is_cancelled() {
                 fail_fast_reason = Some(format!("fail_fast: {} failed", self.plan.label(i)));
                 self.stop.cancel();
             }
         }
+        fail_fast_reason
+    }
 
-        // Whatever never ran.
+    /// Start what may start, longest remaining path first, within `max_parallel`
+    /// and each tool's `max_concurrent`. A step whose templates do not resolve
+    /// fails here without a call.
+    async fn start_ready(&mut self, schedule: &mut Schedule<'a>) {
+        let executor = &self.runner.executor;
+        let mut deferred = Vec::new();
+        while schedule.running.len() < self.plan.max_parallel {
+            let Some((p, Reverse(i))) = schedule.ready.pop() else {
+                break;
+            };
+            let tool = self.plan.steps[i].tool.as_str();
+            let cap = executor.policy(tool).map_or(0, |p| p.limits.max_concurrent);
+            let busy = schedule.per_tool.entry(tool).or_insert(0);
+            if cap > 0 && *busy >= cap {
+                deferred.push((p, Reverse(i)));
+                continue;
+            }
+            let recorded: Recorded = Arc::default();
+            match self.prepare(i, &recorded) {
+                Ok(call) => {
+                    *busy += 1;
+                    self.emit(PlanEvent::StepStarted {
+                        run_id: self.run_id.clone(),
+                        index: i,
+                        id: self.plan.steps[i].id.clone(),
+                        tool: tool.to_string(),
+                    });
+                    schedule.running.push(Box::pin(async move {
+                        let result = executor.call(call).await;
+                        let entry = recorded.lock().ok().and_then(|mut e| e.take());
+                        (i, result, entry)
+                    }));
+                }
+                Err(result) => {
+                    self.finish_step(i, *result, None).await;
+                    schedule.settled.push_back(i);
+                }
+            }
+        }
+        schedule.ready.extend(deferred);
+    }
+
+    /// Whatever never ran: cancelled with the run, else skipped (by fail-fast).
+    fn mark_never_ran(&mut self, fail_fast_reason: Option<String>) {
         for i in 0..self.plan.steps.len() {
             if self.outcomes[i].is_some() {
                 continue;
@@ -551,7 +561,10 @@ impl<'a> Run<'a> {
             self.emit_finished(&outcome);
             self.outcomes[i] = Some(outcome);
         }
+    }
 
+    /// The run's result: stored, counted, announced and returned.
+    async fn finish(mut self, clock: Instant) -> PlanResult {
         // The stored result holds only the steps without a checkpoint (skipped,
         // cancelled, or whose checkpoint could not be written): the store fills
         // in the rest from the checkpoints, so a large run's results are not
@@ -638,14 +651,7 @@ impl<'a> Run<'a> {
 
     /// Step `i` settled: its dependents lose a pending dependency, or are skipped
     /// when it did not succeed.
-    fn settle(
-        &mut self,
-        i: usize,
-        pending: &mut [usize],
-        ready: &mut BinaryHeap<(u64, Reverse<usize>)>,
-        settled: &mut VecDeque<usize>,
-        priority: &[u64],
-    ) {
+    fn settle(&mut self, i: usize, schedule: &mut Schedule<'a>) {
         let Some(status) = self.outcomes[i].as_ref().map(|o| o.status) else {
             return;
         };
@@ -655,9 +661,9 @@ impl<'a> Run<'a> {
                 continue;
             }
             if status == StepStatus::Succeeded {
-                pending[d] -= 1;
-                if pending[d] == 0 {
-                    ready.push((priority[d], Reverse(d)));
+                schedule.pending[d] -= 1;
+                if schedule.pending[d] == 0 {
+                    schedule.ready.push((schedule.priority[d], Reverse(d)));
                 }
             } else {
                 let word = match status {
@@ -669,7 +675,7 @@ impl<'a> Run<'a> {
                 let outcome = self.outcome(d, StepStatus::Skipped, None, Some(reason));
                 self.emit_finished(&outcome);
                 self.outcomes[d] = Some(outcome);
-                settled.push_back(d);
+                schedule.settled.push_back(d);
             }
         }
     }
@@ -1008,6 +1014,51 @@ fn collect_strings(value: &Value, out: &mut Vec<String>) {
 
 /// Where a step's call leaves its history entry as stored.
 type Recorded = Arc<std::sync::Mutex<Option<HistoryEntry>>>;
+
+/// A running step's call: its index, its result and its history entry as stored.
+type StepCall<'a> = BoxFuture<'a, (usize, CallResult, Option<HistoryEntry>)>;
+
+/// Where every step of a run stands while it is scheduled.
+struct Schedule<'a> {
+    /// Each step's longest remaining path: the larger goes first.
+    priority: Vec<u64>,
+    /// Dependencies each step still waits for.
+    pending: Vec<usize>,
+    /// Steps that may start, by priority, then index.
+    ready: BinaryHeap<(u64, Reverse<usize>)>,
+    /// Steps finished (or skipped) whose dependents are yet to hear of it.
+    settled: VecDeque<usize>,
+    /// The calls in flight.
+    running: FuturesUnordered<StepCall<'a>>,
+    /// Calls in flight per tool, against its `max_concurrent`.
+    per_tool: HashMap<&'a str, u32>,
+}
+
+impl<'a> Schedule<'a> {
+    /// Steps already finished (resumed from checkpoints) are settled; steps with
+    /// no dependencies are ready.
+    fn new(plan: &'a Plan, graph: &Graph, outcomes: &[Option<StepOutcome>]) -> Self {
+        let priority = critical_path(plan, graph);
+        let pending: Vec<usize> = graph.deps.iter().map(Vec::len).collect();
+        let mut ready = BinaryHeap::new();
+        let mut settled = VecDeque::new();
+        for i in 0..plan.steps.len() {
+            if outcomes[i].is_some() {
+                settled.push_back(i);
+            } else if pending[i] == 0 {
+                ready.push((priority[i], Reverse(i)));
+            }
+        }
+        Schedule {
+            priority,
+            pending,
+            ready,
+            settled,
+            running: FuturesUnordered::new(),
+            per_tool: HashMap::new(),
+        }
+    }
+}
 
 /// Whether a plan submitted now is the one a run began with: equal, except
 /// where the stored document masked a secret (`"***"` there matches any value,

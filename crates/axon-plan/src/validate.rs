@@ -61,175 +61,21 @@ fn valid_id(id: &str) -> bool {
 
 /// Check a plan against the tools that exist; on success, its dependency graph.
 pub fn validate(plan: &Plan, registry: &ToolRegistry) -> Result<Graph, PlanErrors> {
-    let mut problems = Vec::new();
-    let mut push = |step: Option<usize>, field: String, message: String| {
-        problems.push(Problem {
-            step,
-            field,
-            message,
-        })
+    let mut check = Checker {
+        plan,
+        registry,
+        ids: HashMap::new(),
+        deps: vec![BTreeSet::new(); plan.steps.len()],
+        problems: Vec::new(),
     };
-
-    if plan.steps.is_empty() {
-        push(
-            None,
-            "steps".into(),
-            "a plan needs at least one step".into(),
-        );
+    check.plan_fields();
+    check.ids();
+    for i in 0..plan.steps.len() {
+        check.step(i);
     }
-    if plan.max_parallel == 0 {
-        push(None, "max_parallel".into(), "must be at least 1".into());
-    }
-    if let Some(defaults) = &plan.defaults
-        && let Err(e) = Policy::check_call_layer(defaults).and_then(|_| Policy::layered([defaults]))
-    {
-        push(None, format!("defaults.{}", e.key), e.message);
-    }
-
-    let mut ids: HashMap<&str, usize> = HashMap::new();
-    for (i, step) in plan.steps.iter().enumerate() {
-        if let Some(id) = &step.id {
-            if !valid_id(id) {
-                push(
-                    Some(i),
-                    format!("steps[{i}].id"),
-                    format!(
-                        "{id:?} is not a valid id: letters, digits, '_' and '-', starting with a letter or '_'"
-                    ),
-                );
-            } else if let Some(first) = ids.insert(id, i) {
-                push(
-                    Some(i),
-                    format!("steps[{i}].id"),
-                    format!("duplicate id {id:?} (also steps[{first}])"),
-                );
-            }
-        }
-    }
-    let index_of = |r: &StepRef| -> Option<usize> {
-        match r {
-            StepRef::Index(n) => (*n < plan.steps.len()).then_some(*n),
-            StepRef::Id(id) => ids.get(id.as_str()).copied(),
-        }
-    };
-
-    let mut deps: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); plan.steps.len()];
-    for (i, step) in plan.steps.iter().enumerate() {
-        let here = format!("steps[{i}]");
-        let tool = registry.get(&step.tool);
-        if tool.is_none() {
-            push(
-                Some(i),
-                format!("{here}.tool"),
-                format!("unknown tool {:?}", step.tool),
-            );
-        }
-        for (k, r) in step.depends_on.iter().enumerate() {
-            match index_of(r) {
-                None => push(
-                    Some(i),
-                    format!("{here}.depends_on[{k}]"),
-                    format!("no step {r}"),
-                ),
-                Some(j) if j == i => push(
-                    Some(i),
-                    format!("{here}.depends_on[{k}]"),
-                    "a step cannot depend on itself".into(),
-                ),
-                Some(j) => {
-                    deps[i].insert(j);
-                }
-            }
-        }
-        let mut check_params =
-            |field: String,
-             tool_name: &str,
-             params: &Value,
-             problems: &mut dyn FnMut(Option<usize>, String, String)| {
-                if !params.is_object() {
-                    problems(Some(i), field.clone(), "params must be an object".into());
-                    return;
-                }
-                let templates = templates_in(params);
-                for t in &templates {
-                    match t {
-                        Err(e) => problems(Some(i), field.clone(), e.clone()),
-                        Ok(t) => {
-                            for r in t.references() {
-                                let target = match &r.source {
-                                    Source::Index(n) => index_of(&StepRef::Index(*n)),
-                                    Source::Id(id) => index_of(&StepRef::Id(id.clone())),
-                                    // Checked by the runner, which knows the secrets.
-                                    Source::Secret(_) => continue,
-                                };
-                                match target {
-                                    None => problems(
-                                        Some(i),
-                                        field.clone(),
-                                        format!("template {} refers to no step", r.text),
-                                    ),
-                                    Some(j) if j == i => problems(
-                                        Some(i),
-                                        field.clone(),
-                                        format!("template {} refers to its own step", r.text),
-                                    ),
-                                    Some(j) => {
-                                        deps[i].insert(j);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                // Literal parameters can be checked now; templated ones when resolved.
-                if templates.is_empty()
-                    && let Some(t) = registry.get(tool_name)
-                    && let Err(e) = t.input.check(params, ErrorKind::InvalidArguments, "params")
-                {
-                    problems(Some(i), field, e.message);
-                }
-            };
-        check_params(
-            format!("{here}.params"),
-            &step.tool,
-            &step.params,
-            &mut push,
-        );
-        for (k, fb) in step.fallbacks.iter().enumerate() {
-            if registry.get(&fb.tool).is_none() {
-                push(
-                    Some(i),
-                    format!("{here}.fallbacks[{k}].tool"),
-                    format!("unknown tool {:?}", fb.tool),
-                );
-            }
-            check_params(
-                format!("{here}.fallbacks[{k}].params"),
-                &fb.tool,
-                &fb.params,
-                &mut push,
-            );
-        }
-        let layers: Vec<&Value> = plan.defaults.iter().chain(step.policy.iter()).collect();
-        if let Some(policy) = &step.policy
-            && let Err(e) = Policy::check_call_layer(policy).and_then(|_| Policy::layered(layers))
-        {
-            push(Some(i), format!("{here}.policy.{}", e.key), e.message);
-        }
-    }
-
-    let deps: Vec<Vec<usize>> = deps.into_iter().map(|d| d.into_iter().collect()).collect();
-    for cycle in cycles(&deps) {
-        let names: Vec<String> = cycle.iter().map(|&i| plan.label(i)).collect();
-        push(
-            Some(cycle[0]),
-            format!("steps[{}].depends_on", cycle[0]),
-            format!("cycle: {}", names.join(" → ")),
-        );
-    }
-
-    if !problems.is_empty() {
-        return Err(PlanErrors(problems));
+    let deps = check.acyclic_deps();
+    if !check.problems.is_empty() {
+        return Err(PlanErrors(check.problems));
     }
     let mut dependents = vec![Vec::new(); deps.len()];
     for (i, ds) in deps.iter().enumerate() {
@@ -238,6 +84,197 @@ pub fn validate(plan: &Plan, registry: &ToolRegistry) -> Result<Graph, PlanError
         }
     }
     Ok(Graph { deps, dependents })
+}
+
+/// One validation: the plan, what it has found so far (ids, dependencies) and
+/// every problem, in the order a reader meets them in the plan.
+struct Checker<'a> {
+    plan: &'a Plan,
+    registry: &'a ToolRegistry,
+    ids: HashMap<&'a str, usize>,
+    deps: Vec<BTreeSet<usize>>,
+    problems: Vec<Problem>,
+}
+
+impl<'a> Checker<'a> {
+    fn push(&mut self, step: Option<usize>, field: String, message: String) {
+        self.problems.push(Problem {
+            step,
+            field,
+            message,
+        });
+    }
+
+    /// `steps`, `max_parallel` and `defaults`.
+    fn plan_fields(&mut self) {
+        let plan = self.plan;
+        if plan.steps.is_empty() {
+            self.push(
+                None,
+                "steps".into(),
+                "a plan needs at least one step".into(),
+            );
+        }
+        if plan.max_parallel == 0 {
+            self.push(None, "max_parallel".into(), "must be at least 1".into());
+        }
+        if let Some(defaults) = &plan.defaults
+            && let Err(e) =
+                Policy::check_call_layer(defaults).and_then(|_| Policy::layered([defaults]))
+        {
+            self.push(None, format!("defaults.{}", e.key), e.message);
+        }
+    }
+
+    /// Every step id: well-formed and unique.
+    fn ids(&mut self) {
+        let plan = self.plan;
+        for (i, step) in plan.steps.iter().enumerate() {
+            let Some(id) = &step.id else { continue };
+            if !valid_id(id) {
+                self.push(
+                    Some(i),
+                    format!("steps[{i}].id"),
+                    format!(
+                        "{id:?} is not a valid id: letters, digits, '_' and '-', starting with a letter or '_'"
+                    ),
+                );
+            } else if let Some(first) = self.ids.insert(id, i) {
+                self.push(
+                    Some(i),
+                    format!("steps[{i}].id"),
+                    format!("duplicate id {id:?} (also steps[{first}])"),
+                );
+            }
+        }
+    }
+
+    fn index_of(&self, r: &StepRef) -> Option<usize> {
+        match r {
+            StepRef::Index(n) => (*n < self.plan.steps.len()).then_some(*n),
+            StepRef::Id(id) => self.ids.get(id.as_str()).copied(),
+        }
+    }
+
+    /// One step: its tool, `depends_on`, params, fallbacks and policy.
+    fn step(&mut self, i: usize) {
+        let plan = self.plan;
+        let step = &plan.steps[i];
+        let here = format!("steps[{i}]");
+        if self.registry.get(&step.tool).is_none() {
+            self.push(
+                Some(i),
+                format!("{here}.tool"),
+                format!("unknown tool {:?}", step.tool),
+            );
+        }
+        for (k, r) in step.depends_on.iter().enumerate() {
+            match self.index_of(r) {
+                None => self.push(
+                    Some(i),
+                    format!("{here}.depends_on[{k}]"),
+                    format!("no step {r}"),
+                ),
+                Some(j) if j == i => self.push(
+                    Some(i),
+                    format!("{here}.depends_on[{k}]"),
+                    "a step cannot depend on itself".into(),
+                ),
+                Some(j) => {
+                    self.deps[i].insert(j);
+                }
+            }
+        }
+        self.params(i, format!("{here}.params"), &step.tool, &step.params);
+        for (k, fb) in step.fallbacks.iter().enumerate() {
+            if self.registry.get(&fb.tool).is_none() {
+                self.push(
+                    Some(i),
+                    format!("{here}.fallbacks[{k}].tool"),
+                    format!("unknown tool {:?}", fb.tool),
+                );
+            }
+            self.params(
+                i,
+                format!("{here}.fallbacks[{k}].params"),
+                &fb.tool,
+                &fb.params,
+            );
+        }
+        let layers: Vec<&Value> = plan.defaults.iter().chain(step.policy.iter()).collect();
+        if let Some(policy) = &step.policy
+            && let Err(e) = Policy::check_call_layer(policy).and_then(|_| Policy::layered(layers))
+        {
+            self.push(Some(i), format!("{here}.policy.{}", e.key), e.message);
+        }
+    }
+
+    /// Step `i`'s params for `tool` (its own or a fallback's): an object whose
+    /// templates parse and refer to other steps (each one a dependency), and,
+    /// when nothing in it is templated, valid for the tool's schema now.
+    fn params(&mut self, i: usize, field: String, tool: &str, params: &Value) {
+        if !params.is_object() {
+            self.push(Some(i), field, "params must be an object".into());
+            return;
+        }
+        let templates = templates_in(params);
+        for t in &templates {
+            let t = match t {
+                Err(e) => {
+                    self.push(Some(i), field.clone(), e.clone());
+                    continue;
+                }
+                Ok(t) => t,
+            };
+            for r in t.references() {
+                let target = match &r.source {
+                    Source::Index(n) => self.index_of(&StepRef::Index(*n)),
+                    Source::Id(id) => self.index_of(&StepRef::Id(id.clone())),
+                    // Checked by the runner, which knows the secrets.
+                    Source::Secret(_) => continue,
+                };
+                match target {
+                    None => self.push(
+                        Some(i),
+                        field.clone(),
+                        format!("template {} refers to no step", r.text),
+                    ),
+                    Some(j) if j == i => self.push(
+                        Some(i),
+                        field.clone(),
+                        format!("template {} refers to its own step", r.text),
+                    ),
+                    Some(j) => {
+                        self.deps[i].insert(j);
+                    }
+                }
+            }
+        }
+        // Literal parameters can be checked now; templated ones when resolved.
+        if templates.is_empty()
+            && let Some(t) = self.registry.get(tool)
+            && let Err(e) = t.input.check(params, ErrorKind::InvalidArguments, "params")
+        {
+            self.push(Some(i), field, e.message);
+        }
+    }
+
+    /// The dependencies as lists, with a problem for every cycle among them.
+    fn acyclic_deps(&mut self) -> Vec<Vec<usize>> {
+        let deps: Vec<Vec<usize>> = std::mem::take(&mut self.deps)
+            .into_iter()
+            .map(|d| d.into_iter().collect())
+            .collect();
+        for cycle in cycles(&deps) {
+            let names: Vec<String> = cycle.iter().map(|&i| self.plan.label(i)).collect();
+            self.push(
+                Some(cycle[0]),
+                format!("steps[{}].depends_on", cycle[0]),
+                format!("cycle: {}", names.join(" → ")),
+            );
+        }
+        deps
+    }
 }
 
 /// The cycles of a dependency graph, each as a closed path (first = last).

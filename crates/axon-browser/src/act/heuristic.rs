@@ -20,7 +20,7 @@
 use async_trait::async_trait;
 use axon_core::{ToolContext, ToolError};
 
-use super::{Action, ActionArgs, ActionTranslator, Decision, StepInput};
+use super::{Action, ActionArgs, ActionKind, ActionTranslator, Decision, StepInput};
 use crate::snapshot::SnapshotNode;
 
 /// The heuristic translator (see the module docs).
@@ -363,9 +363,9 @@ fn best<'a>(
     Ok((top, score))
 }
 
-fn on(node: &SnapshotNode, action: &str, text: Option<String>) -> Action {
+fn on(node: &SnapshotNode, action: ActionKind, text: Option<String>) -> Action {
     Action {
-        action: action.into(),
+        action,
         args: ActionArgs {
             role: Some(node.role.clone()),
             name: Some(node.name.clone()),
@@ -422,74 +422,15 @@ pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
     let lower = step.to_lowercase();
     let quotes = quoted(step);
     let nodes = &input.snapshot.nodes;
-
-    let limits = [
-        "upload",
-        "attach a file",
-        "attach the file",
-        "captcha",
-        "download",
-        "drag",
-        "print",
-    ];
-    if let Some(what) = limits.iter().find(|w| find_words(&lower, w).is_some()) {
-        return Err(fail(
-            "tool_limit",
-            format!(
-                "no browser action can {what}: the tools navigate, click, type, search, scroll, press keys, wait and select"
-            ),
-        ));
-    }
-
+    beyond_the_tools(&lower)?;
     // Waiting and keys first: "press Enter" is a key, "wait 2 seconds" a wait.
     if let Some(at) = find_words(&lower, "wait") {
-        let seconds = seconds_in(&lower[at..]).unwrap_or(1.0);
-        if seconds > 60.0 {
-            return Err(fail(
-                "tool_limit",
-                format!("waiting {seconds} s is longer than browser_act waits (60 s)"),
-            ));
-        }
-        return decision(
-            Action {
-                action: "wait".into(),
-                args: ActionArgs {
-                    seconds: Some(seconds),
-                    ..ActionArgs::default()
-                },
-            },
-            0.9,
-            format!("Wait {seconds} s"),
-        );
+        return wait(&lower[at..]);
     }
     // The step without its quoted strings, lowercased (quotes keep their case).
     let unq = unquoted(step, &quotes).to_lowercase();
-    let names_element = ["button", "link", "checkbox", "field"]
-        .iter()
-        .any(|w| find_words(&unq, w).is_some());
-    let presses = ["press", "hit", "push"]
-        .iter()
-        .any(|w| find_words(&lower, w).is_some());
-    if presses && !names_element {
-        let key = KEYS
-            .iter()
-            .filter_map(|(word, key)| find_words(&unq, word).map(|at| (at, *key)))
-            .min_by_key(|(at, _)| *at)
-            .map(|(_, key)| key.to_string())
-            .or_else(|| quotes.first().filter(|q| q.chars().count() == 1).cloned());
-        if let Some(key) = key {
-            return decision(
-                Action {
-                    action: "press_key".into(),
-                    args: ActionArgs {
-                        key: Some(key.clone()),
-                        ..ActionArgs::default()
-                    },
-                },
-                0.9,
-                format!("Press {key}"),
-            );
-        }
+    if let Some(pressed) = press(&lower, &unq, &quotes) {
+        return pressed;
     }
 
     // The earliest verb decides.
@@ -507,53 +448,8 @@ pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
     };
     let hint = role_hint(&unq);
     match verb {
-        Verb::Navigate => {
-            if let Some(url) = url_in(step, &input.url) {
-                return decision(
-                    Action {
-                        action: "navigate".into(),
-                        args: ActionArgs {
-                            url: Some(url.clone()),
-                            ..ActionArgs::default()
-                        },
-                    },
-                    0.95,
-                    format!("Go to {url}"),
-                );
-            }
-            // "Open the Settings page": a link, most likely.
-            click(
-                nodes,
-                &quotes,
-                step,
-                word,
-                hint.or(Some(&["link", "tab", "button"])),
-            )
-        }
-        Verb::Search => {
-            let query = quotes.first().cloned().or_else(|| {
-                let at = find_words(&unq, word)?;
-                let rest = unq[at + word.len()..].trim().trim_end_matches('.').trim();
-                (!rest.is_empty()).then(|| rest.to_string())
-            });
-            let Some(query) = query.filter(|q| !q.trim().is_empty()) else {
-                return Err(fail(
-                    "ambiguous_step",
-                    "search for what? put the query in quotes",
-                ));
-            };
-            decision(
-                Action {
-                    action: "search".into(),
-                    args: ActionArgs {
-                        text: Some(query.clone()),
-                        ..ActionArgs::default()
-                    },
-                },
-                if quotes.is_empty() { 0.7 } else { 0.9 },
-                format!("Search for {query:?}"),
-            )
-        }
+        Verb::Navigate => navigate(nodes, &quotes, step, word, hint, &input.url),
+        Verb::Search => search(&quotes, &unq, word),
         Verb::Type => type_into(nodes, &quotes, step, &unq, word),
         Verb::Select => select(nodes, &quotes, step, &unq, word, hint),
         Verb::Check => click(
@@ -563,56 +459,196 @@ pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
             word,
             Some(&["checkbox", "switch", "radio"]),
         ),
-        Verb::Click => {
-            // "Log in", "Submit": the verb names the button.
-            let target = quotes
-                .first()
-                .cloned()
-                .unwrap_or_else(|| target_words(&unquoted(step, &quotes), word));
-            if target.is_empty() && matches!(word, "log in" | "sign in" | "submit") {
-                let (node, score) = best(nodes, word, &CLICKABLE, Some(&["button", "link"]))?;
-                return decision(
-                    on(node, "click", None),
-                    score,
-                    format!("Click {} {:?}", node.role, node.name),
-                );
-            }
-            click(nodes, &quotes, step, word, hint)
-        }
-        Verb::Scroll => {
-            let (direction, to) =
-                if find_words(&unq, "bottom").is_some() || find_words(&unq, "end").is_some() {
-                    (None, Some("bottom"))
-                } else if find_words(&unq, "top").is_some() {
-                    (None, Some("top"))
-                } else if find_words(&unq, "up").is_some() {
-                    (Some("up"), None)
-                } else {
-                    (Some("down"), None)
-                };
-            decision(
-                Action {
-                    action: "scroll".into(),
-                    args: ActionArgs {
-                        direction: direction.map(str::to_string),
-                        to: to.map(str::to_string),
-                        ..ActionArgs::default()
-                    },
-                },
-                0.9,
-                format!(
-                    "Scroll {}",
-                    direction
-                        .or(to.map(|t| if t == "top" {
-                            "to the top"
-                        } else {
-                            "to the bottom"
-                        }))
-                        .unwrap_or("down")
-                ),
-            )
-        }
+        Verb::Click => click_verb(nodes, &quotes, step, word, hint),
+        Verb::Scroll => scroll(&unq),
     }
+}
+
+/// Things no browser action can do: `tool_limit`.
+fn beyond_the_tools(lower: &str) -> Result<(), ToolError> {
+    let limits = [
+        "upload",
+        "attach a file",
+        "attach the file",
+        "captcha",
+        "download",
+        "drag",
+        "print",
+    ];
+    match limits.iter().find(|w| find_words(lower, w).is_some()) {
+        Some(what) => Err(fail(
+            "tool_limit",
+            format!(
+                "no browser action can {what}: the tools navigate, click, type, search, scroll, press keys, wait and select"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// "Wait 2 seconds" (`from_wait` starts at the word): one second when no time is
+/// given; more than 60 s is `tool_limit`.
+fn wait(from_wait: &str) -> Result<Decision, ToolError> {
+    let seconds = seconds_in(from_wait).unwrap_or(1.0);
+    if seconds > 60.0 {
+        return Err(fail(
+            "tool_limit",
+            format!("waiting {seconds} s is longer than browser_act waits (60 s)"),
+        ));
+    }
+    decision(
+        Action {
+            action: ActionKind::Wait,
+            args: ActionArgs {
+                seconds: Some(seconds),
+                ..ActionArgs::default()
+            },
+        },
+        0.9,
+        format!("Wait {seconds} s"),
+    )
+}
+
+/// "Press Enter", "hit Tab": a key, unless the step names an element to press
+/// ("press the Save button" is a click). `None` when it is not a key press.
+fn press(lower: &str, unq: &str, quotes: &[String]) -> Option<Result<Decision, ToolError>> {
+    let names_element = ["button", "link", "checkbox", "field"]
+        .iter()
+        .any(|w| find_words(unq, w).is_some());
+    let presses = ["press", "hit", "push"]
+        .iter()
+        .any(|w| find_words(lower, w).is_some());
+    if !presses || names_element {
+        return None;
+    }
+    let key = KEYS
+        .iter()
+        .filter_map(|(word, key)| find_words(unq, word).map(|at| (at, *key)))
+        .min_by_key(|(at, _)| *at)
+        .map(|(_, key)| key.to_string())
+        .or_else(|| quotes.first().filter(|q| q.chars().count() == 1).cloned())?;
+    Some(decision(
+        Action {
+            action: ActionKind::PressKey,
+            args: ActionArgs {
+                key: Some(key.clone()),
+                ..ActionArgs::default()
+            },
+        },
+        0.9,
+        format!("Press {key}"),
+    ))
+}
+
+/// "Go to example.com": navigate; "open the Settings page": a link, most likely.
+fn navigate(
+    nodes: &[SnapshotNode],
+    quotes: &[String],
+    step: &str,
+    word: &str,
+    hint: Option<&[&str]>,
+    page_url: &str,
+) -> Result<Decision, ToolError> {
+    if let Some(url) = url_in(step, page_url) {
+        return decision(
+            Action {
+                action: ActionKind::Navigate,
+                args: ActionArgs {
+                    url: Some(url.clone()),
+                    ..ActionArgs::default()
+                },
+            },
+            0.95,
+            format!("Go to {url}"),
+        );
+    }
+    click(
+        nodes,
+        quotes,
+        step,
+        word,
+        hint.or(Some(&["link", "tab", "button"])),
+    )
+}
+
+/// "Search for 'shoes'": the quoted query, else the words after the verb.
+fn search(quotes: &[String], unq: &str, word: &str) -> Result<Decision, ToolError> {
+    let query = quotes.first().cloned().or_else(|| {
+        let at = find_words(unq, word)?;
+        let rest = unq[at + word.len()..].trim().trim_end_matches('.').trim();
+        (!rest.is_empty()).then(|| rest.to_string())
+    });
+    let Some(query) = query.filter(|q| !q.trim().is_empty()) else {
+        return Err(fail(
+            "ambiguous_step",
+            "search for what? put the query in quotes",
+        ));
+    };
+    decision(
+        Action {
+            action: ActionKind::Search,
+            args: ActionArgs {
+                text: Some(query.clone()),
+                ..ActionArgs::default()
+            },
+        },
+        if quotes.is_empty() { 0.7 } else { 0.9 },
+        format!("Search for {query:?}"),
+    )
+}
+
+/// A click verb. "Log in", "Submit" alone: the verb names the button.
+fn click_verb(
+    nodes: &[SnapshotNode],
+    quotes: &[String],
+    step: &str,
+    word: &str,
+    hint: Option<&[&str]>,
+) -> Result<Decision, ToolError> {
+    let target = quotes
+        .first()
+        .cloned()
+        .unwrap_or_else(|| target_words(&unquoted(step, quotes), word));
+    if target.is_empty() && matches!(word, "log in" | "sign in" | "submit") {
+        let (node, score) = best(nodes, word, &CLICKABLE, Some(&["button", "link"]))?;
+        return decision(
+            on(node, ActionKind::Click, None),
+            score,
+            format!("Click {} {:?}", node.role, node.name),
+        );
+    }
+    click(nodes, quotes, step, word, hint)
+}
+
+/// "Scroll down", "scroll to the bottom": a direction or an end of the page.
+fn scroll(unq: &str) -> Result<Decision, ToolError> {
+    let (direction, to) = if find_words(unq, "bottom").is_some() || find_words(unq, "end").is_some()
+    {
+        (None, Some("bottom"))
+    } else if find_words(unq, "top").is_some() {
+        (None, Some("top"))
+    } else if find_words(unq, "up").is_some() {
+        (Some("up"), None)
+    } else {
+        (Some("down"), None)
+    };
+    let said = match (direction, to) {
+        (Some(direction), _) => direction,
+        (None, Some("top")) => "to the top",
+        (None, _) => "to the bottom",
+    };
+    decision(
+        Action {
+            action: ActionKind::Scroll,
+            args: ActionArgs {
+                direction: direction.map(str::to_string),
+                to: to.map(str::to_string),
+                ..ActionArgs::default()
+            },
+        },
+        0.9,
+        format!("Scroll {said}"),
+    )
 }
 
 fn seconds_in(text: &str) -> Option<f64> {
@@ -654,7 +690,7 @@ fn click(
     }
     let (node, score) = best(nodes, &target, &CLICKABLE, hint)?;
     decision(
-        on(node, "click", None),
+        on(node, ActionKind::Click, None),
         score,
         format!("Click {} {:?}", node.role, node.name),
     )
@@ -690,14 +726,14 @@ fn type_into(
         // No field named: the only one on the page, else the focused one.
         if let [only] = editable.as_slice() {
             return decision(
-                on(only, "type", Some(text)),
+                on(only, ActionKind::Type, Some(text)),
                 0.7,
                 format!("Type into {} {:?}", only.role, only.name),
             );
         }
         return decision(
             Action {
-                action: "type".into(),
+                action: ActionKind::Type,
                 args: ActionArgs {
                     text: Some(text),
                     ..ActionArgs::default()
@@ -709,7 +745,7 @@ fn type_into(
     }
     let (node, score) = best(nodes, &field, &EDITABLE, None)?;
     decision(
-        on(node, "type", Some(text)),
+        on(node, ActionKind::Type, Some(text)),
         score,
         format!("Type into {} {:?}", node.role, node.name),
     )
@@ -764,7 +800,7 @@ fn select(
     if pick {
         let (node, score) = best(nodes, &option, &checkable, hint)?;
         return decision(
-            on(node, "click", None),
+            on(node, ActionKind::Click, None),
             score,
             format!("Click {} {:?}", node.role, node.name),
         );
@@ -778,7 +814,7 @@ fn select(
         best(nodes, &field, &["combobox", "listbox"], None)?.0
     };
     decision(
-        on(list, "select", Some(option.clone())),
+        on(list, ActionKind::Select, Some(option.clone())),
         0.85,
         format!("Select {option:?} in {} {:?}", list.role, list.name),
     )
@@ -828,7 +864,7 @@ mod tests {
 
     fn target(step: &str) -> (String, Option<String>, Option<String>) {
         let a = act(step).unwrap_or_else(|e| panic!("{step}: {e:?}"));
-        (a.action, a.args.reference, a.args.text)
+        (a.action.to_string(), a.args.reference, a.args.text)
     }
 
     #[test]

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::prompt::{SYSTEM_PROMPT, user_prompt};
-use super::{Action, ActionArgs, ActionTranslator, Decision, StepInput, validate};
+use super::{Action, ActionArgs, ActionKind, ActionTranslator, Decision, StepInput, validate};
 
 /// `[llm]` in `axon.toml`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -316,7 +316,7 @@ impl ActionTranslator for LlmTranslator {
                     return Ok(Checked::Refused(code, message));
                 }
                 let action = Action {
-                    action: reply.action,
+                    action: ActionKind::parse(&reply.action)?,
                     args: reply.args,
                 };
                 validate(&action, &input.snapshot)

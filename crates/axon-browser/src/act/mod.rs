@@ -17,9 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
-use axon_core::{
-    Annotations, ErrorKind, RegistryError, ToolContext, ToolError, ToolRegistry, tool_fn,
-};
+use axon_core::{Annotations, RegistryError, ToolContext, ToolError, ToolRegistry, tool_fn};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -28,23 +26,93 @@ pub use heuristic::Heuristic;
 pub use llm::{LlmConfig, LlmTranslator};
 pub use prompt::{CompressedSnapshot, compress};
 
-use crate::actions::{self, Direction, Edge, OneOrMany};
 use crate::locate::Address;
 use crate::session::Browsers;
 use crate::snapshot::{self, SnapshotNode};
+use crate::tools::{self, Direction, Edge, OneOrMany};
 
-/// The execution agent's seven actions, plus `select` (an option of a drop-down), which a
-/// plan step like "choose Green as the colour" needs and none of the seven does.
-pub const ACTIONS: [&str; 8] = [
-    "navigate",
-    "click",
-    "type",
-    "search",
-    "scroll",
-    "press_key",
-    "wait",
-    "select",
-];
+/// The execution agent's seven actions, plus `select` (an option of a drop-down),
+/// which a plan step like "choose Green as the colour" needs and none of the seven
+/// does. Serialised by name (`"press_key"`), so the compiler checks every place
+/// that dispatches on one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionKind {
+    /// Go to `url`.
+    Navigate,
+    /// Click the element.
+    Click,
+    /// Type `text` (into the element, or where the focus is).
+    Type,
+    /// Fill the page's search box with `text` and submit it.
+    Search,
+    /// Scroll the page a screen `up`/`down`, or `to` its `top`/`bottom`.
+    Scroll,
+    /// Press `key` (a chord such as `Control+a`).
+    PressKey,
+    /// Wait `seconds`.
+    Wait,
+    /// Pick the option `text` of the drop-down.
+    Select,
+}
+
+impl ActionKind {
+    /// Every action, in the order the prompt lists them.
+    pub const ALL: [ActionKind; 8] = [
+        ActionKind::Navigate,
+        ActionKind::Click,
+        ActionKind::Type,
+        ActionKind::Search,
+        ActionKind::Scroll,
+        ActionKind::PressKey,
+        ActionKind::Wait,
+        ActionKind::Select,
+    ];
+
+    /// The name an action goes by in JSON, metrics and the prompt.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ActionKind::Navigate => "navigate",
+            ActionKind::Click => "click",
+            ActionKind::Type => "type",
+            ActionKind::Search => "search",
+            ActionKind::Scroll => "scroll",
+            ActionKind::PressKey => "press_key",
+            ActionKind::Wait => "wait",
+            ActionKind::Select => "select",
+        }
+    }
+
+    /// The action a model named, or why it is not one (sent back to the model).
+    pub fn parse(name: &str) -> Result<ActionKind, String> {
+        ActionKind::ALL
+            .into_iter()
+            .find(|a| a.as_str() == name)
+            .ok_or_else(|| {
+                format!(
+                    "{name:?} is not an allowed action (allowed: {})",
+                    ACTIONS.join(", ")
+                )
+            })
+    }
+}
+
+impl std::fmt::Display for ActionKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The actions' names (the prompt and the reply schema list them).
+pub const ACTIONS: [&str; 8] = {
+    let mut names = [""; 8];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = ActionKind::ALL[i].as_str();
+        i += 1;
+    }
+    names
+};
 
 /// The actions' arguments (`url`, `role`, `name`, `text`, `direction`, `key`, `seconds`),
 /// plus `ref` (the element the translator picked) and `to` (scroll to the top or bottom).
@@ -82,8 +150,8 @@ pub struct ActionArgs {
 /// One action, chosen for one plan step.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Action {
-    /// One of [`ACTIONS`].
-    pub action: String,
+    /// Which action.
+    pub action: ActionKind,
     /// Its arguments.
     pub args: ActionArgs,
 }
@@ -239,13 +307,13 @@ async fn act(
     let acting = Instant::now();
     let outcome = run(browsers, &decision.action, &snap.nodes, ctx).await;
     let browser_ms = (browser_before + acting.elapsed()).as_millis() as u64;
-    metrics::histogram!("browser_act_browser_ms", "action" => decision.action.action.clone())
+    metrics::histogram!("browser_act_browser_ms", "action" => decision.action.action.as_str())
         .record(browser_ms as f64);
     match outcome {
         Ok(()) => {
-            count(&decision.action.action, "none");
+            count(decision.action.action.as_str(), "none");
             Ok(ExecutionOutput {
-                action: decision.action.action.clone(),
+                action: decision.action.action.as_str().to_string(),
                 args: serde_json::to_value(&decision.action.args).unwrap_or(Value::Null),
                 status: "success".into(),
                 error_type: "none".into(),
@@ -260,7 +328,7 @@ async fn act(
         }
         Err(e) => {
             let kind = error_type(e.code.as_deref());
-            count(&decision.action.action, kind);
+            count(decision.action.action.as_str(), kind);
             let message = format!(
                 "{} {} failed: {}",
                 decision.action.action,
@@ -294,132 +362,136 @@ async fn run(
     let missing = |field: &str| {
         ToolError::invalid_arguments(format!("{}: needs args.{field}", action.action))
     };
-    let address = || -> Address {
-        if let Some(r) = &a.reference {
-            return Address {
-                reference: Some(r.clone()),
-                ..Address::default()
-            };
-        }
-        // A role + name the snapshot has: its ref; else role + name as given.
-        if let (Some(role), Some(name)) = (&a.role, &a.name)
-            && let Some(node) = nodes
-                .iter()
-                .find(|n| &n.role == role && n.name.eq_ignore_ascii_case(name))
-            && let Some(r) = &node.reference
-        {
-            return Address {
-                reference: Some(r.clone()),
-                ..Address::default()
-            };
-        }
-        Address {
-            role: a.role.clone(),
-            name: a.name.clone(),
-            ..Address::default()
-        }
-    };
-    match action.action.as_str() {
-        "navigate" => {
+    match action.action {
+        ActionKind::Navigate => {
             let url = a.url.clone().ok_or_else(|| missing("url"))?;
-            let args = crate::tools::NavigateArgs {
+            let args = tools::NavigateArgs {
                 url,
                 wait_until: Default::default(),
                 timeout_ms: None,
             };
-            crate::tools::navigate(browsers, args, ctx)
+            tools::navigation::navigate(browsers, args, ctx)
                 .await
-                .map(|_| ())
+                .map(drop)
         }
-        "click" => {
-            let args = actions::ClickArgs {
-                address: address(),
+        ActionKind::Click => {
+            let args = tools::ClickArgs {
+                address: address(a, nodes),
                 fallback: a.reference.is_none(),
                 timeout_ms: None,
             };
-            actions::click(browsers, args, ctx).await.map(|_| ())
+            tools::elements::click(browsers, args, ctx).await.map(drop)
         }
-        "type" => {
+        ActionKind::Type => {
             let text = a.text.clone().ok_or_else(|| missing("text"))?;
+            // No element named: type where the focus is.
             let target = if a.reference.is_some() || a.role.is_some() {
-                address()
+                address(a, nodes)
             } else {
                 Address::default()
             };
             let clear = !target.is_empty();
-            let args = actions::TypeArgs {
+            let args = tools::TypeArgs {
                 text,
                 address: target,
                 clear,
                 timeout_ms: None,
             };
-            actions::type_text(browsers, args, ctx).await.map(|_| ())
+            tools::elements::type_text(browsers, args, ctx)
+                .await
+                .map(drop)
         }
-        "search" => {
+        ActionKind::Search => {
             let query = a.text.clone().ok_or_else(|| missing("text"))?;
-            let args = actions::SearchArgs {
+            let args = tools::SearchArgs {
                 query,
                 address: Address::default(),
                 timeout_ms: None,
             };
-            actions::search(browsers, args, ctx).await.map(|_| ())
+            tools::forms::search(browsers, args, ctx).await.map(drop)
         }
-        "scroll" => {
-            let to = match a.to.as_deref() {
-                Some("top") => Some(Edge::Top),
-                Some("bottom") => Some(Edge::Bottom),
-                _ => None,
-            };
-            let direction = match (to, a.direction.as_deref()) {
-                (Some(_), _) => None,
-                (None, Some("up")) => Some(Direction::Up),
-                _ => Some(Direction::Down),
-            };
-            let args = actions::ScrollArgs {
-                direction,
-                pixels: None,
-                to,
-                address: Address::default(),
-                timeout_ms: None,
-            };
-            actions::scroll(browsers, args, ctx).await.map(|_| ())
-        }
-        "press_key" => {
+        ActionKind::Scroll => tools::page::scroll(browsers, scroll_args(a), ctx)
+            .await
+            .map(drop),
+        ActionKind::PressKey => {
             let key = a.key.clone().ok_or_else(|| missing("key"))?;
-            let args = actions::PressKeyArgs {
+            let args = tools::PressKeyArgs {
                 key,
                 address: Address::default(),
                 timeout_ms: None,
             };
-            actions::press_key(browsers, args, ctx).await.map(|_| ())
-        }
-        "wait" => {
-            let seconds = a.seconds.ok_or_else(|| missing("seconds"))?;
-            actions::wait(browsers, actions::WaitArgs { seconds })
+            tools::elements::press_key(browsers, args, ctx)
                 .await
-                .map(|_| ())
+                .map(drop)
         }
-        "select" => {
+        ActionKind::Wait => {
+            let seconds = a.seconds.ok_or_else(|| missing("seconds"))?;
+            tools::page::wait(browsers, tools::WaitArgs { seconds }, ctx)
+                .await
+                .map(drop)
+        }
+        ActionKind::Select => {
             let option = a.text.clone().ok_or_else(|| missing("text"))?;
-            let args = actions::SelectArgs {
-                address: address(),
+            let args = tools::SelectArgs {
+                address: address(a, nodes),
                 values: Some(OneOrMany::One(option)),
                 index: None,
                 timeout_ms: None,
             };
-            actions::select_option(browsers, args, ctx)
+            tools::forms::select_option(browsers, args, ctx)
                 .await
-                .map(|_| ())
+                .map(drop)
         }
-        other => Err(
-            ToolError::new(ErrorKind::Failed, format!("unknown action {other:?}"))
-                .with_code("unknown"),
-        ),
     }
 }
 
-/// Check an action against the allowed list and the snapshot: one of
-/// [`ACTIONS`], with the arguments it needs, and a click/type/select target
+/// The element an action names: its ref; else the snapshot's ref for the role
+/// and name given; else the role and name themselves.
+fn address(a: &ActionArgs, nodes: &[SnapshotNode]) -> Address {
+    let by_ref = |r: &String| Address {
+        reference: Some(r.clone()),
+        ..Address::default()
+    };
+    if let Some(r) = &a.reference {
+        return by_ref(r);
+    }
+    if let (Some(role), Some(name)) = (&a.role, &a.name)
+        && let Some(node) = nodes
+            .iter()
+            .find(|n| &n.role == role && n.name.eq_ignore_ascii_case(name))
+        && let Some(r) = &node.reference
+    {
+        return by_ref(r);
+    }
+    Address {
+        role: a.role.clone(),
+        name: a.name.clone(),
+        ..Address::default()
+    }
+}
+
+/// `to` top/bottom wins over a direction; down unless told up.
+fn scroll_args(a: &ActionArgs) -> tools::ScrollArgs {
+    let to = match a.to.as_deref() {
+        Some("top") => Some(Edge::Top),
+        Some("bottom") => Some(Edge::Bottom),
+        _ => None,
+    };
+    let direction = match (to, a.direction.as_deref()) {
+        (Some(_), _) => None,
+        (None, Some("up")) => Some(Direction::Up),
+        _ => Some(Direction::Down),
+    };
+    tools::ScrollArgs {
+        direction,
+        pixels: None,
+        to,
+        address: Address::default(),
+        timeout_ms: None,
+    }
+}
+
+/// Check an action against the snapshot: the arguments it needs, and a click/type/select target
 /// that the snapshot has. The error says what is wrong, for the LLM's retry.
 pub fn validate(action: &Action, snapshot: &CompressedSnapshot) -> Result<(), String> {
     let a = &action.args;
@@ -427,33 +499,28 @@ pub fn validate(action: &Action, snapshot: &CompressedSnapshot) -> Result<(), St
         Some(s) if !s.trim().is_empty() => Ok(()),
         _ => Err(format!("{} needs args.{field}", action.action)),
     };
-    match action.action.as_str() {
-        "navigate" => need(&a.url, "url"),
-        "type" | "search" => need(&a.text, "text"),
-        "press_key" => {
+    match action.action {
+        ActionKind::Navigate => need(&a.url, "url"),
+        ActionKind::Type | ActionKind::Search => need(&a.text, "text"),
+        ActionKind::PressKey => {
             need(&a.key, "key")?;
             crate::input::parse_chord(a.key.as_deref().unwrap_or_default())
                 .map(|_| ())
                 .map_err(|e| e.message)
         }
-        "scroll" => match (a.direction.as_deref(), a.to.as_deref()) {
+        ActionKind::Scroll => match (a.direction.as_deref(), a.to.as_deref()) {
             (Some("up" | "down"), _) | (_, Some("top" | "bottom")) => Ok(()),
             _ => Err("scroll needs args.direction \"up\" or \"down\"".into()),
         },
-        "wait" => match a.seconds {
+        ActionKind::Wait => match a.seconds {
             Some(s) if (0.0..=60.0).contains(&s) => Ok(()),
             _ => Err("wait needs args.seconds between 0 and 60".into()),
         },
-        "click" | "select" => {
-            if action.action == "select" {
-                need(&a.text, "text")?;
-            }
+        ActionKind::Click => target_in_snapshot(a, snapshot),
+        ActionKind::Select => {
+            need(&a.text, "text")?;
             target_in_snapshot(a, snapshot)
         }
-        other => Err(format!(
-            "{other:?} is not an allowed action (allowed: {})",
-            ACTIONS.join(", ")
-        )),
     }
 }
 

@@ -1,0 +1,246 @@
+//! Forms: `browser_select_option` (options of a `<select>` by value, label or
+//! index), `browser_submit_form` (and wait for the next page; invalid fields fail
+//! with code `invalid_form`) and `browser_search` (find the search box, type the
+//! query, press Enter).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axon_core::{RegistryError, ToolContext, ToolError, ToolRegistry};
+use chromiumoxide::page::Page;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::{acting, element, idempotent, poll};
+use crate::cdp::{self, Evaluated};
+use crate::input;
+use crate::locate::{self, Address, Found, HELPERS, Want};
+use crate::session::Browsers;
+
+/// One value or several.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// One.
+    One(String),
+    /// Several (a multi-select).
+    Many(Vec<String>),
+}
+
+/// `browser_select_option` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SelectArgs {
+    #[serde(flatten)]
+    /// The element (exactly one of selector, ref, role, label, has_text).
+    pub address: Address,
+    /// Option values or labels.
+    pub values: Option<OneOrMany>,
+    /// Or the option at this position (from 0).
+    pub index: Option<usize>,
+    /// Max wait, ms.
+    pub timeout_ms: Option<u64>,
+}
+
+pub(crate) async fn select_option(
+    b: &Browsers,
+    args: SelectArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    let values = match (&args.values, args.index) {
+        (Some(OneOrMany::One(v)), None) => vec![v.clone()],
+        (Some(OneOrMany::Many(v)), None) if !v.is_empty() => v.clone(),
+        (None, Some(_)) => Vec::new(),
+        _ => {
+            return Err(ToolError::invalid_arguments(
+                "give either values (a string or a non-empty list) or index",
+            ));
+        }
+    };
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.type_ms).await?;
+    let found = element(&page, &args.address, Want::Enabled, timeout).await?;
+    let out = locate::helper(
+        &page,
+        &found,
+        "selectOption",
+        &[json!(values), json!(args.index)],
+    )
+    .await?;
+    if let Some(error) = out["error"].as_str() {
+        return Err(ToolError::failed(error.to_string()).with_code("element_not_interactable"));
+    }
+    if let Some(missing) = out["missing"].as_str() {
+        return Err(ToolError::failed(format!(
+            "{} has no option {missing} (options: {})",
+            found.element(),
+            out["options"]
+        ))
+        .with_code("element_not_found"));
+    }
+    Ok(json!({"element": found.element(), "selected": out["selected"], "labels": out["labels"]}))
+}
+
+/// `browser_submit_form` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SubmitArgs {
+    #[serde(flatten)]
+    /// The element (exactly one of selector, ref, role, label, has_text).
+    pub address: Address,
+    /// Wait for the page the form leads to (default true).
+    #[serde(default = "yes")]
+    pub wait_for_navigation: bool,
+    /// Max wait, ms.
+    pub timeout_ms: Option<u64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+pub(crate) async fn submit_form(
+    b: &Browsers,
+    args: SubmitArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.navigate_ms).await?;
+    let marker = input::mark_document(&page).await?;
+    let out = if args.address.is_empty() {
+        let js = format!("{}.submit(document.activeElement)", *HELPERS);
+        match cdp::evaluate(&page, &js, true).await? {
+            Evaluated::Value(v) => v,
+            Evaluated::Thrown(text) => {
+                return Err(ToolError::transient(format!("submitting: {text}")));
+            }
+            Evaluated::Object(_) => Value::Null,
+        }
+    } else {
+        let found = element(&page, &args.address, Want::Attached, timeout).await?;
+        locate::helper(&page, &found, "submit", &[]).await?
+    };
+    if let Some(error) = out["error"].as_str() {
+        return Err(ToolError::failed(error.to_string()).with_code("element_not_found"));
+    }
+    if let Some(invalid) = out["invalid"].as_array() {
+        let list: Vec<&str> = invalid.iter().filter_map(Value::as_str).collect();
+        return Err(
+            ToolError::failed(format!("the form was not submitted: {}", list.join("; ")))
+                .with_code("invalid_form"),
+        );
+    }
+    let quiet = if args.wait_for_navigation {
+        timeout
+    } else {
+        Duration::ZERO
+    };
+    let settled = input::settle(&page, &marker, quiet, timeout).await?;
+    if args.wait_for_navigation && !settled.navigated {
+        return Err(ToolError::failed(format!(
+            "the form was submitted but no page followed within {} ms (a script may handle it; pass wait_for_navigation: false)",
+            timeout.as_millis()
+        ))
+        .with_code("no_navigation"));
+    }
+    Ok(json!({
+        "form": out["form"], "navigated": settled.navigated,
+        "url": settled.url, "title": settled.title,
+    }))
+}
+
+/// `browser_search` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What to search for.
+    pub query: String,
+    #[serde(flatten)]
+    /// The element (exactly one of selector, ref, role, label, has_text).
+    pub address: Address,
+    /// Max wait, ms.
+    pub timeout_ms: Option<u64>,
+}
+
+pub(crate) async fn search(
+    b: &Browsers,
+    args: SearchArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.search_ms).await?;
+    let start = Instant::now();
+    let found = if args.address.is_empty() {
+        find_search_box(&page, timeout).await?
+    } else {
+        element(&page, &args.address, Want::Type, timeout).await?
+    };
+    let marker = input::mark_document(&page).await?;
+    locate::helper(&page, &found, "clearField", &[]).await?;
+    input::insert_text(&page, &args.query).await?;
+    let enter = input::parse_chord("Enter")?;
+    input::press(&page, &enter).await?;
+    let left = timeout
+        .saturating_sub(start.elapsed())
+        .max(Duration::from_millis(500));
+    let settled = input::settle(&page, &marker, Duration::from_millis(300), left).await?;
+    Ok(json!({
+        "box": found.element(), "query": args.query, "navigated": settled.navigated,
+        "url": settled.url, "title": settled.title,
+    }))
+}
+
+/// The search box: role searchbox or combobox, `input[type=search]`, or
+/// a field named or labelled for search; waited for up to `timeout`.
+async fn find_search_box(page: &Page, timeout: Duration) -> Result<Found, ToolError> {
+    let js = format!("{}.searchBox()", *HELPERS);
+    let js = &js;
+    let found = poll(timeout, Duration::from_millis(50), || async move {
+        // Between documents the lookup fails; that is "not yet", not an error.
+        if let Ok(Evaluated::Object(object)) = cdp::evaluate(page, js, false).await
+            && let Ok(info) = locate::check(page, &object, Want::Type).await
+        {
+            return Ok(Some(Found { object, info }));
+        }
+        Ok(None)
+    })
+    .await?;
+    found.ok_or_else(|| {
+        ToolError::failed(format!(
+            "no search box on the page (role searchbox or combobox, input[type=search], or a field named search/query/q) after {} ms",
+            timeout.as_millis()
+        ))
+        .with_code("element_not_found")
+    })
+}
+
+/// Register this file's tools, all sharing `browsers`.
+pub(super) fn register(
+    registry: &mut ToolRegistry,
+    browsers: &Arc<Browsers>,
+) -> Result<(), RegistryError> {
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_select_option",
+        idempotent(),
+        "Selects options of a <select> by `values` or `index`; several values for a multi-select.",
+        select_option
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_submit_form",
+        acting(),
+        "Submits a form (the addressed one, the one around the focused element, else the first) and waits for the next page. Invalid fields fail with code invalid_form.",
+        submit_form
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_search",
+        acting(),
+        "Finds the page's search box, types `query` and presses Enter.",
+        search
+    );
+    Ok(())
+}

@@ -1,0 +1,168 @@
+//! The browser tools, grouped by what they do, each file holding its tools'
+//! argument types, their names, descriptions and annotations, and their code:
+//!
+//! - [`navigation`]: `browser_navigate`, `browser_wait_for_url_change`;
+//! - [`elements`]: `browser_click`, `browser_type`, `browser_clear_input`,
+//!   `browser_press_key`, `browser_wait_for_element`;
+//! - [`forms`]: `browser_select_option`, `browser_submit_form`, `browser_search`;
+//! - [`reading`]: `browser_get_text`, `browser_verify_element_exists`,
+//!   `browser_extract_table`, `browser_get_page_html`, `browser_snapshot`;
+//! - [`page`]: `browser_get_page_state`, `browser_take_screenshot`,
+//!   `browser_scroll`, `browser_wait`.
+//!
+//! Every call works on the page of its session (the call's correlation id, or a
+//! `session` handle: `crate::handles`). This file holds what they share: the
+//! registration macros, the annotation kinds, and finding an element.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axon_core::{Annotations, RegistryError, ToolError, ToolRegistry};
+use chromiumoxide::page::Page;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+use crate::locate::{self, Address, Found, Want};
+use crate::session::Browsers;
+
+/// A tool (not yet registered) whose handler is `$f(&Browsers, args, &ToolContext)`:
+/// the closure that clones the shared browsers into each call, written once.
+macro_rules! browser_fn {
+    ($browsers:expr, $name:literal, $description:literal, $f:path) => {{
+        let b = $browsers.clone();
+        axon_core::tool_fn(
+            $name,
+            $description,
+            move |args, ctx: axon_core::ToolContext| {
+                let b = b.clone();
+                async move { $f(&b, args, &ctx).await }
+            },
+        )
+    }};
+}
+pub(crate) use browser_fn;
+
+/// Register one browser tool (see [`browser_fn`]) that also takes `session`.
+macro_rules! browser_tool {
+    ($registry:expr, $browsers:expr, $name:literal, $annotations:expr, $description:literal, $f:path) => {{
+        $registry.register(crate::handles::WithSession::new(
+            browser_fn!($browsers, $name, $description, $f).annotations($annotations),
+        ))?;
+    }};
+}
+
+pub(crate) mod elements;
+pub(crate) mod forms;
+pub(crate) mod navigation;
+pub(crate) mod page;
+pub(crate) mod reading;
+
+pub use elements::{ClickArgs, ElementState, PressKeyArgs, TypeArgs, WaitForElementArgs};
+pub use forms::{OneOrMany, SearchArgs, SelectArgs, SubmitArgs};
+pub use navigation::{NavigateArgs, UrlChangeArgs, WaitUntil};
+pub use page::{Direction, Edge, PageState, ScrollArgs, WaitArgs};
+pub use reading::{TableArgs, TableFormat, VerifyArgs};
+
+/// Register every browser tool, all sharing `browsers`: the session tools, and
+/// the page and element tools, each taking an optional `session` handle.
+pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<(), RegistryError> {
+    crate::handles::register(registry, browsers.clone())?;
+    navigation::register(registry, &browsers)?;
+    elements::register(registry, &browsers)?;
+    forms::register(registry, &browsers)?;
+    reading::register(registry, &browsers)?;
+    page::register(registry, &browsers)
+}
+
+/// No arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+fn read_only() -> Annotations {
+    Annotations {
+        read_only: true,
+        idempotent: true,
+        open_world: true,
+        ..Annotations::default()
+    }
+}
+
+/// Acts on the page; repeating it is harmless (typing into a cleared field,
+/// selecting the same option, scrolling to an element).
+fn idempotent() -> Annotations {
+    Annotations {
+        idempotent: true,
+        open_world: true,
+        ..Annotations::default()
+    }
+}
+
+/// Acts on the page in a way that may not be safe to repeat (a click, a key
+/// press, a submit): not retried after a timeout unless the policy says so.
+fn acting() -> Annotations {
+    Annotations {
+        open_world: true,
+        // `Annotations::default()` is idempotent (a plain function tool): a
+        // click is not. Its "never happened" failures (element not ready) are
+        // still retried: they are `ToolError::before_acting`.
+        idempotent: false,
+        ..Annotations::default()
+    }
+}
+
+/// Arguments of tools that take an element and a timeout.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ElementArgs {
+    #[serde(flatten)]
+    /// The element (exactly one of selector, ref, role, label, has_text).
+    pub address: Address,
+    /// Max wait, ms.
+    pub timeout_ms: Option<u64>,
+}
+
+/// What an element action did.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Acted {
+    /// The element acted on (`tag#id.class`).
+    pub element: String,
+    /// How it was found, when a fallback was used (`role+name`, `role`, `text`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_by: Option<String>,
+}
+
+/// Ask `probe` every `every` until it answers `Some`, for up to `timeout`
+/// (it is asked at least once, and once more at the deadline's edge);
+/// `Ok(None)` when time ran out. A probe's error ends the wait.
+async fn poll<T, F, Fut>(
+    timeout: Duration,
+    every: Duration,
+    mut probe: F,
+) -> Result<Option<T>, ToolError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>, ToolError>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(found) = probe().await? {
+            return Ok(Some(found));
+        }
+        if start.elapsed() >= timeout {
+            return Ok(None);
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// The element `address` names, waited for until `want` holds.
+async fn element(
+    page: &Page,
+    address: &Address,
+    want: Want,
+    timeout: Duration,
+) -> Result<Found, ToolError> {
+    locate::wait_for(page, &address.target()?, want, timeout).await
+}

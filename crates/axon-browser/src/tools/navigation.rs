@@ -1,0 +1,299 @@
+//! Going places: `browser_navigate` (open a URL, wait for it to load, answer
+//! with the page state; `[browser]` host and scheme rules are checked first) and
+//! `browser_wait_for_url_change` (a redirect, a client-side route).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axon_core::{ErrorKind, RegistryError, ToolContext, ToolError, ToolRegistry};
+use chromiumoxide::cdp::browser_protocol::page::{EventLifecycleEvent, NavigateParams};
+use futures::StreamExt;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::page::page_state;
+use super::{idempotent, poll, read_only};
+use crate::cdp::{self, Evaluated};
+use crate::session::{Browsers, cdp_error};
+
+/// When `browser_navigate` returns.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum WaitUntil {
+    /// The `load` event: the page and its subresources.
+    #[default]
+    Load,
+    /// The HTML is parsed (`DOMContentLoaded`).
+    Domcontentloaded,
+    /// `load`, then no network connections for 500 ms (Chromium's
+    /// `networkIdle` lifecycle event, as Playwright's `networkidle`).
+    Networkidle,
+}
+
+impl WaitUntil {
+    /// The `Page.lifecycleEvent` name that ends the wait.
+    fn event(self) -> &'static str {
+        match self {
+            WaitUntil::Load => "load",
+            WaitUntil::Domcontentloaded => "DOMContentLoaded",
+            WaitUntil::Networkidle => "networkIdle",
+        }
+    }
+}
+
+/// `browser_navigate` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NavigateArgs {
+    /// An absolute URL (http, https; file only when enabled).
+    pub url: String,
+    /// When to return.
+    #[serde(default)]
+    pub wait_until: WaitUntil,
+    /// Max wait, ms.
+    pub timeout_ms: Option<u64>,
+}
+
+pub(crate) async fn navigate(
+    browsers: &Browsers,
+    args: NavigateArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    browsers.config().check_url(&args.url)?;
+    let timeout = browsers
+        .config()
+        .timeout(args.timeout_ms, browsers.config().timeouts.navigate_ms);
+    let page = browsers.page_for(ctx).await?;
+    // Listen before navigating, so the event cannot be missed.
+    let mut events = page
+        .event_listener::<EventLifecycleEvent>()
+        .await
+        .map_err(|e| cdp_error("listening for page events", &e))?;
+    let wanted = args.wait_until.event();
+    let deadline = tokio::time::Instant::now() + timeout;
+    // A navigation the page started itself (a form a click submitted a moment
+    // ago) can replace ours; then ours is sent again, up to three times.
+    for _ in 0..3 {
+        let sent = page
+            .execute(NavigateParams::new(args.url.clone()))
+            .await
+            .map(|r| {
+                (
+                    r.result.error_text.clone(),
+                    r.result.loader_id.clone(),
+                    r.result.frame_id.clone(),
+                )
+            });
+        let (loader, frame) = match sent {
+            Ok((Some(error), _, _)) if error.contains("ERR_ABORTED") => continue,
+            Ok((Some(error), _, _)) => return Err(navigation_error(&args.url, &error)),
+            Ok((None, loader, frame)) => (loader, frame),
+            Err(e) => {
+                if browsers.browser_died().await {
+                    return Err(ToolError::transient(format!(
+                        "the browser died during navigation: {e}"
+                    )));
+                }
+                return Err(navigation_error(&args.url, &e.to_string()));
+            }
+        };
+        // A same-document navigation (only the fragment changed) has no loader.
+        let Some(loader) = loader else {
+            return page_state(&page).await.map(|s| json!(s));
+        };
+        let reached = tokio::time::timeout_at(deadline, async {
+            // Another loader's `init` replaces ours only once ours has begun:
+            // events from before (the navigation ours replaced) don't count.
+            let mut begun = false;
+            while let Some(event) = events.next().await {
+                if event.frame_id != frame {
+                    continue;
+                }
+                if event.loader_id == loader {
+                    begun = true;
+                    if event.name == wanted {
+                        return Reached::Yes;
+                    }
+                } else if begun && event.name == "init" {
+                    return Reached::Replaced;
+                }
+            }
+            Reached::Closed
+        })
+        .await;
+        match reached {
+            Ok(Reached::Yes) => return page_state(&page).await.map(|s| json!(s)),
+            Ok(Reached::Replaced) => {
+                tracing::debug!(url = %args.url, "another navigation replaced ours; sending it again");
+            }
+            Ok(Reached::Closed) => {
+                return Err(ToolError::transient(format!(
+                    "the page closed while loading {}",
+                    args.url
+                )));
+            }
+            Err(_) => {
+                return Err(ToolError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "{} did not reach {wanted} within {} ms",
+                        args.url,
+                        timeout.as_millis()
+                    ),
+                )
+                .with_code("navigation_timeout"));
+            }
+        }
+    }
+    Err(ToolError::transient(format!(
+        "the navigation to {} was replaced by the page's own three times",
+        args.url
+    )))
+}
+
+/// How waiting for a navigation's lifecycle event ended.
+enum Reached {
+    Yes,
+    /// Another navigation of the same frame began.
+    Replaced,
+    /// The page went away.
+    Closed,
+}
+
+/// Chromium's `errorText` for a failed navigation, as an Axon error:
+/// unreachable sites (`net::ERR_CONNECTION_REFUSED`, name not resolved, …) are
+/// `unavailable`; anything else Chromium refuses is `navigation_blocked`.
+fn navigation_error(url: &str, text: &str) -> ToolError {
+    let unreachable = [
+        "CONNECTION",
+        "NAME_NOT_RESOLVED",
+        "ADDRESS_UNREACHABLE",
+        "TIMED_OUT",
+        "INTERNET_DISCONNECTED",
+    ];
+    if unreachable.iter().any(|k| text.contains(k)) {
+        ToolError::unavailable(format!("{url}: {text}")).with_code("navigation_failed")
+    } else {
+        ToolError::failed(format!("{url}: {text}")).with_code("navigation_blocked")
+    }
+}
+
+/// `browser_wait_for_url_change` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct UrlChangeArgs {
+    /// Wait until the URL differs from this (default: the URL now).
+    pub from: Option<String>,
+    /// Or until the URL fits this pattern: `*` matches any characters; a
+    /// pattern without `*` matches any URL that contains it.
+    pub to: Option<String>,
+    /// Max wait, ms.
+    pub timeout_ms: Option<u64>,
+}
+
+/// Whether `url` fits `pattern`: a glob with `*`, else a substring.
+pub(crate) fn url_matches(url: &str, pattern: &str) -> bool {
+    if !pattern.contains('*') {
+        return url.contains(pattern);
+    }
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !url.starts_with(first) || url.len() < first.len() + last.len() || !url.ends_with(last) {
+        return false;
+    }
+    let mut rest = &url[first.len()..url.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+pub(crate) async fn wait_for_url_change(
+    b: &Browsers,
+    args: UrlChangeArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.navigate_ms).await?;
+    let start = Instant::now();
+    let current = || async {
+        match cdp::evaluate(&page, "location.href", true).await {
+            Ok(Evaluated::Value(Value::String(url))) => Some(url),
+            _ => None,
+        }
+    };
+    let from = match args.from {
+        Some(from) => from,
+        None => current().await.unwrap_or_default(),
+    };
+    let (current, to, from_url) = (&current, &args.to, &from);
+    let reached = poll(timeout, Duration::from_millis(25), || async move {
+        Ok(current().await.filter(|url| match to {
+            Some(pattern) => url_matches(url, pattern),
+            None => url != from_url,
+        }))
+    })
+    .await?;
+    if let Some(url) = reached {
+        return Ok(
+            json!({"url": url, "from": from, "waited_ms": start.elapsed().as_millis() as u64}),
+        );
+    }
+    let wanted = match &args.to {
+        Some(pattern) => format!("to match {pattern:?}"),
+        None => format!("to change from {from}"),
+    };
+    Err(ToolError::failed(format!(
+        "the URL did not {wanted} within {} ms",
+        timeout.as_millis()
+    ))
+    .with_code("url_unchanged"))
+}
+
+/// Register this file's tools, all sharing `browsers`.
+pub(super) fn register(
+    registry: &mut ToolRegistry,
+    browsers: &Arc<Browsers>,
+) -> Result<(), RegistryError> {
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_navigate",
+        idempotent(),
+        "Opens a URL and returns the page state. Blocked hosts fail with code navigation_blocked.",
+        navigate
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_wait_for_url_change",
+        read_only(),
+        "Waits until the page URL differs from `from` (default: the URL now) or fits the pattern `to` (* matches anything; no * means contains).",
+        wait_for_url_change
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_patterns() {
+        assert!(url_matches(
+            "http://h/welcome.html?user=ada",
+            "/welcome.html"
+        ));
+        assert!(url_matches("http://h/a/b/done", "http://h/*/done"));
+        assert!(url_matches("http://h/a/b/done", "*done"));
+        assert!(!url_matches("http://h/a/b/donex", "*done"));
+        assert!(url_matches("http://h/x", "*"));
+        assert!(!url_matches("http://h/x", "https://*"));
+        assert!(url_matches("http://h/a1b2c", "*a*b*c"));
+        assert!(!url_matches("ab", "a*b*b"));
+    }
+}

@@ -1,0 +1,157 @@
+//! What a command builds before it can work: the tool registry (the utilities,
+//! `http_request`, the browser tools, the tools of the MCP servers it needs), the
+//! history store, the executor over both, and the plan runner that checkpoints
+//! into the store. `main.rs` only says which command needs which.
+
+use std::sync::Arc;
+
+use axon_cli::config::{self, Config, HistoryBackend};
+use axon_core::{Executor, HistoryStore, ToolRegistry};
+use axon_plan::{Plan, PlanRunner};
+use axon_store::{Retention, SqliteStore};
+
+use crate::output::Ui;
+use crate::{Fail, infra, usage};
+
+/// Which configured MCP servers a command starts. Each is a child process or a
+/// session, so a command starts only those whose tools it may call: `axon call
+/// echo` starts none.
+#[derive(Clone, Copy)]
+pub(crate) enum Imports<'a> {
+    /// Every server (commands that list or serve the tools).
+    All,
+    /// None (commands that call no tool).
+    None,
+    /// The servers whose tools these names are (`<prefix>__<tool>`).
+    For(&'a [String]),
+}
+
+impl Imports<'_> {
+    fn wants(&self, server: &axon_mcp::McpServerConfig) -> bool {
+        match self {
+            Imports::All => true,
+            Imports::None => false,
+            Imports::For(tools) => tools.iter().any(|tool| server.provides(tool)),
+        }
+    }
+}
+
+/// The tools a plan may call: its steps' and their fallbacks'.
+pub(crate) fn plan_tools(plan: &Plan) -> Vec<String> {
+    plan.steps
+        .iter()
+        .flat_map(|step| {
+            std::iter::once(step.tool.clone()).chain(step.fallbacks.iter().map(|f| f.tool.clone()))
+        })
+        .collect()
+}
+
+/// Every tool the command may use: the utilities, `http_request`, the browser
+/// tools, and the tools of the `[[mcp.servers]]` entries `imports` names (started
+/// side by side). A server that fails to start stops the command (exit 3) unless
+/// it is `optional`, which is a warning.
+async fn registry(
+    config: &Config,
+    ui: Ui,
+    imports: Imports<'_>,
+    history: Option<Arc<dyn HistoryStore>>,
+) -> Result<ToolRegistry, Fail> {
+    let mut registry = ToolRegistry::with_utilities();
+    let http = axon_http::HttpRequest::new(config.http.clone()).map_err(infra)?;
+    registry.register(http).map_err(|e| infra(e.to_string()))?;
+    // Chromium starts on the first browser call, not here.
+    let browsers = Arc::new(axon_browser::Browsers::new(config.browser.clone()));
+    axon_browser::register(&mut registry, browsers.clone()).map_err(|e| infra(e.to_string()))?;
+    // browser_act decides with the model in [llm], else offline.
+    let translator: Arc<dyn axon_browser::act::ActionTranslator> = match &config.llm {
+        Some(llm) => {
+            Arc::new(axon_browser::act::LlmTranslator::new(llm.clone(), history).map_err(usage)?)
+        }
+        None => Arc::new(axon_browser::act::Heuristic),
+    };
+    axon_browser::act::register(&mut registry, browsers, translator)
+        .map_err(|e| infra(e.to_string()))?;
+    let servers: Vec<_> = config
+        .mcp
+        .servers
+        .iter()
+        .filter(|server| imports.wants(server))
+        .collect();
+    let imported = futures::future::join_all(
+        servers
+            .iter()
+            .map(|server| axon_mcp::import((*server).clone())),
+    )
+    .await;
+    for (server, imported) in servers.into_iter().zip(imported) {
+        match imported {
+            Ok(tools) => {
+                for tool in tools {
+                    registry
+                        .register(tool)
+                        .map_err(|e| infra(format!("mcp.servers {:?}: {e}", server.name)))?;
+                }
+            }
+            Err(message) if server.optional => {
+                ui.warn(&format!("{message} (optional: its tools are absent)"));
+            }
+            Err(message) => return Err(infra(message)),
+        }
+    }
+    Ok(registry)
+}
+
+/// The store file (`[store] path`), with `[history]`'s retention and durability.
+pub(crate) async fn open_store(config: &Config) -> Result<Arc<SqliteStore>, Fail> {
+    let retention = Retention {
+        max_per_correlation: config.history.max_per_correlation,
+        max_calls: config.history.max_calls,
+        max_age: (config.history.max_age_days > 0).then(|| {
+            std::time::Duration::from_secs(config.history.max_age_days.saturating_mul(24 * 3600))
+        }),
+        max_runs: config.history.max_runs,
+    };
+    let durability = config.history.durability.parse().map_err(usage)?;
+    SqliteStore::open(config.store_path(), retention)
+        .await
+        .map(|store| Arc::new(store.with_durability(durability)))
+        .map_err(|e| infra(e.to_string()))
+}
+
+/// The executor with the config's policies, recording into `store` (or into
+/// memory with `history.backend = "memory"`); without a store, nothing is
+/// recorded (commands that only list or check).
+pub(crate) async fn executor(
+    config: &Config,
+    ui: Ui,
+    store: Option<Arc<SqliteStore>>,
+    imports: Imports<'_>,
+) -> Result<Executor, Fail> {
+    let history: Option<Arc<dyn HistoryStore>> = match (store, config.history.backend) {
+        (Some(_), HistoryBackend::Memory) => Some(Arc::new(axon_core::InMemoryHistory::new())),
+        (Some(store), HistoryBackend::Sqlite) => Some(store),
+        (None, _) => None,
+    };
+    let mut builder = Executor::builder(registry(config, ui, imports, history.clone()).await?)
+        .defaults(config.defaults_json());
+    for (tool, table) in &config.tools {
+        builder = builder.tool_policy(tool, config::table_json(table));
+    }
+    if let Some(history) = history {
+        builder = builder.history(history);
+    }
+    builder.build().map_err(|e| usage(format!("config: {e}")))
+}
+
+/// A plan runner over the store, with the config's secrets: what `run`, `serve`
+/// and `mcp` work with. The store comes back too, to be closed at the end.
+pub(crate) async fn runner(
+    config: &Config,
+    ui: Ui,
+    imports: Imports<'_>,
+) -> Result<(PlanRunner, Arc<SqliteStore>), Fail> {
+    let store = open_store(config).await?;
+    let executor = executor(config, ui, Some(store.clone()), imports).await?;
+    let runner = PlanRunner::with_store(executor, store.clone()).with_secrets(config.secrets());
+    Ok((runner, store))
+}
