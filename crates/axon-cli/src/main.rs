@@ -96,6 +96,8 @@ enum Command {
         #[arg(long)]
         bind: Option<String>,
     },
+    /// Print the HTTP API's OpenAPI 3.1 document (what `GET /openapi.json` serves).
+    Openapi,
     /// Check or show the configuration.
     Config {
         #[command(subcommand)]
@@ -213,6 +215,10 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Stats => stats(&config, ui).await,
         Command::Serve { bind } => serve(&config, ui, bind).await,
         Command::Mcp => mcp(&config, ui).await,
+        Command::Openapi => {
+            output::print_json(&axon_server::openapi_document());
+            Ok(Exit::Success)
+        }
         Command::Config { action } => match action {
             ConfigAction::Check { file } => {
                 let path = file

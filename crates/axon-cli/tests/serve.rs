@@ -1156,3 +1156,84 @@ async fn a_plans_secrets_are_nowhere_at_rest_over_http_and_mcp() {
         "and is masked when stored"
     );
 }
+
+/// The repository's root.
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_is_described_by_its_openapi_document_and_answers_by_it() {
+    // docs/openapi.json is what the server serves and `axon openapi` prints.
+    let file = std::fs::read_to_string(repo().join("docs/openapi.json")).unwrap();
+    let doc: Value = serde_json::from_str(&file).unwrap();
+    let printed = Command::new(env!("CARGO_BIN_EXE_axon"))
+        .arg("openapi")
+        .output()
+        .unwrap();
+    let printed: Value = serde_json::from_slice(&printed.stdout).unwrap();
+    assert!(
+        printed == doc,
+        "docs/openapi.json is stale: cargo run -q -p axon-cli -- openapi > docs/openapi.json"
+    );
+    assert_eq!(doc["openapi"], "3.1.0");
+    // Every route the router has is described.
+    let router = std::fs::read_to_string(repo().join("crates/axon-server/src/lib.rs")).unwrap();
+    let routes: Vec<&str> = router
+        .split(".route(\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert!(routes.len() >= 14, "{routes:?}");
+    for route in routes {
+        assert!(
+            doc["paths"][route].is_object(),
+            "{route} is not in docs/openapi.json"
+        );
+    }
+
+    let s = Served::start(None);
+    let (status, served) = s.get("/openapi.json").await;
+    assert_eq!((status, &served), (StatusCode::OK, &doc));
+    let conforms = |name: &str, value: &Value| {
+        let schema = axon_core::schema::Schema::compile(&json!({
+            "$ref": format!("#/components/schemas/{name}"),
+            "components": doc["components"],
+        }))
+        .unwrap();
+        if let Err(e) = schema.check(value, axon_core::ErrorKind::InvalidOutput, name) {
+            panic!("{name}: {}\n{value:#}", e.message);
+        }
+    };
+    let (_, ok) = s
+        .post("/v1/tools/echo/call", json!({"args": {"a": 1}}))
+        .await;
+    conforms("CallResult", &ok);
+    let (status, failed) = s
+        .post(
+            "/v1/tools/flaky/call",
+            json!({"args": {"key": "openapi", "fail_times": 9, "kind": "failed"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    conforms("CallResult", &failed);
+    let (status, problem) = s
+        .post("/v1/tools/sleep/call", json!({"args": {"ms": "x"}}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    conforms("Problem", &problem);
+    assert_eq!(problem["pointer"], "/args/ms");
+    let plan = json!({"steps": [{"id": "a", "tool": "echo", "params": {"x": 1}}]});
+    let (_, result) = s.post("/v1/runs?wait=true", plan).await;
+    conforms("PlanResult", &result);
+    let run_id = result["run_id"].as_str().unwrap();
+    let (_, run) = s.get(&format!("/v1/runs/{run_id}")).await;
+    conforms("RunState", &run);
+    let (_, history) = s.get(&format!("/v1/history/{run_id}")).await;
+    conforms("HistoryEntry", &history["calls"][0]);
+    conforms("HistoryStats", &history["stats"]);
+    let (_, health) = s.get("/healthz").await;
+    conforms("Health", &health);
+    let (_, breakers) = s.get("/v1/breakers").await;
+    conforms("Breaker", &breakers["breakers"][0]);
+}

@@ -245,7 +245,7 @@ impl ToolError {
 
 /// The `error` object of a call result: `{"kind", "code", "message", "retryable"}`,
 /// plus `retry_after_ms` and `pointer` when known.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CallError {
     /// The error kind.
     pub kind: ErrorKind,

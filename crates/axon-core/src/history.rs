@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::result::CallResult;
 
 /// One recorded call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HistoryEntry {
     /// What came back.
     #[serde(flatten)]
@@ -29,7 +29,7 @@ pub struct HistoryEntry {
 }
 
 /// Which step of which run a call belongs to ([`HistoryEntry::step`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepMark {
     /// The run.
     pub run_id: String,
@@ -41,7 +41,7 @@ pub struct StepMark {
 }
 
 /// Figures over a set of calls (what `axon stats` and `GET /v1/stats` show).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct HistoryStats {
     /// Calls.
     pub total: u64,

@@ -45,6 +45,24 @@ impl fmt::Display for Timestamp {
     }
 }
 
+impl schemars::JsonSchema for Timestamp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Timestamp".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "format": "date-time",
+            "description": "RFC 3339, UTC, with milliseconds",
+        })
+    }
+}
+
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
@@ -61,7 +79,7 @@ impl<'de> Deserialize<'de> for Timestamp {
 }
 
 /// Where the data came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// The tool ran.
@@ -72,7 +90,7 @@ pub enum Source {
 
 /// Provenance of the data, for citation: where it came from, when it was
 /// originally fetched (the first fetch, on a cache hit) and a digest of it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Provenance {
     /// `tool` or `cache`.
     pub source: Source,
@@ -107,7 +125,7 @@ impl Provenance {
 }
 
 /// Present when a fallback served the call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FallbackInfo {
     /// Always true (the object is absent otherwise).
     pub used: bool,
@@ -121,7 +139,7 @@ pub struct FallbackInfo {
 
 /// The result of one call: success or failure, how many attempts, why each retry,
 /// how long, and where the data came from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CallResult {
     /// A ULID, unique per call.
     pub call_id: String,

@@ -10,7 +10,7 @@ use serde_json::Value;
 pub const DEFAULT_MAX_PARALLEL: usize = 5;
 
 /// A plan.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
     /// A name for humans and history.
@@ -18,6 +18,7 @@ pub struct Plan {
     pub name: Option<String>,
     /// Steps running at once.
     #[serde(default = "default_max_parallel")]
+    #[schemars(range(min = 1))]
     pub max_parallel: usize,
     /// Cancel running steps and skip the rest at the first failure.
     #[serde(default)]
@@ -26,6 +27,7 @@ pub struct Plan {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defaults: Option<Value>,
     /// The steps, addressable by index or by id.
+    #[schemars(length(min = 1))]
     pub steps: Vec<Step>,
 }
 
@@ -34,7 +36,7 @@ fn default_max_parallel() -> usize {
 }
 
 /// One step: a tool call.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     /// Optional name other steps can reference (`steps.<id>`, `depends_on: [id]`).
@@ -61,7 +63,7 @@ pub struct Step {
 }
 
 /// A fallback of a step.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Fallback {
     /// The tool.
@@ -76,7 +78,7 @@ fn empty_object() -> Value {
 }
 
 /// A reference to a step: its index or its id.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum StepRef {
     /// By position, from 0.

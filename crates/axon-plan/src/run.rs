@@ -31,7 +31,7 @@ use crate::template::{Source, resolve, templates_in};
 use crate::validate::{Graph, PlanErrors, Problem, validate};
 
 /// How a step ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
     /// Its call succeeded (perhaps through a fallback).
@@ -45,7 +45,7 @@ pub enum StepStatus {
 }
 
 /// How a run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Every step succeeded.
@@ -68,7 +68,7 @@ impl RunStatus {
 }
 
 /// One step in a plan result.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepOutcome {
     /// Position in the plan.
     pub index: usize,
@@ -124,7 +124,7 @@ impl StepOutcome {
 }
 
 /// The result of a run (the plan result JSON of docs/design.md, "Plans").
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlanResult {
     /// The run.
     pub run_id: String,

@@ -21,48 +21,60 @@ use crate::AppState;
 use crate::access::Access;
 use crate::problem::{JsonBody, Problem};
 
-fn empty_object() -> Value {
-    Value::Object(Default::default())
-}
+/// A JSON object: what arguments and a policy layer are. Typed so that a body
+/// whose `args` or `policy` is not one is a 400 naming it, whatever the tool.
+type Object = serde_json::Map<String, Value>;
 
 /// The body of `POST /v1/tools/{name}/call`.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CallBody {
-    #[serde(default = "empty_object")]
-    args: Value,
+    /// The tool's arguments (checked against its input schema).
+    #[serde(default)]
+    args: Object,
+    /// Groups the call with others in history (and a browser session).
     correlation_id: Option<String>,
-    policy: Option<Value>,
+    /// Policy keys for this call only (docs/design.md, "Policy configuration").
+    #[serde(default)]
+    policy: Option<Object>,
 }
 
 /// One call of `POST /v1/calls`.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ManyCall {
+    /// The tool's name.
     tool: String,
-    #[serde(default = "empty_object")]
-    args: Value,
+    /// Its arguments.
+    #[serde(default)]
+    args: Object,
+    /// Groups the call with others in history.
     correlation_id: Option<String>,
-    policy: Option<Value>,
+    /// Policy keys for this call only.
+    #[serde(default)]
+    policy: Option<Object>,
 }
 
 /// The body of `POST /v1/calls`.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ManyBody {
+    /// The calls, answered in this order.
     calls: Vec<ManyCall>,
+    /// Calls running at once (default 10).
+    #[schemars(range(min = 1))]
     max_parallel: Option<usize>,
 }
 
 fn tool_call(
     tool: String,
-    args: Value,
+    args: Object,
     correlation_id: Option<String>,
-    policy: Option<Value>,
+    policy: Option<Object>,
 ) -> ToolCall {
-    let mut call = ToolCall::new(tool, args);
+    let mut call = ToolCall::new(tool, Value::Object(args));
     call.correlation_id = correlation_id;
-    call.policy = policy;
+    call.policy = policy.map(Value::Object);
     call
 }
 

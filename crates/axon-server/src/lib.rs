@@ -16,6 +16,7 @@
 //! | `GET /v1/stats`, `GET /v1/tools`, `GET /v1/breakers`, `POST /v1/breakers/{tool}/reset` | operations |
 //! | `/mcp` | the MCP server (every tool and `run_plan`) over Streamable HTTP |
 //! | `GET /healthz`, `GET /metrics` | health (200/503 per component), Prometheus text |
+//! | `GET /openapi.json` | the OpenAPI 3.1 description of all of the above (`openapi.rs`) |
 //!
 //! Errors are `application/problem+json` naming the JSON pointer of the bad field.
 //! With tokens set, every endpoint but `/healthz` wants `Authorization: Bearer
@@ -27,6 +28,7 @@
 
 mod access;
 mod api;
+mod openapi;
 mod ops;
 pub mod problem;
 mod runs;
@@ -48,6 +50,7 @@ use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
 pub use access::ScopedToken;
+pub use openapi::document as openapi_document;
 pub use ops::install_prometheus;
 
 /// How the server behaves at its edges.
@@ -178,6 +181,10 @@ impl Server {
             ));
         Router::new()
             .route("/healthz", get(ops::healthz))
+            .route(
+                "/openapi.json",
+                get(|| async { axum::Json(openapi::document()) }),
+            )
             .merge(api)
             .fallback(ops::not_found)
             .method_not_allowed_fallback(ops::method_not_allowed)

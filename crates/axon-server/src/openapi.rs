@@ -1,0 +1,412 @@
+//! The API description: an OpenAPI 3.1 document served at `GET /openapi.json` and
+//! kept in `docs/openapi.json` (`axon openapi` prints it; a test fails when the
+//! two differ). The bodies that carry the contracts (the call result, the plan,
+//! the plan result, history entries, the request bodies) are generated from the
+//! server's own Rust types with schemars, so they follow the code; the small
+//! envelopes around them are written here, and a test checks real responses
+//! against every schema.
+
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value, json};
+
+use crate::api::{CallBody, ManyBody};
+
+/// A response that is a problem (`application/problem+json`).
+fn problem(description: &str) -> Value {
+    json!({
+        "description": description,
+        "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    })
+}
+
+/// A JSON response of `schema`.
+fn json_response(description: &str, schema: Value) -> Value {
+    json!({"description": description, "content": {"application/json": {"schema": schema}}})
+}
+
+fn reference(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+/// The problems every authenticated endpoint may answer with.
+fn guarded(mut responses: Map<String, Value>) -> Value {
+    responses.insert(
+        "401".into(),
+        problem("A bearer token is required (`server.auth_tokens`) and was missing or wrong."),
+    );
+    responses.insert(
+        "403".into(),
+        problem("The token may not do this (a scoped token's tools, or an admin action)."),
+    );
+    Value::Object(responses)
+}
+
+fn responses(pairs: Vec<(&str, Value)>) -> Map<String, Value> {
+    pairs
+        .into_iter()
+        .map(|(status, v)| (status.to_string(), v))
+        .collect()
+}
+
+fn path_param(name: &str, description: &str) -> Value {
+    json!({"name": name, "in": "path", "required": true, "description": description, "schema": {"type": "string"}})
+}
+
+fn query_param(name: &str, description: &str, schema: Value) -> Value {
+    json!({"name": name, "in": "query", "required": false, "description": description, "schema": schema})
+}
+
+/// The statuses a failed call answers with (`ErrorKind::http_status`), its call
+/// result as the body.
+fn call_failures(mut map: Map<String, Value>) -> Map<String, Value> {
+    for (status, kinds) in [
+        ("422", "`failed` or `invalid_output`"),
+        ("429", "`rate_limited`"),
+        ("499", "`cancelled`"),
+        ("500", "`internal`: a tool panicked"),
+        ("502", "`transient`"),
+        ("503", "`unavailable` or `circuit_open`"),
+        ("504", "`timeout` or `budget_exhausted`"),
+    ] {
+        map.insert(
+            status.into(),
+            json_response(
+                &format!("The call failed with {kinds}; the body is its call result."),
+                reference("CallResult"),
+            ),
+        );
+    }
+    map
+}
+
+/// A plan body: JSON, or the same document in YAML.
+fn plan_body() -> Value {
+    json!({
+        "required": true,
+        "content": {
+            "application/json": {"schema": reference("Plan")},
+            "application/yaml": {"schema": {"type": "string"}},
+        },
+    })
+}
+
+/// The whole document.
+pub fn document() -> Value {
+    let mut generator = SchemaSettings::draft2020_12()
+        .with(|s| s.definitions_path = "/components/schemas/".into())
+        .into_generator();
+    let call_body = generator.subschema_for::<CallBody>().to_value();
+    let many_body = generator.subschema_for::<ManyBody>().to_value();
+    let call_result = generator
+        .subschema_for::<axon_core::CallResult>()
+        .to_value();
+    let plan_result = generator
+        .subschema_for::<axon_plan::PlanResult>()
+        .to_value();
+    let history_entry = generator
+        .subschema_for::<axon_core::HistoryEntry>()
+        .to_value();
+    let history_stats = generator
+        .subschema_for::<axon_core::HistoryStats>()
+        .to_value();
+    let step_outcome = generator
+        .subschema_for::<axon_plan::StepOutcome>()
+        .to_value();
+    generator.subschema_for::<axon_plan::Plan>();
+    let mut schemas = generator.take_definitions(true);
+    let breaker_state =
+        json!({"type": ["string", "null"], "enum": ["closed", "half_open", "open", null]});
+    schemas.insert(
+        "Problem".into(),
+        json!({
+            "description": "RFC 9457 problem details; `pointer` names the offending field of the request.",
+            "type": "object",
+            "required": ["type", "title", "status", "detail"],
+            "properties": {
+                "type": {"type": "string"},
+                "title": {"type": "string"},
+                "status": {"type": "integer"},
+                "detail": {"type": "string"},
+                "pointer": {"type": "string"},
+                "result": call_result,
+                "errors": {"type": "array", "items": {"type": "object"}},
+            },
+        }),
+    );
+    schemas.insert(
+        "Breaker".into(),
+        json!({
+            "type": "object",
+            "required": ["tool", "state"],
+            "properties": {"tool": {"type": "string"}, "state": breaker_state},
+        }),
+    );
+    schemas.insert(
+        "RunState".into(),
+        json!({
+            "description": "A run as stored: `running`, `interrupted` (begun, never finished: POST /v1/runs?run_id= resumes it) or its final status.",
+            "type": "object",
+            "required": ["run_id", "status", "steps_total", "steps_finished", "steps", "result"],
+            "properties": {
+                "run_id": {"type": "string"},
+                "status": {"type": "string", "enum": ["running", "interrupted", "succeeded", "failed", "cancelled"]},
+                "steps_total": {"type": ["integer", "null"]},
+                "steps_finished": {"type": "integer"},
+                "steps": {"type": "array", "items": step_outcome},
+                "result": {"oneOf": [plan_result.clone(), {"type": "null"}]},
+            },
+        }),
+    );
+    schemas.insert(
+        "Health".into(),
+        json!({
+            "type": "object",
+            "required": ["status", "version", "components", "runs_in_flight"],
+            "properties": {
+                "status": {"type": "string", "enum": ["ok", "degraded"]},
+                "version": {"type": "string"},
+                "components": {"type": "object", "additionalProperties": {
+                    "type": "object",
+                    "required": ["status"],
+                    "properties": {"status": {"type": "string", "enum": ["ok", "failing"]}, "target": {"type": "string"}, "error": {"type": "string"}},
+                }},
+                "runs_in_flight": {"type": "integer"},
+            },
+        }),
+    );
+    let event_stream = |what: &str| json!({"schema": {"type": "string", "description": format!("Server-sent events: {what}")}});
+    let call_events = event_stream(
+        "`attempt_started`, `retrying` (reason, delay), `slow`, `hedged`, `progress`, then one `result` event with the call result. Closing the stream cancels the call.",
+    );
+    let run_events = event_stream(
+        "`run_started`, `step_started`, `step_progress`, `step_finished`, `run_finished`, then one `result` event with the plan result as stored.",
+    );
+
+    let mut call_ok = json_response("The call succeeded: its call result.", call_result.clone());
+    call_ok["content"]["text/event-stream"] = call_events;
+    let mut start_ok = json_response("With `wait=true`: the run's result.", plan_result.clone());
+    start_ok["content"]["text/event-stream"] = run_events;
+
+    let paths = json!({
+        "/healthz": {"get": {
+            "operationId": "health",
+            "summary": "Whether the server and each component it needs work.",
+            "responses": {
+                "200": json_response("Every component works.", reference("Health")),
+                "503": json_response("A component fails; it is named.", reference("Health")),
+            },
+        }},
+        "/openapi.json": {"get": {
+            "operationId": "openapi",
+            "summary": "This document.",
+            "responses": {"200": json_response("The OpenAPI 3.1 document.", json!({"type": "object"}))},
+        }},
+        "/metrics": {"get": {
+            "operationId": "metrics",
+            "summary": "Prometheus metrics (tool_latency_ms, tool_errors_total, …).",
+            "responses": guarded(responses(vec![("200", json!({
+                "description": "The Prometheus text format.",
+                "content": {"text/plain": {"schema": {"type": "string"}}},
+            }))])),
+        }},
+        "/v1/tools": {"get": {
+            "operationId": "listTools",
+            "summary": "The tools this token may call.",
+            "parameters": [query_param("format", "`json` (specs), `openai` (function-calling schemas) or `mcp` (tools/list).", json!({"type": "string", "enum": ["json", "openai", "mcp"]}))],
+            "responses": guarded(responses(vec![
+                ("200", json_response("The tools.", json!({"type": ["object", "array"]}))),
+                ("400", problem("An unknown format.")),
+            ])),
+        }},
+        "/v1/tools/{name}/call": {"post": {
+            "operationId": "callTool",
+            "summary": "Call one tool through the policy pipeline.",
+            "parameters": [path_param("name", "The tool's name.")],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": call_body}}},
+            "responses": guarded(call_failures(responses(vec![
+                ("200", call_ok),
+                ("400", problem("Bad arguments (`invalid_arguments`, pointer under `/args`), a bad per-call policy (`/policy/…`) or a malformed body.")),
+                ("404", problem("No such tool.")),
+                ("413", problem("The body is larger than `server.body_limit_bytes`.")),
+                ("415", problem("The body is not JSON.")),
+            ]))),
+        }},
+        "/v1/calls": {"post": {
+            "operationId": "callMany",
+            "summary": "Several calls at once; the results in the order of the calls.",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": many_body}}},
+            "responses": guarded(responses(vec![
+                ("200", json_response("One call result per call, in order.", json!({
+                    "type": "object", "required": ["results"],
+                    "properties": {"results": {"type": "array", "items": call_result}},
+                }))),
+                ("400", problem("A malformed body, or `max_parallel` of 0.")),
+                ("413", problem("The body is too large.")),
+                ("415", problem("The body is not JSON.")),
+            ])),
+        }},
+        "/v1/plans/validate": {"post": {
+            "operationId": "validatePlan",
+            "summary": "Check a plan without running it.",
+            "requestBody": plan_body(),
+            "responses": guarded(responses(vec![
+                ("200", json_response("The plan is valid.", json!({
+                    "type": "object", "required": ["valid", "steps"],
+                    "properties": {"valid": {"const": true}, "steps": {"type": "integer"}},
+                }))),
+                ("400", problem("Not a plan document.")),
+                ("413", problem("The body is too large.")),
+                ("422", problem("The plan is invalid: `errors` lists every problem with its pointer.")),
+            ])),
+        }},
+        "/v1/runs": {"post": {
+            "operationId": "startRun",
+            "summary": "Start a plan (or resume a run id). `Accept: text/event-stream` streams its progress.",
+            "parameters": [
+                query_param("wait", "Block until the run ends and return its result.", json!({"type": "boolean"})),
+                query_param("run_id", "Run (or resume) under this id.", json!({"type": "string"})),
+                query_param("correlation_id", "Correlation id of the run's calls.", json!({"type": "string"})),
+            ],
+            "requestBody": plan_body(),
+            "responses": guarded(responses(vec![
+                ("200", start_ok),
+                ("202", json!({
+                    "description": "Started; `Location` is the run.",
+                    "headers": {"Location": {"schema": {"type": "string"}}},
+                    "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["run_id", "status", "href"],
+                        "properties": {"run_id": {"type": "string"}, "status": {"const": "running"}, "href": {"type": "string"}},
+                    }}},
+                })),
+                ("400", problem("Not a plan document, or a bad query.")),
+                ("409", problem("That run id is running, or began with another plan.")),
+                ("413", problem("The body is too large.")),
+                ("422", problem("The plan is invalid.")),
+            ])),
+        }},
+        "/v1/runs/{id}": {
+            "get": {
+                "operationId": "getRun",
+                "summary": "A run's state and, once it has ended, its result.",
+                "parameters": [path_param("id", "The run id.")],
+                "responses": guarded(responses(vec![
+                    ("200", json_response("The run.", reference("RunState"))),
+                    ("404", problem("No such run.")),
+                    ("503", problem("The store cannot be read.")),
+                ])),
+            },
+            "delete": {
+                "operationId": "cancelRun",
+                "summary": "Cancel a running run (its finished steps stay checkpointed).",
+                "parameters": [path_param("id", "The run id.")],
+                "responses": guarded(responses(vec![
+                    ("202", json_response("Cancelling.", json!({
+                        "type": "object", "required": ["run_id", "status"],
+                        "properties": {"run_id": {"type": "string"}, "status": {"const": "cancelling"}},
+                    }))),
+                    ("404", problem("No such run.")),
+                    ("409", problem("The run is not running here.")),
+                    ("503", problem("The store cannot be read.")),
+                ])),
+            },
+        },
+        "/v1/runs/{id}/graph": {"get": {
+            "operationId": "getRunGraph",
+            "summary": "A stored run's DAG: Graphviz dot or Mermaid.",
+            "parameters": [
+                path_param("id", "The run id."),
+                query_param("format", "`mermaid` (default) or `dot`.", json!({"type": "string", "enum": ["dot", "mermaid"]})),
+            ],
+            "responses": guarded(responses(vec![
+                ("200", json!({
+                    "description": "The graph.",
+                    "content": {
+                        "text/plain": {"schema": {"type": "string"}},
+                        "text/vnd.graphviz": {"schema": {"type": "string"}},
+                    },
+                })),
+                ("400", problem("An unknown format.")),
+                ("404", problem("No such run.")),
+                ("422", problem("The stored plan no longer validates (a tool is gone).")),
+                ("503", problem("The store cannot be read.")),
+            ])),
+        }},
+        "/v1/history/{correlation_id}": {"get": {
+            "operationId": "getHistory",
+            "summary": "The calls of a correlation id (a run's id is its calls' correlation id), oldest first, with their figures.",
+            "parameters": [path_param("correlation_id", "The correlation id.")],
+            "responses": guarded(responses(vec![
+                ("200", json_response("The calls.", json!({
+                    "type": "object", "required": ["correlation_id", "calls", "stats"],
+                    "properties": {
+                        "correlation_id": {"type": "string"},
+                        "calls": {"type": "array", "items": history_entry},
+                        "stats": history_stats,
+                    },
+                }))),
+                ("404", problem("No calls with that correlation id.")),
+                ("503", problem("The store cannot be read.")),
+            ])),
+        }},
+        "/v1/stats": {"get": {
+            "operationId": "getStats",
+            "summary": "Per-tool figures from history, with each breaker's state.",
+            "responses": guarded(responses(vec![
+                ("200", json_response("Per tool.", json!({
+                    "type": "object", "required": ["tools"],
+                    "properties": {"tools": {"type": "array", "items": {
+                        "type": "object", "required": ["tool", "breaker"],
+                        "properties": {"tool": {"type": "string"}, "breaker": breaker_state},
+                    }}},
+                }))),
+                ("503", problem("The store cannot be read.")),
+            ])),
+        }},
+        "/v1/breakers": {"get": {
+            "operationId": "listBreakers",
+            "summary": "Every tool's circuit breaker.",
+            "responses": guarded(responses(vec![
+                ("200", json_response("The breakers.", json!({
+                    "type": "object", "required": ["breakers"],
+                    "properties": {"breakers": {"type": "array", "items": reference("Breaker")}},
+                }))),
+            ])),
+        }},
+        "/v1/breakers/{tool}/reset": {"post": {
+            "operationId": "resetBreaker",
+            "summary": "Close a tool's breaker by hand (an admin action).",
+            "parameters": [path_param("tool", "The tool's name.")],
+            "responses": guarded(responses(vec![
+                ("200", json_response("The breaker, closed.", reference("Breaker"))),
+                ("404", problem("No such tool.")),
+            ])),
+        }},
+        "/mcp": {"post": {
+            "operationId": "mcp",
+            "summary": "MCP over Streamable HTTP (JSON-RPC 2.0): every tool and `run_plan`. Use an MCP client.",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
+            "responses": guarded(responses(vec![
+                ("200", json!({"description": "A JSON-RPC response, or a stream of them.", "content": {
+                    "application/json": {"schema": {"type": "object"}},
+                    "text/event-stream": {"schema": {"type": "string"}},
+                }})),
+                ("202", json!({"description": "A notification or response accepted."})),
+            ])),
+        }},
+    });
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Axon",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Execute AI agents' tool calls reliably: every call through one policy pipeline (validation, cache, circuit breaker, rate limit, retries, hedging, fallback), plans as DAGs, history with provenance. The contracts are in docs/design.md.",
+        },
+        "servers": [{"url": "http://127.0.0.1:7878"}],
+        "security": [{}, {"bearer": []}],
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "One of `server.auth_tokens` (or a scoped `[[server.tokens]]` token); required when the server binds a non-loopback address."}},
+        },
+    })
+}
