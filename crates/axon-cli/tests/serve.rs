@@ -1180,11 +1180,11 @@ async fn the_api_is_described_by_its_openapi_document_and_answers_by_it() {
     // Every route the router has is described.
     let router = std::fs::read_to_string(repo().join("crates/axon-server/src/lib.rs")).unwrap();
     let routes: Vec<&str> = router
-        .split(".route(\"")
+        .split(".route(")
         .skip(1)
-        .filter_map(|rest| rest.split('"').next())
+        .filter_map(|rest| rest.trim_start().strip_prefix('"')?.split('"').next())
         .collect();
-    assert!(routes.len() >= 14, "{routes:?}");
+    assert!(routes.len() >= 15, "{routes:?}");
     for route in routes {
         assert!(
             doc["paths"][route].is_object(),
@@ -1236,4 +1236,49 @@ async fn the_api_is_described_by_its_openapi_document_and_answers_by_it() {
     conforms("Health", &health);
     let (_, breakers) = s.get("/v1/breakers").await;
     conforms("Breaker", &breakers["breakers"][0]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_generated_from_the_document_calls_a_tool_and_runs_a_plan() {
+    // openapi-python-client (PyPI, pinned in peers/requirements-api.txt) writes
+    // a Python package from docs/openapi.json; a script uses it against a real
+    // server (peers/openapi_client_check.py).
+    let venv = repo().join("peers/venv-api/bin");
+    let out = std::env::temp_dir().join(format!("axon-client-{}", ulid::Ulid::new()));
+    let generated = Command::new(venv.join("openapi-python-client"))
+        .args(["generate", "--meta", "none", "--path"])
+        .arg(repo().join("docs/openapi.json"))
+        .arg("--output-path")
+        .arg(out.join("axon_client"))
+        .output()
+        .expect("peers/venv-api has openapi-python-client (scripts/peers installs it)");
+    assert!(
+        generated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&generated.stderr)
+    );
+    let s = Served::start(None);
+    let base = s.base.clone();
+    let script = repo().join("peers/openapi_client_check.py");
+    let python = venv.join("python");
+    let ran = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(script)
+            .arg(base)
+            .env("PYTHONPATH", &out)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&ran.stdout).unwrap();
+    assert_eq!(seen["call"]["data"], json!({"hello": "world"}));
+    assert_eq!(seen["call"]["success"], true);
+    assert_eq!(seen["run"]["status"], "succeeded");
+    assert_eq!(seen["run"]["steps"][1]["result"]["data"], json!({"m": 1}));
 }

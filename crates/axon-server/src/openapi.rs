@@ -112,10 +112,13 @@ pub fn document() -> Value {
     let step_outcome = generator
         .subschema_for::<axon_plan::StepOutcome>()
         .to_value();
+    let breaker = generator
+        .subschema_for::<Option<axon_core::policy::BreakerState>>()
+        .to_value();
     generator.subschema_for::<axon_plan::Plan>();
     let mut schemas = generator.take_definitions(true);
-    let breaker_state =
-        json!({"type": ["string", "null"], "enum": ["closed", "half_open", "open", null]});
+    // null for a tool the executor does not know (history of a tool since removed).
+    let breaker_state = breaker;
     schemas.insert(
         "Problem".into(),
         json!({
@@ -214,7 +217,9 @@ pub fn document() -> Value {
             "summary": "The tools this token may call.",
             "parameters": [query_param("format", "`json` (specs), `openai` (function-calling schemas) or `mcp` (tools/list).", json!({"type": "string", "enum": ["json", "openai", "mcp"]}))],
             "responses": guarded(responses(vec![
-                ("200", json_response("The tools.", json!({"type": ["object", "array"]}))),
+                ("200", json_response("The tools: `{\"tools\": [...]}`, or for `openai` an array of function schemas.", json!({
+                    "oneOf": [{"type": "object"}, {"type": "array", "items": {"type": "object"}}],
+                }))),
                 ("400", problem("An unknown format.")),
             ])),
         }},

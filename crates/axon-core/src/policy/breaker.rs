@@ -69,7 +69,7 @@ impl BreakerPolicy {
 }
 
 /// What a breaker is doing, as reported to operators (`GET /v1/breakers`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BreakerState {
     /// Calls pass.
