@@ -214,6 +214,11 @@ impl ToolError {
         }
     }
 
+    /// The caller cancelled the call (its cancellation token fired).
+    pub fn cancelled() -> Self {
+        Self::new(ErrorKind::Cancelled, "cancelled by the caller")
+    }
+
     /// A bug; the pipeline uses it for caught panics.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, message)

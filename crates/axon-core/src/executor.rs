@@ -545,7 +545,7 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
     let result = tokio::select! {
         biased;
         r = timed => r,
-        _ = scope.cancel.cancelled() => Err(cancelled()),
+        _ = scope.cancel.cancelled() => Err(ToolError::cancelled()),
     };
     let result = result.and_then(|data| validate::check_output(data, entry.tool.output.as_deref()));
     permit.record(&result, &policy.breaker);
@@ -574,10 +574,6 @@ async fn run_tool(
             Err(ToolError::internal(format!("tool panicked: {what}")))
         }
     }
-}
-
-fn cancelled() -> ToolError {
-    ToolError::new(ErrorKind::Cancelled, "cancelled by the caller")
 }
 
 fn assemble(outcome: Outcome, tool: &str, scope: &CallScope, started_at: Timestamp) -> CallResult {

@@ -262,10 +262,7 @@ impl ResponseCache<Outcome> {
                 Flight::Follower(rx) => {
                     tokio::select! {
                         biased;
-                        _ = cancel.cancelled() => break Outcome::failed(ToolError::new(
-                            ErrorKind::Cancelled,
-                            "cancelled by the caller",
-                        )),
+                        _ = cancel.cancelled() => break Outcome::failed(ToolError::cancelled()),
                         shared = follow(rx) => if let Some(shared) = shared {
                             break (*shared).clone();
                         },

@@ -133,7 +133,7 @@ impl Limits {
     ) -> Result<Slot, ToolError> {
         let gave_up = |what: &str| {
             if cancel.is_cancelled() {
-                ToolError::new(ErrorKind::Cancelled, "cancelled by the caller")
+                ToolError::cancelled()
             } else {
                 ToolError::new(
                     ErrorKind::BudgetExhausted,

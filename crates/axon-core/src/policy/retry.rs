@@ -154,7 +154,7 @@ impl RetryLoop<'_> {
     {
         self.budget.deposit();
         let mut out = Attempts {
-            result: Err(cancelled()),
+            result: Err(ToolError::cancelled()),
             attempts: 0,
             reasons: Vec::new(),
             delays_ms: Vec::new(),
@@ -162,7 +162,7 @@ impl RetryLoop<'_> {
         let mut previous_delay = None;
         loop {
             if self.cancel.is_cancelled() {
-                out.result = Err(cancelled());
+                out.result = Err(ToolError::cancelled());
                 return out;
             }
             let n = out.attempts + 1;
@@ -198,7 +198,7 @@ impl RetryLoop<'_> {
             tokio::select! {
                 biased;
                 _ = self.cancel.cancelled() => {
-                    out.result = Err(cancelled());
+                    out.result = Err(ToolError::cancelled());
                     return out;
                 }
                 _ = tokio::time::sleep(delay) => {}
@@ -266,10 +266,6 @@ impl RetryLoop<'_> {
         }
         Next::Retry(delay)
     }
-}
-
-fn cancelled() -> ToolError {
-    ToolError::new(ErrorKind::Cancelled, "cancelled by the caller")
 }
 
 fn deadline_spent(total_ms: u64, last: Option<ToolError>) -> ToolError {
