@@ -256,7 +256,8 @@ impl Config {
     /// Parse TOML text. An error starts with the key's path (`history.backend:`)
     /// when there is one, and carries the line.
     pub fn parse(text: &str) -> Result<Config, String> {
-        let document = toml::Deserializer::parse(text).map_err(|e| e.to_string())?;
+        let document =
+            toml::Deserializer::parse(text).map_err(|e| e.to_string().trim_end().to_string())?;
         serde_path_to_error::deserialize(document).map_err(|e| {
             let path = e.path().to_string();
             let message = e.into_inner().to_string();

@@ -216,7 +216,7 @@ async fn dispatch(cli: Cli) -> Outcome {
         Command::Serve { bind } => serve(&config, ui, bind).await,
         Command::Mcp => mcp(&config, ui).await,
         Command::Openapi => {
-            output::print_json(&axon_server::openapi_document());
+            output::print_json(axon_server::openapi_document());
             Ok(Exit::Success)
         }
         Command::Config { action } => match action {

@@ -6,6 +6,8 @@
 //! envelopes around them are written here, and a test checks real responses
 //! against every schema.
 
+use std::sync::LazyLock;
+
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
@@ -90,8 +92,13 @@ fn plan_body() -> Value {
     })
 }
 
-/// The whole document.
-pub fn document() -> Value {
+/// The whole document, built once (it depends only on the code).
+pub fn document() -> &'static Value {
+    static DOCUMENT: LazyLock<Value> = LazyLock::new(build);
+    &DOCUMENT
+}
+
+fn build() -> Value {
     let mut generator = SchemaSettings::draft2020_12()
         .with(|s| s.definitions_path = "/components/schemas/".into())
         .into_generator();

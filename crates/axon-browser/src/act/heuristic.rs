@@ -605,11 +605,9 @@ fn click_verb(
     word: &str,
     hint: Option<&[&str]>,
 ) -> Result<Decision, ToolError> {
-    let target = quotes
-        .first()
-        .cloned()
-        .unwrap_or_else(|| target_words(&unquoted(step, quotes), word));
-    if target.is_empty() && matches!(word, "log in" | "sign in" | "submit") {
+    if clicked_thing(quotes, step, word).is_empty()
+        && matches!(word, "log in" | "sign in" | "submit")
+    {
         let (node, score) = best(nodes, word, &CLICKABLE, Some(&["button", "link"]))?;
         return decision(
             on(node, ActionKind::Click, None),
@@ -671,6 +669,15 @@ fn seconds_in(text: &str) -> Option<f64> {
     None
 }
 
+/// What a click step names: its first quoted string, else its words minus the
+/// verb and filler (empty when it names nothing).
+fn clicked_thing(quotes: &[String], step: &str, verb: &str) -> String {
+    quotes
+        .first()
+        .cloned()
+        .unwrap_or_else(|| target_words(&unquoted(step, quotes), verb))
+}
+
 fn click(
     nodes: &[SnapshotNode],
     quotes: &[String],
@@ -678,10 +685,7 @@ fn click(
     verb: &str,
     hint: Option<&[&str]>,
 ) -> Result<Decision, ToolError> {
-    let target = quotes
-        .first()
-        .cloned()
-        .unwrap_or_else(|| target_words(&unquoted(step, quotes), verb));
+    let target = clicked_thing(quotes, step, verb);
     if target.is_empty() {
         return Err(fail(
             "ambiguous_step",
