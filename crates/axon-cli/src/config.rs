@@ -36,6 +36,42 @@ pub struct Config {
     /// `[secrets] NAME = { env = "VAR" }` or `{ file = "path" }`: what a plan's
     /// `${secret.NAME}` reads when its step runs. Values never live here.
     pub secrets: BTreeMap<String, Secret>,
+    /// `[telemetry]`: OpenTelemetry traces over OTLP.
+    pub telemetry: Telemetry,
+}
+
+/// `[telemetry]`: where Axon's spans go (docs/telemetry.md). Each key left out
+/// falls back to OpenTelemetry's standard variable (`OTEL_EXPORTER_OTLP_ENDPOINT`,
+/// `OTEL_EXPORTER_OTLP_PROTOCOL`, `OTEL_SERVICE_NAME`, `OTEL_TRACES_SAMPLER_ARG`),
+/// so an agent platform that sets those for every process needs no config here.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Telemetry {
+    /// `false` turns export off even when the variables name a collector.
+    /// Default: on when an endpoint is known (here or in the variables).
+    pub enabled: Option<bool>,
+    /// The collector's base URL, `http(s)://host:port`: OTLP/HTTP posts to
+    /// `<endpoint>/v1/traces`, gRPC connects to it. Like
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    pub otlp_endpoint: Option<String>,
+    /// `http/protobuf` (default; port 4318) or `grpc` (port 4317, plaintext).
+    pub protocol: Option<OtlpProtocol>,
+    /// `service.name` of the spans. Default `OTEL_SERVICE_NAME`, else `axon`.
+    pub service_name: Option<String>,
+    /// Share of new traces kept, 0 to 1 (a trace a caller sent in keeps the
+    /// caller's decision). Default `OTEL_TRACES_SAMPLER_ARG`, else 1.
+    pub sampling_ratio: Option<f64>,
+}
+
+/// How spans travel to the collector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OtlpProtocol {
+    /// Protobuf over HTTP POST (OTLP/HTTP).
+    #[serde(rename = "http/protobuf")]
+    HttpProtobuf,
+    /// OTLP/gRPC.
+    #[serde(rename = "grpc")]
+    Grpc,
 }
 
 /// One scoped bearer token (`[[server.tokens]]`).
@@ -302,6 +338,20 @@ impl Config {
     }
 
     fn check(&self) -> Result<(), ConfigError> {
+        if let Some(ratio) = self.telemetry.sampling_ratio
+            && !(0.0..=1.0).contains(&ratio)
+        {
+            return Err(ConfigError(format!(
+                "telemetry.sampling_ratio: {ratio} is not between 0 and 1"
+            )));
+        }
+        if let Some(url) = &self.telemetry.otlp_endpoint
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(ConfigError(format!(
+                "telemetry.otlp_endpoint: {url:?} is not an http:// or https:// URL"
+            )));
+        }
         if let Some(i) = self
             .server
             .auth_tokens

@@ -4,6 +4,7 @@
 //! usage, 3 infrastructure (store, browser, upstream config) unusable.
 
 mod output;
+mod telemetry;
 mod wiring;
 
 use std::io::IsTerminal;
@@ -16,8 +17,9 @@ use axon_plan::{Plan, PlanRunner, RunOptions, RunStore};
 use axon_store::Store;
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
+use tracing::Instrument;
 
-use axon_cli::config::{Config, LogFormat};
+use axon_cli::config::Config;
 use wiring::{Imports, executor, open_store, plan_tools, runner};
 
 #[derive(Parser)]
@@ -191,7 +193,31 @@ fn main() -> ExitCode {
 
 async fn dispatch(cli: Cli) -> Outcome {
     let config = Config::load(cli.config.as_deref()).map_err(|e| usage(e.to_string()))?;
-    init_logging(&config, cli.verbose, cli.quiet);
+    let telemetry = telemetry::init(&config, cli.verbose, cli.quiet).map_err(usage)?;
+    // A call or a run is one trace, continuing the caller's when `TRACEPARENT`
+    // is set (OpenTelemetry's carrier between processes); a server's requests
+    // and an MCP session's calls each start their own.
+    let label = match &cli.command {
+        Command::Call { .. } => Some("axon call"),
+        Command::Run { .. } => Some("axon run"),
+        _ => None,
+    };
+    let span = match label {
+        Some(label) => {
+            let span = tracing::debug_span!("cli", otel.name = label);
+            axon_core::trace::adopt_remote_parent(&span, &|key| {
+                std::env::var(key.to_ascii_uppercase()).ok()
+            });
+            span
+        }
+        None => tracing::Span::none(),
+    };
+    let outcome = command(cli, config).instrument(span).await;
+    telemetry.shutdown().await;
+    outcome
+}
+
+async fn command(cli: Cli, config: Config) -> Outcome {
     let ui = output::Ui {
         json: cli.json,
         quiet: cli.quiet,
@@ -233,34 +259,6 @@ async fn dispatch(cli: Cli) -> Outcome {
                 Ok(Exit::Success)
             }
         },
-    }
-}
-
-fn init_logging(config: &Config, verbose: u8, quiet: bool) {
-    let level = match (quiet, verbose) {
-        (true, _) => "error".to_string(),
-        (false, 0) => config.log.level.clone(),
-        (false, 1) => "info".to_string(),
-        (false, _) => "debug".to_string(),
-    };
-    // Libraries that log whole messages at debug (rmcp: every JSON-RPC request
-    // and response, with a plan's passwords in it; sqlx: statements) stay at
-    // info unless the filter names them itself: secrets never reach the logs.
-    let mut directives = level;
-    for target in ["rmcp", "sqlx", "hyper", "h2", "reqwest", "chromiumoxide"] {
-        if !directives.contains(target) {
-            directives.push_str(&format!(",{target}=info"));
-        }
-    }
-    let filter = tracing_subscriber::EnvFilter::try_new(directives)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if config.log.format == LogFormat::Json {
-        builder.json().init();
-    } else {
-        builder.init();
     }
 }
 
@@ -576,7 +574,7 @@ async fn shutdown_signal() {
 
 async fn mcp(config: &Config, ui: output::Ui) -> Outcome {
     let (runner, store) = runner(config, ui, Imports::All).await?;
-    // stdout carries the protocol; logs go to stderr (init_logging).
+    // stdout carries the protocol; logs go to stderr (telemetry::init).
     let served = axon_mcp::serve_stdio(runner, &config.mcp.filter()).await;
     store.close().await;
     served.map_err(infra)?;

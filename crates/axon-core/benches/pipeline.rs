@@ -10,6 +10,9 @@
 //! digest, metrics, in-memory history), the same with the cache on and every call
 //! a miss, and a cache hit.
 //!
+//! A second group, `tracing`, prices OpenTelemetry: the happy path with no
+//! subscriber (telemetry off) and with the exporter pipeline `axon` installs.
+//!
 //! Run: `cargo bench -p axon-core --bench pipeline`. Ratios go to docs/benchmarks.md.
 
 use std::hint::black_box;
@@ -155,6 +158,63 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
+
+    // Tracing: the same happy path with an OpenTelemetry subscriber installed as
+    // `axon` installs it (docs/telemetry.md), every trace sampled, spans batched
+    // to an exporter that drops them. Against `axon_pipeline` above, where no
+    // subscriber wants the spans (telemetry off).
+    let mut group = c.benchmark_group("tracing");
+    group.bench_function("axon_pipeline_otel_off", |b| {
+        b.to_async(&rt).iter(|| async {
+            let call = ToolCall::new("add", args.clone()).correlation_id("bench");
+            black_box(full.call(call).await);
+        })
+    });
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_batch_exporter(Discard)
+        .build();
+    let subscriber = {
+        use opentelemetry::trace::TracerProvider as _;
+        use tracing_subscriber::Layer;
+        use tracing_subscriber::layer::SubscriberExt;
+        let traced = tracing_subscriber::filter::filter_fn(|meta| {
+            meta.target().starts_with("axon_")
+                && (meta.is_span() || *meta.level() <= tracing::Level::INFO)
+        });
+        tracing_subscriber::registry().with(
+            tracing_opentelemetry::layer()
+                .with_tracer(provider.tracer("axon"))
+                .with_threads(false)
+                .with_filter(traced),
+        )
+    };
+    // The runtime is current-thread: the calls run on this thread, under this
+    // thread's default subscriber.
+    let guard = tracing::subscriber::set_default(subscriber);
+    group.bench_function("axon_pipeline_otel_on", |b| {
+        b.to_async(&rt).iter(|| async {
+            let call = ToolCall::new("add", args.clone()).correlation_id("bench");
+            black_box(full.call(call).await);
+        })
+    });
+    drop(guard);
+    group.finish();
+    let _ = provider.shutdown();
+}
+
+/// An exporter that drops every batch: the cost measured is Axon's spans and
+/// the SDK's batching, not a network.
+#[derive(Debug)]
+struct Discard;
+
+impl opentelemetry_sdk::trace::SpanExporter for Discard {
+    async fn export(
+        &self,
+        batch: Vec<opentelemetry_sdk::trace::SpanData>,
+    ) -> opentelemetry_sdk::error::OTelSdkResult {
+        black_box(batch);
+        Ok(())
+    }
 }
 
 criterion_group! {

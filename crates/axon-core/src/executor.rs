@@ -276,12 +276,38 @@ impl Executor {
     pub async fn call(&self, call: ToolCall) -> CallResult {
         let started_at = Timestamp::now();
         let call_id = Ulid::from_datetime(started_at.0).to_string();
-        let span = tracing::debug_span!("tool_call", tool = %call.tool, call_id = %call_id);
+        // OpenTelemetry's GenAI `execute_tool` span (docs/telemetry.md); no
+        // arguments on it: they may hold secrets.
+        let span = tracing::debug_span!(
+            "execute_tool",
+            otel.name = %format_args!("execute_tool {}", call.tool),
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %call.tool,
+            gen_ai.tool.call.id = %call_id,
+            axon.correlation_id = call.correlation_id.as_deref(),
+            axon.attempts = tracing::field::Empty,
+            axon.cache_hit = tracing::field::Empty,
+            axon.fallback.index = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            otel.status_description = tracing::field::Empty,
+        );
         // The pipeline's state machine is a few KB: box it once so that it is not
         // copied each time the future moves.
-        Box::pin(self.pipeline(call, call_id, started_at))
-            .instrument(span)
-            .await
+        let result = Box::pin(self.pipeline(call, call_id, started_at))
+            .instrument(span.clone())
+            .await;
+        if !span.is_disabled() {
+            span.record("axon.attempts", i64::from(result.attempts));
+            span.record("axon.cache_hit", result.provenance.cache_hit);
+            if let Some(fallback) = &result.fallback {
+                span.record("axon.fallback.index", fallback.index as i64);
+            }
+            if let Some(e) = &result.error {
+                crate::trace::record_error(&span, e.kind.as_str(), e.code.as_deref());
+            }
+        }
+        result
     }
 
     /// Run several calls at once, at most `max_parallel` (default 10) together, and
@@ -432,10 +458,7 @@ impl Executor {
             rng: &self.inner.rng,
         };
         let done = retry
-            .run(|n, limit| {
-                let span = tracing::debug_span!("attempt", attempt = n);
-                attempt(call, deadline, n, limit).instrument(span)
-            })
+            .run(|n, limit| attempt(call, deadline, n, limit))
             .await;
         let provenance = match &done.result {
             Ok(data) => Provenance {

@@ -38,6 +38,7 @@ pub mod schema;
 pub mod state;
 pub mod tool;
 pub mod tools;
+pub mod trace;
 
 pub use call::{RecordSink, ToolCall};
 pub use error::{CallError, ErrorKind, ToolError};

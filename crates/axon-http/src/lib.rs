@@ -24,6 +24,7 @@ use axon_core::{Annotations, ErrorKind, Tool, ToolContext, ToolError, ToolSpec};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 /// The tool's name in the registry.
 pub const NAME: &str = "http_request";
@@ -282,9 +283,49 @@ impl Tool for HttpRequest {
             }
         }
         let label = format!("{} {}", args.method.as_reqwest(), shown(&url));
+        // The HTTP semantic conventions' client span. Not the URL's path or
+        // query: they may carry tokens.
+        let span = tracing::debug_span!(
+            "http_client",
+            otel.name = %args.method.as_reqwest(),
+            otel.kind = "client",
+            http.request.method = %args.method.as_reqwest(),
+            server.address = %host,
+            server.port = url.port_or_known_default().map(i64::from),
+            url.scheme = url.scheme(),
+            http.response.status_code = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            otel.status_description = tracing::field::Empty,
+        );
+        let out = self
+            .exchange(args, url, label)
+            .instrument(span.clone())
+            .await;
+        if let Err(e) = &out {
+            axon_core::trace::record_error(&span, e.kind.as_str(), e.code.as_deref());
+        }
+        out
+    }
+}
+
+impl HttpRequest {
+    /// Send the request and read the answer, in the call's `http_client` span
+    /// (whose context goes out as `traceparent` unless the caller set one).
+    async fn exchange(
+        &self,
+        args: Args,
+        url: reqwest::Url,
+        label: String,
+    ) -> Result<Value, ToolError> {
         let mut request = self.client.request(args.method.as_reqwest(), url);
         for (k, v) in &args.headers {
             request = request.header(k, v);
+        }
+        for (k, v) in axon_core::trace::inject_current() {
+            if !args.headers.keys().any(|h| h.eq_ignore_ascii_case(k)) {
+                request = request.header(k, v);
+            }
         }
         if let Some(body) = &args.json {
             request = request.json(body);
@@ -300,6 +341,7 @@ impl Tool for HttpRequest {
             .map_err(|e| transport_error(&e, &label))?;
 
         let status = response.status();
+        tracing::Span::current().record("http.response.status_code", i64::from(status.as_u16()));
         let final_url = shown(response.url());
         // Every response header, `Set-Cookie` and the like included: the
         // caller may need them (a login's session cookie feeds the next step).

@@ -18,7 +18,8 @@ use axon_core::{Annotations, ErrorKind, Tool, ToolContext, ToolError, ToolSpec};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, ErrorCode,
-    Implementation, ProgressNotificationParam, ProgressToken, RequestId, ServerResult,
+    Implementation, ProgressNotificationParam, ProgressToken, RequestId, RequestMetaObject,
+    ServerResult,
 };
 use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -27,6 +28,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
+use tracing::Instrument;
 
 /// How long a server may take to start and answer `initialize` and `tools/list`
 /// unless its config says otherwise.
@@ -308,6 +310,19 @@ impl McpConnection {
         }
     }
 
+    /// The span a session starts in: a root of its own. rmcp's serve loop keeps
+    /// the span current at its start for the session's whole life; were it the
+    /// first caller's (an `attempt` of some run), that trace would stay open
+    /// until the session ends.
+    fn session_span(&self) -> tracing::Span {
+        tracing::debug_span!(
+            parent: None,
+            "mcp_session",
+            otel.name = %format_args!("mcp session {}", self.config.name),
+            axon.mcp.server = %self.config.name,
+        )
+    }
+
     async fn start_untimed(&self) -> Result<Live, String> {
         if let Some(command) = &self.config.command {
             let mut cmd = tokio::process::Command::new(command);
@@ -332,10 +347,13 @@ impl McpConnection {
                     }
                 });
             }
-            let session =
-                self.handler.clone().serve(transport).await.map_err(|e| {
-                    format!("`{command}` started but the MCP handshake failed: {e}")
-                })?;
+            let session = self
+                .handler
+                .clone()
+                .serve(transport)
+                .instrument(self.session_span())
+                .await
+                .map_err(|e| format!("`{command}` started but the MCP handshake failed: {e}"))?;
             tracing::info!(server = %self.config.name, pid, "MCP server started");
             Ok(Live { session, pid })
         } else if let Some(url) = &self.config.url {
@@ -356,15 +374,21 @@ impl McpConnection {
                 client,
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
             );
-            let session = self.handler.clone().serve(transport).await.map_err(|e| {
-                // The transport's message quotes the URL, query string and all.
-                let mut message = e.to_string();
-                let parsed = reqwest::Url::parse(url).map(|u| u.to_string());
-                for raw in [Some(url.clone()), parsed.ok()].into_iter().flatten() {
-                    message = message.replace(&raw, &redact_url(url));
-                }
-                format!("cannot connect to {}: {message}", redact_url(url))
-            })?;
+            let session = self
+                .handler
+                .clone()
+                .serve(transport)
+                .instrument(self.session_span())
+                .await
+                .map_err(|e| {
+                    // The transport's message quotes the URL, query string and all.
+                    let mut message = e.to_string();
+                    let parsed = reqwest::Url::parse(url).map(|u| u.to_string());
+                    for raw in [Some(url.clone()), parsed.ok()].into_iter().flatten() {
+                        message = message.replace(&raw, &redact_url(url));
+                    }
+                    format!("cannot connect to {}: {message}", redact_url(url))
+                })?;
             Ok(Live { session, pid: None })
         } else {
             Err("needs command or url".into())
@@ -397,6 +421,14 @@ impl McpConnection {
         let mut params = CallToolRequestParams::new(tool.to_string());
         if let Value::Object(map) = args {
             params = params.with_arguments(map.clone());
+        }
+        let trace = axon_core::trace::inject_current();
+        if !trace.is_empty() {
+            let mut meta = RequestMetaObject::new();
+            for (key, value) in trace {
+                meta.insert(key.to_string(), Value::String(value));
+            }
+            params.meta = Some(meta);
         }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let peer = live.session.peer();
@@ -593,7 +625,31 @@ impl Tool for McpTool {
     }
 
     async fn call(&self, args: &Value, ctx: ToolContext) -> Result<Value, ToolError> {
-        self.connection.call(&self.remote, args, &ctx).await
+        // The MCP semantic conventions' client span; its context goes to the
+        // server in `_meta` (SEP-414), so the upstream's work joins the trace.
+        let config = &self.connection.config;
+        let span = tracing::debug_span!(
+            "mcp_client",
+            otel.name = %format_args!("tools/call {}", self.remote),
+            otel.kind = "client",
+            mcp.method.name = "tools/call",
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = %self.remote,
+            axon.mcp.server = %config.name,
+            network.transport = if config.url.is_some() { "tcp" } else { "pipe" },
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            otel.status_description = tracing::field::Empty,
+        );
+        let out = self
+            .connection
+            .call(&self.remote, args, &ctx)
+            .instrument(span.clone())
+            .await;
+        if let Err(e) = &out {
+            axon_core::trace::record_error(&span, e.kind.as_str(), e.code.as_deref());
+        }
+        out
     }
 }
 

@@ -14,6 +14,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tracing::Instrument;
 
 fn new_session_id() -> String {
     format!("mcp-{}", ulid::Ulid::new())
@@ -481,6 +482,52 @@ impl AxonMcp {
         }
     }
 
+    /// `tools/call`: an Axon tool through the executor, or `run_plan`.
+    async fn serve_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let correlation = self.correlation(&context);
+        let name = request.name.to_string();
+        if !self.listing.served.contains(&name) {
+            return Ok(complete(error_result(
+                "unknown_tool",
+                None,
+                &format!("{name:?} is not a tool of this server (see tools/list)"),
+                None,
+            )));
+        }
+        if name == RUN_PLAN {
+            return Ok(self.run_plan(args, &context, correlation).await);
+        }
+        let mut call = ToolCall::new(name, args)
+            .correlation_id(correlation)
+            .cancel_token(context.ct.clone());
+        if let Some(token) = context.meta.get_progress_token() {
+            let peer = context.peer.clone();
+            call = call.on_event(move |event| {
+                if let CallEvent::Progress {
+                    progress,
+                    total,
+                    message,
+                    ..
+                } = event
+                {
+                    let mut note = ProgressNotificationParam::new(token.clone(), progress);
+                    note.total = total;
+                    note.message = message;
+                    let peer = peer.clone();
+                    tokio::spawn(async move { peer.notify_progress(note).await });
+                }
+            });
+        }
+        Ok(complete(call_result(
+            self.runner.executor().call(call).await,
+        )))
+    }
+
     /// `run_plan`: the plan result as structured content, a progress
     /// notification per finished step when the client asked for progress, or,
     /// for a client that declared MCP's tasks extension, a task it polls with
@@ -536,25 +583,30 @@ impl AxonMcp {
             .is_some_and(|caps| caps.supports_tasks());
         if wants_task {
             let runner = self.runner.clone();
+            // The task outlives this request; its run stays in the caller's trace.
+            let span = tracing::Span::current();
             let task = self.tasks.spawn(
                 rmcp::task_manager::TaskOptions::new().with_poll_interval_ms(200),
                 move |ctx| {
-                    Box::pin(async move {
-                        let cancel = axon_core::CancellationToken::new();
-                        let options = RunOptions {
-                            cancel: Some(cancel.clone()),
-                            ..options
-                        };
-                        let stop = async move {
-                            ctx.cancelled().await;
-                            cancel.cancel();
-                            std::future::pending::<()>().await;
-                        };
-                        tokio::select! {
-                            out = execute_plan(&runner, &plan, options) => Ok(out),
-                            _ = stop => Err(rmcp::task_manager::TaskExit::Cancelled),
+                    Box::pin(
+                        async move {
+                            let cancel = axon_core::CancellationToken::new();
+                            let options = RunOptions {
+                                cancel: Some(cancel.clone()),
+                                ..options
+                            };
+                            let stop = async move {
+                                ctx.cancelled().await;
+                                cancel.cancel();
+                                std::future::pending::<()>().await;
+                            };
+                            tokio::select! {
+                                out = execute_plan(&runner, &plan, options) => Ok(out),
+                                _ = stop => Err(rmcp::task_manager::TaskExit::Cancelled),
+                            }
                         }
-                    })
+                        .instrument(span),
+                    )
                 },
             );
             return CallToolResponse::Task(CreateTaskResult::new(task));
@@ -756,44 +808,27 @@ impl ServerHandler for AxonMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = Value::Object(request.arguments.unwrap_or_default());
-        let correlation = self.correlation(&context);
-        let name = request.name.to_string();
-        if !self.listing.served.contains(&name) {
-            return Ok(complete(error_result(
-                "unknown_tool",
-                None,
-                &format!("{name:?} is not a tool of this server (see tools/list)"),
-                None,
-            )));
-        }
-        if name == RUN_PLAN {
-            return Ok(self.run_plan(args, &context, correlation).await);
-        }
-        let mut call = ToolCall::new(name, args)
-            .correlation_id(correlation)
-            .cancel_token(context.ct.clone());
-        if let Some(token) = context.meta.get_progress_token() {
-            let peer = context.peer.clone();
-            call = call.on_event(move |event| {
-                if let CallEvent::Progress {
-                    progress,
-                    total,
-                    message,
-                    ..
-                } = event
-                {
-                    let mut note = ProgressNotificationParam::new(token.clone(), progress);
-                    note.total = total;
-                    note.message = message;
-                    let peer = peer.clone();
-                    tokio::spawn(async move { peer.notify_progress(note).await });
-                }
-            });
-        }
-        Ok(complete(call_result(
-            self.runner.executor().call(call).await,
-        )))
+        // The MCP semantic conventions' server span, child of the caller's trace
+        // when `_meta` carries one (SEP-414), else a root: a malformed one is
+        // ignored, and whatever span rmcp's session loop started in (over HTTP,
+        // the request that opened the session) is not this call's parent.
+        let span = tracing::debug_span!(
+            parent: None,
+            "mcp_server",
+            otel.name = %format_args!("tools/call {}", request.name),
+            otel.kind = "server",
+            mcp.method.name = "tools/call",
+            gen_ai.tool.name = %request.name,
+            jsonrpc.request.id = %context.id,
+        );
+        axon_core::trace::adopt_remote_parent(&span, &|key| {
+            [Some(&context.meta), request.meta.as_ref()]
+                .into_iter()
+                .flatten()
+                .find_map(|meta| meta.get(key))
+                .and_then(|v| v.as_str().map(str::to_string))
+        });
+        self.serve_call(request, context).instrument(span).await
     }
 
     async fn get_task(

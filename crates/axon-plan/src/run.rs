@@ -331,15 +331,31 @@ impl PlanRunner {
             Ok(claim) => claim,
             Err(e) => return Err(refuse(e.0)),
         };
-        let span = tracing::info_span!("plan_run", run_id = %run_id, plan = plan.name.as_deref().unwrap_or(""));
+        let name = plan.name.as_deref().unwrap_or("");
+        let span = tracing::info_span!(
+            "plan_run",
+            otel.name = %format_args!("run_plan {name}"),
+            run_id = %run_id,
+            plan = name,
+            axon.run.status = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            otel.status_description = tracing::field::Empty,
+        );
         let run = Run::new(self, plan, &graph, run_id, options);
         let result = async {
             let mut run = run;
             run.resume().await.map_err(refuse)?;
             Ok(run.execute().await)
         }
-        .instrument(span)
+        .instrument(span.clone())
         .await;
+        if let Ok(done) = &result {
+            span.record("axon.run.status", done.status.as_str());
+            if done.status != RunStatus::Succeeded {
+                span.record("otel.status_code", "ERROR");
+                span.record("otel.status_description", done.status.as_str());
+            }
+        }
         claim.release().await;
         result
     }
@@ -528,11 +544,32 @@ impl<'a> Run<'a> {
                         id: self.plan.steps[i].id.clone(),
                         tool: tool.to_string(),
                     });
-                    schedule.running.push(Box::pin(async move {
-                        let result = executor.call(call).await;
-                        let entry = recorded.lock().ok().and_then(|mut e| e.take());
-                        (i, result, entry)
-                    }));
+                    let step = &self.plan.steps[i];
+                    let span = tracing::debug_span!(
+                        "step",
+                        otel.name = %format_args!("step {}", self.plan.label(i)),
+                        axon.step.id = step.id.as_deref(),
+                        axon.step.index = i as i64,
+                        gen_ai.tool.name = tool,
+                        error.type = tracing::field::Empty,
+                        otel.status_code = tracing::field::Empty,
+                        otel.status_description = tracing::field::Empty,
+                    );
+                    schedule.running.push(Box::pin(
+                        async move {
+                            let result = executor.call(call).await;
+                            if let Some(e) = &result.error {
+                                axon_core::trace::record_error(
+                                    &tracing::Span::current(),
+                                    e.kind.as_str(),
+                                    e.code.as_deref(),
+                                );
+                            }
+                            let entry = recorded.lock().ok().and_then(|mut e| e.take());
+                            (i, result, entry)
+                        }
+                        .instrument(span),
+                    ));
                 }
                 Err(result) => {
                     self.finish_step(i, *result, None).await;

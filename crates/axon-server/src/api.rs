@@ -16,6 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 use crate::AppState;
 use crate::access::Access;
@@ -170,7 +171,9 @@ fn call_events(
     call.cancel = Some(cancel.clone());
     let state = Streaming {
         events,
-        call: Some(tokio::spawn(async move { executor.call(call).await })),
+        call: Some(tokio::spawn(
+            async move { executor.call(call).await }.in_current_span(),
+        )),
         ready: VecDeque::new(),
         cancel_on_drop: Some(cancel.drop_guard()),
     };

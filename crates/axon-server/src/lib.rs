@@ -190,6 +190,7 @@ impl Server {
             .method_not_allowed_fallback(ops::method_not_allowed)
             .layer(DefaultBodyLimit::max(state.options.body_limit_bytes))
             .layer(axum::middleware::from_fn(ops::problem_errors))
+            .layer(axum::middleware::from_fn(ops::trace_requests))
             .with_state(state)
     }
 

@@ -9,6 +9,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use serde_json::json;
+use tracing::Instrument;
 
 use crate::AppState;
 use crate::access::Access;
@@ -166,6 +167,42 @@ pub(crate) async fn method_not_allowed(request: Request) -> Problem {
             request.uri().path()
         ),
     )
+}
+
+/// Each request is an HTTP server span (`POST /v1/tools/{name}/call`), child of
+/// the caller's `traceparent` when it sends one: an agent's trace runs on through
+/// the calls and runs the request makes.
+pub(crate) async fn trace_requests(request: Request, next: Next) -> Response {
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|p| p.as_str().to_string());
+    let method = request.method().as_str().to_string();
+    let span = tracing::debug_span!(
+        "http_server",
+        otel.name = %format_args!("{method} {}", route.as_deref().unwrap_or("")),
+        otel.kind = "server",
+        http.request.method = %method,
+        http.route = route.as_deref(),
+        http.response.status_code = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+    );
+    let headers = request.headers();
+    axon_core::trace::adopt_remote_parent(&span, &|key| {
+        headers
+            .get(key)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    });
+    let response = next.run(request).instrument(span.clone()).await;
+    span.record(
+        "http.response.status_code",
+        i64::from(response.status().as_u16()),
+    );
+    if response.status().is_server_error() {
+        span.record("otel.status_code", "ERROR");
+    }
+    response
 }
 
 /// Every error answer is `application/problem+json`: rejections that axum's

@@ -16,6 +16,7 @@ use futures::Stream;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
+use tracing::Instrument;
 
 use crate::AppState;
 use crate::access::Access;
@@ -111,27 +112,32 @@ fn launch(
     }
     let (tx, rx) = oneshot::channel();
     let task_state = state.clone();
-    state.tasks.spawn(async move {
-        let options = RunOptions {
-            run_id: Some(run_id.clone()),
-            correlation_id,
-            cancel: Some(cancel),
-            events,
-            stream_results: !wait,
-        };
-        let outcome = task_state.runner.run(&plan, options).await;
-        task_state
-            .runs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&run_id);
-        match outcome {
-            Ok(result) => {
-                let _ = tx.send(result);
+    state.tasks.spawn(
+        async move {
+            let options = RunOptions {
+                run_id: Some(run_id.clone()),
+                correlation_id,
+                cancel: Some(cancel),
+                events,
+                stream_results: !wait,
+            };
+            let outcome = task_state.runner.run(&plan, options).await;
+            task_state
+                .runs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&run_id);
+            match outcome {
+                Ok(result) => {
+                    let _ = tx.send(result);
+                }
+                Err(e) => {
+                    tracing::error!(run_id, error = %e, "the plan failed validation at start")
+                }
             }
-            Err(e) => tracing::error!(run_id, error = %e, "the plan failed validation at start"),
         }
-    });
+        .in_current_span(),
+    );
     Ok(rx)
 }
 

@@ -263,7 +263,9 @@ pub fn register(
             move |args: ActArgs, ctx: ToolContext| {
                 let b = browsers.clone();
                 let t = translator.clone();
-                async move { act(&b, t.as_ref(), args, &ctx).await }
+                async move {
+                    crate::tools::traced("browser_act", act(&b, t.as_ref(), args, &ctx)).await
+                }
             },
         )
         // It may click or submit: not repeated after an attempt that may have acted.

@@ -28,6 +28,7 @@ use crate::session::Browsers;
 
 /// A tool (not yet registered) whose handler is `$f(&Browsers, args, &ToolContext)`:
 /// the closure that clones the shared browsers into each call, written once.
+/// Each run is a `browser.<action>` span under the attempt that made it.
 macro_rules! browser_fn {
     ($browsers:expr, $name:literal, $description:literal, $f:path) => {{
         let b = $browsers.clone();
@@ -36,10 +37,32 @@ macro_rules! browser_fn {
             $description,
             move |args, ctx: axon_core::ToolContext| {
                 let b = b.clone();
-                async move { $f(&b, args, &ctx).await }
+                async move { crate::tools::traced($name, $f(&b, args, &ctx)).await }
             },
         )
     }};
+}
+
+/// Run one browser action in its span (`browser_click` → `browser.click`), which
+/// records how it failed.
+pub(crate) async fn traced<T>(
+    tool: &'static str,
+    work: impl std::future::Future<Output = Result<T, ToolError>>,
+) -> Result<T, ToolError> {
+    let action = tool.strip_prefix("browser_").unwrap_or(tool);
+    let span = tracing::debug_span!(
+        "browser_action",
+        otel.name = %format_args!("browser.{action}"),
+        axon.browser.action = action,
+        error.type = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
+    );
+    let out = tracing::Instrument::instrument(work, span.clone()).await;
+    if let Err(e) = &out {
+        axon_core::trace::record_error(&span, e.kind.as_str(), e.code.as_deref());
+    }
+    out
 }
 pub(crate) use browser_fn;
 

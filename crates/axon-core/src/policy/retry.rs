@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::PolicyError;
 use super::backoff::{self, Backoff, Jitter};
@@ -170,8 +171,21 @@ impl RetryLoop<'_> {
                 out.result = Err(deadline_spent(self.deadline.total_ms(), out.result.err()));
                 return out;
             };
-            let error = match attempt(n, limit).await {
+            // One span per attempt, closed before the backoff sleep: a trace shows
+            // each try, how it ended and how long the engine waited after it.
+            let span = tracing::debug_span!(
+                "attempt",
+                otel.name = "attempt",
+                axon.attempt = i64::from(n),
+                axon.retry.reason = tracing::field::Empty,
+                axon.retry.delay_ms = tracing::field::Empty,
+                error.type = tracing::field::Empty,
+                otel.status_code = tracing::field::Empty,
+                otel.status_description = tracing::field::Empty,
+            );
+            let error = match attempt(n, limit).instrument(span.clone()).await {
                 Attempt::Refused(e) => {
+                    crate::trace::record_error(&span, e.kind.as_str(), e.code.as_deref());
                     out.result = Err(e);
                     return out;
                 }
@@ -182,6 +196,7 @@ impl RetryLoop<'_> {
                 }
                 Attempt::Ran(Err(e)) => e,
             };
+            crate::trace::record_error(&span, error.kind.as_str(), error.code.as_deref());
             out.attempts = n;
             let delay = match self.next(&error, n, previous_delay) {
                 Next::Stop(e) => {
@@ -190,6 +205,11 @@ impl RetryLoop<'_> {
                 }
                 Next::Retry(delay) => delay,
             };
+            if !span.is_disabled() {
+                span.record("axon.retry.reason", error.kind.as_str());
+                span.record("axon.retry.delay_ms", delay.as_millis() as i64);
+            }
+            drop(span);
             self.observer.retrying(n, &error, delay);
             out.reasons.push(error.reason());
             out.delays_ms.push(delay.as_millis() as u64);

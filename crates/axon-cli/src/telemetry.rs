@@ -1,0 +1,262 @@
+//! Logs and traces: the `tracing` subscriber the `axon` command installs.
+//!
+//! Log lines go to stderr as text or JSON (`[log]`). With `[telemetry]` on (or
+//! the standard `OTEL_EXPORTER_OTLP_*` variables set), the spans Axon's crates
+//! open (docs/telemetry.md: `run_plan`, `step`, `execute_tool`, `attempt`,
+//! `browser.*`, `tools/call` to and from MCP servers, HTTP server and client)
+//! are exported over OTLP, HTTP/protobuf or gRPC, and W3C trace context crosses
+//! every boundary Axon has (`axon_core::trace`).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axon_cli::config::{Config, LogFormat, OtlpProtocol, Telemetry as TelemetryConfig};
+use opentelemetry::propagation::TextMapPropagator;
+use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
+use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
+use tracing::level_filters::LevelFilter;
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+/// Whether a span or event comes from Axon: its crates (`axon_core`, …) or this
+/// binary (`axon`).
+fn is_axon(target: &str) -> bool {
+    target.starts_with("axon_") || target == "axon" || target.starts_with("axon::")
+}
+
+/// What must be flushed before the process ends.
+pub struct Telemetry {
+    provider: Option<SdkTracerProvider>,
+}
+
+impl Telemetry {
+    /// Export the spans still buffered (bounded: a collector that went away does
+    /// not hold the command's exit for long).
+    pub async fn shutdown(self) {
+        let Some(provider) = self.provider else {
+            return;
+        };
+        let flush = tokio::task::spawn_blocking(move || provider.shutdown());
+        match tokio::time::timeout(Duration::from_secs(5), flush).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(e))) => eprintln!("axon: telemetry: exporting the last spans failed: {e}"),
+            _ => eprintln!("axon: telemetry: the collector did not take the last spans in 5 s"),
+        }
+    }
+}
+
+/// Install the logger and, when telemetry is on, the OTLP exporter and the trace
+/// context propagator. An error names the `[telemetry]` key or variable at fault.
+pub fn init(config: &Config, verbose: u8, quiet: bool) -> Result<Telemetry, String> {
+    let filter = log_filter(config, verbose, quiet);
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let fmt = if config.log.format == LogFormat::Json {
+        fmt.json().with_filter(filter).boxed()
+    } else {
+        fmt.with_filter(filter).boxed()
+    };
+    let Some(export) = Export::resolve(&config.telemetry)? else {
+        tracing_subscriber::registry().with(fmt).init();
+        return Ok(Telemetry { provider: None });
+    };
+    let provider = export.provider()?;
+    // Spans of Axon's crates at every level (they are debug spans, so that the
+    // log lines at info do not carry them), their events at info and above.
+    let traced = tracing_subscriber::filter::filter_fn(|meta| {
+        is_axon(meta.target()) && (meta.is_span() || *meta.level() <= tracing::Level::INFO)
+    });
+    let otel = tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer("axon"))
+        .with_threads(false)
+        .with_filter(traced);
+    tracing_subscriber::registry().with(fmt).with(otel).init();
+    axon_core::trace::install(Box::new(W3c(TraceContextPropagator::new())));
+    Ok(Telemetry {
+        provider: Some(provider),
+    })
+}
+
+fn log_filter(config: &Config, verbose: u8, quiet: bool) -> EnvFilter {
+    let level = match (quiet, verbose) {
+        (true, _) => "error".to_string(),
+        (false, 0) => config.log.level.clone(),
+        (false, 1) => "info".to_string(),
+        (false, _) => "debug".to_string(),
+    };
+    // Libraries that log whole messages at debug (rmcp: every JSON-RPC request
+    // and response, with a plan's passwords in it; sqlx: statements) stay at
+    // info unless the filter names them itself: secrets never reach the logs.
+    let mut directives = level;
+    for target in [
+        "rmcp",
+        "sqlx",
+        "hyper",
+        "h2",
+        "reqwest",
+        "chromiumoxide",
+        "opentelemetry",
+        "tonic",
+    ] {
+        if !directives.contains(target) {
+            directives.push_str(&format!(",{target}=info"));
+        }
+    }
+    EnvFilter::builder()
+        .with_default_directive(LevelFilter::WARN.into())
+        .parse(directives)
+        .unwrap_or_else(|_| EnvFilter::new("warn"))
+}
+
+/// Where and how spans are exported, resolved from `[telemetry]` and the
+/// standard variables.
+struct Export {
+    /// Set in `[telemetry]`; else the exporter reads the variables itself.
+    endpoint: Option<String>,
+    protocol: OtlpProtocol,
+    service_name: String,
+    sampling_ratio: f64,
+}
+
+impl Export {
+    /// `None` when telemetry is off: turned off, `OTEL_SDK_DISABLED=true`,
+    /// `OTEL_TRACES_EXPORTER=none`, or no endpoint anywhere.
+    fn resolve(config: &TelemetryConfig) -> Result<Option<Export>, String> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        if config.enabled == Some(false)
+            || var("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            || var("OTEL_TRACES_EXPORTER").is_some_and(|v| v == "none")
+        {
+            return Ok(None);
+        }
+        let from_env = var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+            .or_else(|| var("OTEL_EXPORTER_OTLP_ENDPOINT"))
+            .is_some();
+        if config.otlp_endpoint.is_none() && !from_env {
+            if config.enabled == Some(true) {
+                return Err("telemetry.enabled: true, but no collector is named: set telemetry.otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT".into());
+            }
+            return Ok(None);
+        }
+        let protocol = match config.protocol {
+            Some(p) => p,
+            None => {
+                let name = [
+                    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+                    "OTEL_EXPORTER_OTLP_PROTOCOL",
+                ]
+                .into_iter()
+                .find(|name| var(name).is_some());
+                match name.map(|n| (n, var(n).unwrap_or_default())) {
+                    None => OtlpProtocol::HttpProtobuf,
+                    Some((_, v)) if v == "http/protobuf" => OtlpProtocol::HttpProtobuf,
+                    Some((_, v)) if v == "grpc" => OtlpProtocol::Grpc,
+                    Some((n, v)) => {
+                        return Err(format!(
+                            "{n}: {v:?} is not supported (http/protobuf or grpc)"
+                        ));
+                    }
+                }
+            }
+        };
+        let sampling_ratio = match config.sampling_ratio {
+            Some(r) => r,
+            None => match var("OTEL_TRACES_SAMPLER_ARG") {
+                None => 1.0,
+                Some(v) => match v.trim().parse::<f64>() {
+                    Ok(r) if (0.0..=1.0).contains(&r) => r,
+                    _ => {
+                        return Err(format!(
+                            "OTEL_TRACES_SAMPLER_ARG: {v:?} is not a ratio between 0 and 1"
+                        ));
+                    }
+                },
+            },
+        };
+        Ok(Some(Export {
+            endpoint: config.otlp_endpoint.clone(),
+            protocol,
+            service_name: config
+                .service_name
+                .clone()
+                .or_else(|| var("OTEL_SERVICE_NAME"))
+                .unwrap_or_else(|| "axon".into()),
+            sampling_ratio,
+        }))
+    }
+
+    fn provider(&self) -> Result<SdkTracerProvider, String> {
+        // reqwest (the HTTP exporter) is built without a default TLS provider.
+        axon_http::install_crypto_provider();
+        let exporter = match self.protocol {
+            OtlpProtocol::HttpProtobuf => {
+                let mut builder = opentelemetry_otlp::SpanExporter::builder()
+                    .with_http()
+                    .with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
+                if let Some(base) = &self.endpoint {
+                    // A base URL, like OTEL_EXPORTER_OTLP_ENDPOINT.
+                    builder =
+                        builder.with_endpoint(format!("{}/v1/traces", base.trim_end_matches('/')));
+                }
+                builder.build()
+            }
+            OtlpProtocol::Grpc => {
+                let mut builder = opentelemetry_otlp::SpanExporter::builder().with_tonic();
+                if let Some(endpoint) = &self.endpoint {
+                    builder = builder.with_endpoint(endpoint.clone());
+                }
+                builder.build()
+            }
+        }
+        .map_err(|e| format!("telemetry: cannot build the OTLP exporter: {e}"))?;
+        let sampler =
+            Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(self.sampling_ratio)));
+        Ok(SdkTracerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_sampler(sampler)
+            .with_resource(
+                Resource::builder()
+                    .with_service_name(self.service_name.clone())
+                    .build(),
+            )
+            .build())
+    }
+}
+
+/// W3C Trace Context between `tracing` spans and carriers, for `axon_core::trace`.
+struct W3c(TraceContextPropagator);
+
+impl axon_core::trace::Propagator for W3c {
+    fn inject(&self, span: &tracing::Span, put: &mut dyn FnMut(&'static str, String)) {
+        let cx = span.context();
+        if !cx.span().span_context().is_valid() {
+            return;
+        }
+        let mut fields = HashMap::new();
+        self.0.inject_context(&cx, &mut fields);
+        for key in [axon_core::trace::TRACEPARENT, axon_core::trace::TRACESTATE] {
+            if let Some(value) = fields.remove(key) {
+                put(key, value);
+            }
+        }
+    }
+
+    fn adopt(&self, span: &tracing::Span, get: &dyn Fn(&str) -> Option<String>) {
+        let fields: HashMap<String, String> =
+            [axon_core::trace::TRACEPARENT, axon_core::trace::TRACESTATE]
+                .into_iter()
+                .filter_map(|key| get(key).map(|v| (key.to_string(), v)))
+                .collect();
+        if fields.is_empty() {
+            return;
+        }
+        let cx = self.0.extract(&fields);
+        if cx.span().span_context().is_valid() {
+            let _ = span.set_parent(cx);
+        }
+    }
+}
