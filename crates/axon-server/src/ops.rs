@@ -180,7 +180,10 @@ pub(crate) async fn trace_requests(request: Request, next: Next) -> Response {
     let method = request.method().as_str().to_string();
     let span = tracing::debug_span!(
         "http_server",
-        otel.name = %format_args!("{method} {}", route.as_deref().unwrap_or("")),
+        otel.name = %match &route {
+            Some(route) => format!("{method} {route}"),
+            None => method.clone(),
+        },
         otel.kind = "server",
         http.request.method = %method,
         http.route = route.as_deref(),
