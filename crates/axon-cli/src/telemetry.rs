@@ -73,6 +73,8 @@ pub fn init(config: &Config, verbose: u8, quiet: bool) -> Result<Telemetry, Stri
     let otel = tracing_opentelemetry::layer()
         .with_tracer(provider.tracer("axon"))
         .with_threads(false)
+        .with_location(false)
+        .with_tracked_inactivity(false)
         .with_filter(traced);
     tracing_subscriber::registry().with(fmt).with(otel).init();
     axon_core::trace::install(Box::new(W3c(TraceContextPropagator::new())));

@@ -185,6 +185,8 @@ fn bench(c: &mut Criterion) {
             tracing_opentelemetry::layer()
                 .with_tracer(provider.tracer("axon"))
                 .with_threads(false)
+                .with_location(false)
+                .with_tracked_inactivity(false)
                 .with_filter(traced),
         )
     };

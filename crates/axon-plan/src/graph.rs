@@ -1,5 +1,6 @@
 //! A plan's DAG as text for docs and CI logs: Graphviz DOT or Mermaid
-//! (`axon run PLAN --graph dot|mermaid`, `GET /v1/runs/{id}/graph?format=`).
+//! (`axon run PLAN --graph dot|mermaid`, `GET /v1/runs/{id}/graph?format=`), or
+//! as JSON nodes and edges for the dashboard to draw (`format=json`).
 //! Steps are nodes labelled with their id (or position) and tool; edges go from
 //! a dependency to the step that waits for it, dashed where the dependency comes
 //! only from a template (`${steps.a.data}` without `depends_on: [a]`).
@@ -16,6 +17,9 @@ pub enum GraphFormat {
     Dot,
     /// Mermaid: a `flowchart` GitHub and most docs tools draw.
     Mermaid,
+    /// `{"name", "nodes": [{"index", "label", "tool"}], "edges": [{"from", "to",
+    /// "declared"}]}`: for a program to lay out (the dashboard).
+    Json,
 }
 
 impl std::str::FromStr for GraphFormat {
@@ -25,7 +29,10 @@ impl std::str::FromStr for GraphFormat {
         match s {
             "dot" => Ok(GraphFormat::Dot),
             "mermaid" => Ok(GraphFormat::Mermaid),
-            other => Err(format!("{other:?} is not a graph format: dot or mermaid")),
+            "json" => Ok(GraphFormat::Json),
+            other => Err(format!(
+                "{other:?} is not a graph format: dot, mermaid or json"
+            )),
         }
     }
 }
@@ -80,6 +87,23 @@ pub fn render(plan: &Plan, graph: &Graph, format: GraphFormat) -> String {
                 let _ = writeln!(out, "  s{from} {arrow} s{to}");
             }
         }
+        GraphFormat::Json => {
+            let nodes: Vec<serde_json::Value> = plan
+                .steps
+                .iter()
+                .enumerate()
+                .map(|(i, step)| {
+                    serde_json::json!({"index": i, "label": plan.label(i), "tool": step.tool})
+                })
+                .collect();
+            let edges: Vec<serde_json::Value> = edges(plan, graph)
+                .map(|(from, to, declared)| {
+                    serde_json::json!({"from": from, "to": to, "declared": declared})
+                })
+                .collect();
+            out =
+                serde_json::json!({"name": plan.name, "nodes": nodes, "edges": edges}).to_string();
+        }
     }
     out
 }
@@ -111,6 +135,36 @@ mod tests {
     }
 
     const PLAN: &str = "name: ship \"it\"\nsteps:\n- {id: a, tool: echo}\n- {id: b, tool: echo, depends_on: [a]}\n- {tool: sleep, params: {ms: 1}}\n- {id: c, tool: echo, params: {x: '${steps.b.data}'}, depends_on: [2]}\n";
+
+    #[test]
+    fn json_has_every_step_and_edge_marking_template_edges() {
+        let (plan, graph) = graph_of(PLAN);
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&plan, &graph, GraphFormat::Json)).unwrap();
+        assert_eq!(json["name"], "ship \"it\"");
+        let labels: Vec<&str> = json["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["label"].as_str().unwrap())
+            .collect();
+        assert_eq!(labels, ["a", "b", "step[2]", "c"]);
+        assert_eq!(json["nodes"][2]["tool"], "sleep");
+        let mut edges: Vec<(u64, u64, bool)> = json["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["from"].as_u64().unwrap(),
+                    e["to"].as_u64().unwrap(),
+                    e["declared"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        edges.sort();
+        assert_eq!(edges, [(0, 1, true), (1, 3, false), (2, 3, true)]);
+    }
 
     #[test]
     fn dot_has_every_step_and_edge_template_edges_dashed() {

@@ -11,6 +11,7 @@
 //! | `POST /v1/calls` | several calls in parallel, results in order |
 //! | `POST /v1/plans/validate` | check a plan (JSON or YAML) |
 //! | `POST /v1/runs` | start a plan; `?wait=true` blocks, `Accept: text/event-stream` streams progress |
+//! | `GET /v1/runs` | runs, newest first, by status, a page at a time |
 //! | `GET/DELETE /v1/runs/{id}` | a run's state; cancel it |
 //! | `GET /v1/history/{correlation_id}` | the calls of a correlation id |
 //! | `GET /v1/stats`, `GET /v1/tools`, `GET /v1/breakers`, `POST /v1/breakers/{tool}/reset` | operations |
@@ -163,7 +164,7 @@ impl Server {
             .route("/v1/tools/{name}/call", post(api::call_tool))
             .route("/v1/calls", post(api::call_many))
             .route("/v1/plans/validate", post(runs::validate))
-            .route("/v1/runs", post(runs::start))
+            .route("/v1/runs", post(runs::start).get(runs::list))
             .route("/v1/runs/{id}", get(runs::get).delete(runs::cancel))
             .route("/v1/runs/{id}/graph", get(runs::graph))
             .route("/v1/history/{correlation_id}", get(api::history))

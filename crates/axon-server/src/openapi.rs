@@ -122,6 +122,9 @@ fn build() -> Value {
     let breaker = generator
         .subschema_for::<Option<axon_core::policy::BreakerState>>()
         .to_value();
+    let run_summary = generator
+        .subschema_for::<axon_store::RunSummary>()
+        .to_value();
     generator.subschema_for::<axon_plan::Plan>();
     let mut schemas = generator.take_definitions(true);
     // null for a tool the executor does not know (history of a tool since removed).
@@ -271,7 +274,26 @@ fn build() -> Value {
                 ("422", problem("The plan is invalid: `errors` lists every problem with its pointer.")),
             ])),
         }},
-        "/v1/runs": {"post": {
+        "/v1/runs": {"get": {
+            "operationId": "listRuns",
+            "summary": "Runs, most recently updated first, a page at a time.",
+            "parameters": [
+                query_param("status", "Only runs in this state.", json!({"type": "string", "enum": ["running", "interrupted", "succeeded", "failed", "cancelled"]})),
+                query_param("before", "Only runs updated before this time (ms since the epoch): the previous page's `next_before`.", json!({"type": "integer"})),
+                query_param("limit", "At most this many (default 50).", json!({"type": "integer", "minimum": 1, "maximum": 500})),
+            ],
+            "responses": guarded(responses(vec![
+                ("200", json_response("A page of runs; `status` is always set (`running` or `interrupted` before a result).", json!({
+                    "type": "object", "required": ["runs", "next_before"],
+                    "properties": {
+                        "runs": {"type": "array", "items": run_summary},
+                        "next_before": {"type": ["integer", "null"], "description": "Pass as `before` for the next page; null on the last."},
+                    },
+                }))),
+                ("400", problem("A bad status, limit or cursor.")),
+                ("503", problem("The store cannot be read.")),
+            ])),
+        }, "post": {
             "operationId": "startRun",
             "summary": "Start a plan (or resume a run id). `Accept: text/event-stream` streams its progress.",
             "parameters": [
@@ -324,10 +346,10 @@ fn build() -> Value {
         },
         "/v1/runs/{id}/graph": {"get": {
             "operationId": "getRunGraph",
-            "summary": "A stored run's DAG: Graphviz dot or Mermaid.",
+            "summary": "A stored run's DAG: Graphviz dot, Mermaid, or JSON nodes and edges.",
             "parameters": [
                 path_param("id", "The run id."),
-                query_param("format", "`mermaid` (default) or `dot`.", json!({"type": "string", "enum": ["dot", "mermaid"]})),
+                query_param("format", "`mermaid` (default), `dot` or `json`.", json!({"type": "string", "enum": ["dot", "mermaid", "json"]})),
             ],
             "responses": guarded(responses(vec![
                 ("200", json!({
@@ -335,6 +357,20 @@ fn build() -> Value {
                     "content": {
                         "text/plain": {"schema": {"type": "string"}},
                         "text/vnd.graphviz": {"schema": {"type": "string"}},
+                        "application/json": {"schema": {
+                            "type": "object", "required": ["name", "nodes", "edges"],
+                            "properties": {
+                                "name": {"type": ["string", "null"]},
+                                "nodes": {"type": "array", "items": {
+                                    "type": "object", "required": ["index", "label", "tool"],
+                                    "properties": {"index": {"type": "integer", "minimum": 0}, "label": {"type": "string"}, "tool": {"type": "string"}},
+                                }},
+                                "edges": {"type": "array", "items": {
+                                    "type": "object", "required": ["from", "to", "declared"],
+                                    "properties": {"from": {"type": "integer", "minimum": 0}, "to": {"type": "integer", "minimum": 0}, "declared": {"type": "boolean"}},
+                                }},
+                            },
+                        }},
                     },
                 })),
                 ("400", problem("An unknown format.")),

@@ -279,6 +279,87 @@ pub(crate) async fn get(
     })))
 }
 
+/// `GET /v1/runs` query.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListQuery {
+    status: Option<String>,
+    before: Option<i64>,
+    limit: Option<u32>,
+}
+
+/// `GET /v1/runs`: a page of runs, newest first. A run without a result is
+/// `running` when this server runs it, else `interrupted`.
+pub(crate) async fn list(
+    State(state): State<Arc<AppState>>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<Value>, Problem> {
+    let limit = query.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(Problem::bad_request(
+            format!("limit: {limit} is not between 1 and 500"),
+            "/limit",
+        ));
+    }
+    let wanted = query.status.as_deref();
+    let filter = match wanted {
+        None => None,
+        Some("running" | "interrupted") => Some(axon_store::RunFilter::Unfinished),
+        Some(ended @ ("succeeded" | "failed" | "cancelled")) => {
+            Some(axon_store::RunFilter::Ended(ended.to_string()))
+        }
+        Some(other) => {
+            return Err(Problem::bad_request(
+                format!(
+                    "status: {other:?} is not running, interrupted, succeeded, failed or cancelled"
+                ),
+                "/status",
+            ));
+        }
+    };
+    let rows = state
+        .store
+        .list_runs(&axon_store::RunQuery {
+            status: filter,
+            before_ms: query.before,
+            limit,
+        })
+        .await
+        .map_err(|e| {
+            Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store unavailable",
+                format!("cannot list runs: {e}"),
+            )
+        })?;
+    let next_before = (rows.len() == limit as usize)
+        .then(|| rows.last().map(|r| r.updated_at_ms))
+        .flatten();
+    let running: std::collections::HashSet<String> = state
+        .runs
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .keys()
+        .cloned()
+        .collect();
+    let runs: Vec<axon_store::RunSummary> = rows
+        .into_iter()
+        .map(|mut run| {
+            if run.status.is_none() || running.contains(&run.run_id) {
+                let now = if running.contains(&run.run_id) {
+                    "running"
+                } else {
+                    "interrupted"
+                };
+                run.status = Some(now.to_string());
+            }
+            run
+        })
+        .filter(|run| wanted.is_none() || run.status.as_deref() == wanted)
+        .collect();
+    Ok(Json(json!({"runs": runs, "next_before": next_before})))
+}
+
 /// A run as the store keeps it; 503 when the store cannot be read.
 async fn load_run(state: &AppState, id: &str) -> Result<Option<axon_plan::RunRecord>, Problem> {
     state.runner.store().load(id).await.map_err(|e| {
@@ -350,6 +431,7 @@ pub(crate) async fn graph(
     let content_type = match format {
         axon_plan::GraphFormat::Dot => "text/vnd.graphviz; charset=utf-8",
         axon_plan::GraphFormat::Mermaid => "text/plain; charset=utf-8",
+        axon_plan::GraphFormat::Json => "application/json",
     };
     Ok((
         [(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],

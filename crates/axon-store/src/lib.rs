@@ -287,6 +287,56 @@ pub trait Store: HistoryStore + RunStore {
 
     /// Where the data lives, for health reports and messages (`sqlite:/path`).
     fn describe(&self) -> String;
+
+    /// Runs, most recently updated first: `limit` of them updated before
+    /// `before` (ms since the epoch), with `status` (a finished run's) or
+    /// `unfinished`. The dashboard's runs page and `GET /v1/runs`.
+    async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError>;
+}
+
+/// Which runs [`Store::list_runs`] returns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunQuery {
+    /// Only runs that ended so (`succeeded`, `failed`, `cancelled`), or, with
+    /// `Unfinished`, those without a result (running, or interrupted).
+    pub status: Option<RunFilter>,
+    /// Only runs last updated before this time, ms since the epoch (the page
+    /// after a listing ends at its last run's `updated_at_ms`).
+    pub before_ms: Option<i64>,
+    /// At most this many.
+    pub limit: u32,
+}
+
+/// A status filter of [`RunQuery`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunFilter {
+    /// Runs whose result has this status.
+    Ended(String),
+    /// Runs without a result yet.
+    Unfinished,
+}
+
+/// One run in a listing: enough to show a row, not its steps.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct RunSummary {
+    /// The run.
+    pub run_id: String,
+    /// The plan's name, if it has one.
+    pub plan: Option<String>,
+    /// How it ended; null while it has no result (running, or interrupted).
+    pub status: Option<String>,
+    /// Steps in the plan.
+    pub steps_total: u64,
+    /// Steps that succeeded so far.
+    pub succeeded: u64,
+    /// Steps that failed.
+    pub failed: u64,
+    /// Steps skipped or cancelled.
+    pub skipped: u64,
+    /// The run's duration once it has ended.
+    pub duration_ms: Option<u64>,
+    /// When it was begun or last finished, ms since the epoch.
+    pub updated_at_ms: i64,
 }
 
 #[async_trait]
@@ -305,6 +355,64 @@ impl Store for SqliteStore {
             .await
             .map(|_| ())
             .map_err(err)
+    }
+
+    async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
+        // Steps with a checkpoint are in run_steps; the rest (skipped,
+        // cancelled) only in the stored result's `steps`.
+        let count = |statuses: &str| {
+            format!(
+                "(SELECT count(*) FROM run_steps s WHERE s.run_id = r.run_id \
+                 AND json_extract(s.outcome, '$.status') IN ({statuses})) \
+                 + (SELECT count(*) FROM json_each(coalesce(r.result, '{{}}'), '$.steps') j \
+                 WHERE json_extract(j.value, '$.status') IN ({statuses}))"
+            )
+        };
+        let sql = format!(
+            "SELECT r.run_id, json_extract(r.plan, '$.name') AS name, \
+                    json_array_length(r.plan, '$.steps') AS total, \
+                    json_extract(r.result, '$.status') AS status, \
+                    json_extract(r.result, '$.duration_ms') AS duration_ms, \
+                    r.updated_at_ms, {} AS succeeded, {} AS failed, {} AS skipped \
+             FROM runs r \
+             WHERE (?1 IS NULL OR r.updated_at_ms < ?1) \
+               AND (?2 = 0 OR (?2 = 1 AND json_extract(r.result, '$.status') = ?3) \
+                    OR (?2 = 2 AND r.result IS NULL)) \
+             ORDER BY r.updated_at_ms DESC, r.run_id DESC LIMIT ?4",
+            count("'succeeded'"),
+            count("'failed'"),
+            count("'skipped', 'cancelled'"),
+        );
+        let (mode, status) = match &query.status {
+            None => (0, None),
+            Some(RunFilter::Ended(status)) => (1, Some(status.as_str())),
+            Some(RunFilter::Unfinished) => (2, None),
+        };
+        // Composed of the constants above only: the values are bound.
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(query.before_ms)
+            .bind(mode)
+            .bind(status)
+            .bind(i64::from(query.limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(err)?;
+        Ok(rows
+            .iter()
+            .map(|row| RunSummary {
+                run_id: row.get("run_id"),
+                plan: row.get("name"),
+                status: row.get("status"),
+                steps_total: row.get::<Option<i64>, _>("total").unwrap_or(0).max(0) as u64,
+                succeeded: row.get::<i64, _>("succeeded").max(0) as u64,
+                failed: row.get::<i64, _>("failed").max(0) as u64,
+                skipped: row.get::<i64, _>("skipped").max(0) as u64,
+                duration_ms: row
+                    .get::<Option<i64>, _>("duration_ms")
+                    .map(|d| d.max(0) as u64),
+                updated_at_ms: row.get("updated_at_ms"),
+            })
+            .collect())
     }
 
     async fn tool_stats(&self) -> Result<Vec<ToolStats>, StoreError> {
