@@ -197,7 +197,7 @@ mod tests {
             "svg"
                 .parse::<GraphFormat>()
                 .unwrap_err()
-                .contains("dot or mermaid")
+                .contains("dot, mermaid or json")
         );
     }
 }
