@@ -18,6 +18,7 @@
 //! | `/mcp` | the MCP server (every tool and `run_plan`) over Streamable HTTP |
 //! | `GET /healthz`, `GET /metrics` | health (200/503 per component), Prometheus text |
 //! | `GET /openapi.json` | the OpenAPI 3.1 description of all of the above (`openapi.rs`) |
+//! | `GET /`, `/runs`, `/runs/{id}`, `/tools`, `/history/{id}` | the dashboard (`dashboard/`): HTML pages over this API |
 //!
 //! Errors are `application/problem+json` naming the JSON pointer of the bad field.
 //! With tokens set, every endpoint but `/healthz` wants `Authorization: Bearer
@@ -29,6 +30,7 @@
 
 mod access;
 mod api;
+mod dashboard;
 mod openapi;
 mod ops;
 pub mod problem;
@@ -187,6 +189,7 @@ impl Server {
                 get(|| async { axum::Json(openapi::document()) }),
             )
             .merge(api)
+            .merge(dashboard::routes())
             .fallback(ops::not_found)
             .method_not_allowed_fallback(ops::method_not_allowed)
             .layer(DefaultBodyLimit::max(state.options.body_limit_bytes))

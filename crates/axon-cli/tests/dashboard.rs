@@ -1,0 +1,294 @@
+//! The dashboard in a real headless Chromium, driven by Axon's own browser tools
+//! through an executor, against a real `axon serve`: the runs page lists a run,
+//! the run page's DAG goes live from running to the final states (a retried
+//! step, a step served by its fallback), a step's panel shows its retry
+//! reasons, and the tools page resets an open breaker. Each page's screenshot
+//! is written to `target/dashboard/` (two of them are in the README).
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+
+use axon_browser::{BrowserConfig, Browsers};
+use axon_core::{CallResult, Executor, SharedState, ToolCall, ToolRegistry};
+use serde_json::{Value, json};
+
+struct Served {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &std::path::Path) -> Served {
+    let config = dir.join("axon.toml");
+    std::fs::write(
+        &config,
+        "[defaults.retry]\ninitial_delay_ms = 10\njitter = \"none\"\n\n[tools.flaky.breaker]\nfailure_threshold = 2\nopen_ms = 600000\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_axon"))
+        .arg("--config")
+        .arg(&config)
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .env("AXON_STORE_PATH", dir.join("axon.db"))
+        .env_remove("AXON_CONFIG")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("serve.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let base = common::listening_url(&mut child);
+    Served { child, base }
+}
+
+/// An executor with the browser tools on Chromium.
+fn browser() -> Executor {
+    let config = BrowserConfig::default();
+    assert!(
+        config.executable_path().exists(),
+        "Chromium is not installed at {} (apt-get install chromium; .ci/run does)",
+        config.executable_path().display()
+    );
+    let mut registry = ToolRegistry::new();
+    axon_browser::register(&mut registry, Arc::new(Browsers::new(config))).unwrap();
+    Executor::builder(registry)
+        .shared_state(SharedState::new())
+        .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}}))
+        .build()
+        .unwrap()
+}
+
+async fn act(b: &Executor, tool: &str, args: Value) -> CallResult {
+    let r = b
+        .call(ToolCall::new(tool, args).correlation_id("dashboard"))
+        .await;
+    assert!(r.success, "{tool}: {:?}", r.error);
+    r
+}
+
+async fn screenshot(b: &Executor, name: &str) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/dashboard");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.png"));
+    act(
+        b,
+        "browser_take_screenshot",
+        json!({"path": path.to_str().unwrap(), "full_page": true}),
+    )
+    .await;
+    assert!(std::fs::metadata(&path).unwrap().len() > 1000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
+    axon_http::install_crypto_provider();
+    let dir = std::env::temp_dir().join(format!("axon-dash-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = serve(&dir);
+    let http = reqwest::Client::new();
+    let key = ulid::Ulid::new().to_string();
+
+    // A plan that runs for a while: `hold` keeps it running while the page opens.
+    let plan = json!({"name": "dashboard demo", "steps": [
+        {"id": "hold", "tool": "sleep", "params": {"ms": 1500}},
+        {"id": "flaky_fetch", "tool": "flaky", "depends_on": ["hold"],
+         "params": {"key": format!("{key}-a"), "fail_times": 1, "data": {"rows": 3}}},
+        {"id": "primary", "tool": "flaky", "depends_on": ["hold"],
+         "params": {"key": format!("{key}-b"), "fail_times": 99, "kind": "failed"},
+         "fallbacks": [{"tool": "echo", "params": {"served_by": "fallback"}}]},
+        {"id": "report", "tool": "echo", "depends_on": ["flaky_fetch", "primary"],
+         "params": {"fetched": "${steps.flaky_fetch.data}"}},
+    ]});
+    let r = http
+        .post(format!("{}/v1/runs?run_id=dash-1", s.base))
+        .json(&plan)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+
+    let b = browser();
+    // The runs page lists it, linked.
+    act(
+        &b,
+        "browser_navigate",
+        json!({"url": format!("{}/", s.base)}),
+    )
+    .await;
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"selector": "a[href='/runs/dash-1']", "timeout_ms": 10000}),
+    )
+    .await;
+    screenshot(&b, "runs").await;
+
+    // The run page, opened while the run is running, follows it to the end.
+    act(
+        &b,
+        "browser_click",
+        json!({"selector": "a[href='/runs/dash-1']"}),
+    )
+    .await;
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"selector": "[data-step='hold']", "timeout_ms": 10000}),
+    )
+    .await;
+    let early = act(&b, "browser_get_text", json!({"selector": "main"})).await;
+    assert!(
+        early.data["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("running"),
+        "the page shows the run running: {:?}",
+        early.data
+    );
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"selector": "[data-step='report'][data-state='succeeded']", "timeout_ms": 15000}),
+    )
+    .await;
+    for (step, state) in [
+        ("hold", "succeeded"),
+        ("flaky_fetch", "succeeded"),
+        ("primary", "fallback"),
+    ] {
+        act(
+            &b,
+            "browser_verify_element_exists",
+            json!({"selector": format!("[data-step='{step}'][data-state='{state}']")}),
+        )
+        .await;
+    }
+    // The retried step's panel says why it was retried and how long it waited.
+    act(
+        &b,
+        "browser_click",
+        json!({"selector": "[data-step='flaky_fetch']"}),
+    )
+    .await;
+    let panel = act(&b, "browser_get_text", json!({"selector": "#step-detail"})).await;
+    let text = panel.data["text"].as_str().unwrap_or_default().to_string();
+    assert!(text.contains("2 attempt(s)"), "{text}");
+    assert!(text.contains("transient"), "the retry reason: {text}");
+    assert!(text.contains("waited 10 ms"), "the delay: {text}");
+    screenshot(&b, "run").await;
+    act(
+        &b,
+        "browser_click",
+        json!({"selector": "[data-step='primary']"}),
+    )
+    .await;
+    let panel = act(&b, "browser_get_text", json!({"selector": "#step-detail"})).await;
+    assert!(
+        panel.data["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Served by fallback #0"),
+        "{:?}",
+        panel.data
+    );
+
+    // Open flaky's breaker (two failures), then reset it from the tools page.
+    for _ in 0..2 {
+        http.post(format!("{}/v1/tools/flaky/call", s.base))
+            .json(
+                &json!({"args": {"key": format!("{key}-c"), "fail_times": 99},
+                          "policy": {"retry": {"max_attempts": 1}}}),
+            )
+            .send()
+            .await
+            .unwrap();
+    }
+    let breakers: Value = http
+        .get(format!("{}/v1/breakers", s.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let flaky = |b: &Value| {
+        b["breakers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["tool"] == "flaky")
+            .unwrap()["state"]
+            .clone()
+    };
+    assert_eq!(flaky(&breakers), "open");
+    act(
+        &b,
+        "browser_click",
+        json!({"role": "link", "name": "Tools"}),
+    )
+    .await;
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"role": "button", "name": "Reset the breaker of flaky", "timeout_ms": 10000}),
+    )
+    .await;
+    // Controls have accessible names: the snapshot an agent reads finds them.
+    let snap = act(&b, "browser_snapshot", json!({})).await;
+    let tree = snap.data.to_string();
+    assert!(tree.contains("Reset the breaker of flaky"), "{tree}");
+    screenshot(&b, "tools").await;
+    act(
+        &b,
+        "browser_click",
+        json!({"role": "button", "name": "Reset the breaker of flaky"}),
+    )
+    .await;
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"selector": "tr[data-tool='flaky'] .s-closed", "timeout_ms": 10000}),
+    )
+    .await;
+    let breakers: Value = http
+        .get(format!("{}/v1/breakers", s.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(flaky(&breakers), "closed");
+
+    // History: searched by the run id.
+    act(
+        &b,
+        "browser_navigate",
+        json!({"url": format!("{}/history", s.base)}),
+    )
+    .await;
+    act(
+        &b,
+        "browser_type",
+        json!({"selector": "#history-id", "text": "dash-1"}),
+    )
+    .await;
+    act(&b, "browser_press_key", json!({"key": "Enter"})).await;
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"has_text": "call(s)", "timeout_ms": 10000}),
+    )
+    .await;
+    let page = act(&b, "browser_get_text", json!({"selector": "main"})).await;
+    let text = page.data["text"].as_str().unwrap_or_default();
+    assert!(text.contains("flaky") && text.contains("echo"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

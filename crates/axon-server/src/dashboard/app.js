@@ -1,0 +1,349 @@
+// Axon's dashboard: pages rendered in the browser from the JSON API, no
+// dependencies. Each page has its own URL (/runs, /runs/{id}, /tools,
+// /history/{id}); links are followed with the History API, so reloading or
+// sharing a URL opens the same page. A bearer token, when the server wants one,
+// is asked for once and kept in this tab's session storage.
+"use strict";
+
+const main = document.getElementById("main");
+const tokenForm = document.getElementById("token-form");
+let timer = null;
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+async function api(path, options) {
+  const headers = { Accept: "application/json" };
+  const token = sessionStorage.getItem("axon-token");
+  if (token) headers.Authorization = "Bearer " + token;
+  const response = await fetch(path, { ...(options || {}), headers });
+  if (response.status === 401) {
+    tokenForm.hidden = false;
+    throw new Error("This server wants a bearer token: enter it above.");
+  }
+  const type = response.headers.get("content-type") || "";
+  const body = type.includes("json") ? await response.json() : await response.text();
+  if (!response.ok && response.status !== 502 && response.status !== 504) {
+    throw new Error((body && body.detail) || response.statusText);
+  }
+  return body;
+}
+
+tokenForm.addEventListener("submit", (event) => {
+  event.preventDefault();
+  sessionStorage.setItem("axon-token", document.getElementById("token").value);
+  tokenForm.hidden = true;
+  route();
+});
+
+const badge = (status) => el("span", { class: "badge s-" + status }, status || "—");
+const ms = (n) => (n === null || n === undefined ? "—" : n < 1000 ? n + " ms" : (n / 1000).toFixed(2) + " s");
+const when = (epochMs) => new Date(epochMs).toLocaleString();
+const link = (href, text, attrs) => el("a", { href, ...(attrs || {}) }, text);
+
+function show(title, ...content) {
+  document.title = title + " · Axon";
+  main.replaceChildren(el("h1", {}, title), ...content);
+  for (const a of document.querySelectorAll("header nav a")) {
+    const current = location.pathname.startsWith(a.getAttribute("href"));
+    if (current) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+}
+
+function failed(error) {
+  main.replaceChildren(el("p", { class: "error", role: "alert" }, String(error.message || error)));
+}
+
+// ---- Runs ------------------------------------------------------------------
+
+async function runsPage() {
+  const params = new URLSearchParams(location.search);
+  const status = params.get("status") || "";
+  const query = new URLSearchParams({ limit: "50" });
+  if (status) query.set("status", status);
+  if (params.get("before")) query.set("before", params.get("before"));
+  const page = await api("/v1/runs?" + query);
+  const filter = el("select", { id: "status-filter", onchange: (e) => {
+    const next = new URLSearchParams();
+    if (e.target.value) next.set("status", e.target.value);
+    go("/runs" + (next.toString() ? "?" + next : ""));
+  } }, ["", "running", "succeeded", "failed", "cancelled", "interrupted"].map((s) =>
+    el("option", { value: s, selected: s === status }, s || "all")));
+  const rows = page.runs.map((r) => el("tr", {},
+    el("td", {}, link("/runs/" + encodeURIComponent(r.run_id), r.run_id)),
+    el("td", {}, r.plan || "—"),
+    el("td", {}, badge(r.status)),
+    el("td", {}, `${r.succeeded} ok · ${r.failed} failed · ${r.skipped} skipped / ${r.steps_total}`),
+    el("td", {}, ms(r.duration_ms)),
+    el("td", {}, when(r.updated_at_ms))));
+  const next = page.next_before
+    ? link("/runs?" + new URLSearchParams({ ...(status ? { status } : {}), before: page.next_before }), "Older runs")
+    : null;
+  show("Runs",
+    el("div", { class: "controls" }, el("label", { for: "status-filter" }, "Status"), filter),
+    el("div", { class: "scroll" }, el("table", { "aria-label": "Runs" },
+      el("thead", {}, el("tr", {}, ["Run", "Plan", "Status", "Steps", "Duration", "Updated"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, rows.length ? rows : el("tr", {}, el("td", { colspan: 6 }, "No runs yet."))))),
+    next);
+  if (page.runs.some((r) => r.status === "running")) timer = setTimeout(route, 2000);
+}
+
+// ---- One run ---------------------------------------------------------------
+
+function stepState(step) {
+  if (!step) return "pending";
+  const r = step.result;
+  if (step.status === "succeeded" && r && r.fallback) return "fallback";
+  if (step.status === "succeeded" && r && r.provenance && r.provenance.cache_hit) return "cache hit";
+  return step.status;
+}
+
+const fill = { succeeded: "#dafbe1", fallback: "#fff8c5", "cache hit": "#ddf4ff", failed: "#ffebe9", skipped: "#eaeef2", cancelled: "#fff1e5", pending: "#ffffff", running: "#ddf4ff" };
+
+// Layers by longest path from the roots; nodes in a layer stacked.
+function layout(graph) {
+  const layer = graph.nodes.map(() => 0);
+  for (let pass = 0; pass < graph.nodes.length; pass++) {
+    let moved = false;
+    for (const e of graph.edges) {
+      if (layer[e.to] < layer[e.from] + 1) { layer[e.to] = layer[e.from] + 1; moved = true; }
+    }
+    if (!moved) break;
+  }
+  const rows = {};
+  return graph.nodes.map((n) => {
+    const l = layer[n.index];
+    rows[l] = (rows[l] || 0) + 1;
+    return { x: 20 + l * 190, y: 20 + (rows[l] - 1) * 64 };
+  });
+}
+
+// The critical path: the chain of dependencies whose durations add up longest.
+function criticalPath(graph, steps) {
+  const cost = (i) => (steps[i] && steps[i].result ? steps[i].result.duration_ms : 0);
+  const best = graph.nodes.map(() => null);
+  const total = (i) => {
+    if (best[i]) return best[i];
+    let top = { len: 0, path: [] };
+    for (const e of graph.edges.filter((e) => e.to === i)) {
+      const t = total(e.from);
+      if (t.len > top.len) top = t;
+    }
+    best[i] = { len: top.len + cost(i), path: [...top.path, i] };
+    return best[i];
+  };
+  let longest = { len: -1, path: [] };
+  // Ties go to the longer chain: a last step that took 0 ms is still on the path.
+  for (const n of graph.nodes) {
+    const t = total(n.index);
+    if (t.len > longest.len || (t.len === longest.len && t.path.length > longest.path.length)) longest = t;
+  }
+  return new Set(longest.path);
+}
+
+function dag(graph, steps, onPick) {
+  const at = layout(graph);
+  const width = Math.max(...at.map((p) => p.x), 0) + 190;
+  const height = Math.max(...at.map((p) => p.y), 0) + 64;
+  const picture = svg("svg", { width, height, role: "group", "aria-label": "Plan graph" },
+    svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "10", refY: "5", markerWidth: "6", markerHeight: "6", orient: "auto" },
+      svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#8c959f" }))));
+  for (const e of graph.edges) {
+    const a = at[e.from], b = at[e.to];
+    picture.append(svg("path", { class: "edge" + (e.declared ? "" : " implicit"),
+      d: `M${a.x + 160},${a.y + 22} C${a.x + 175},${a.y + 22} ${b.x - 15},${b.y + 22} ${b.x},${b.y + 22}` }));
+  }
+  for (const n of graph.nodes) {
+    const p = at[n.index];
+    const state = stepState(steps[n.index]);
+    const node = svg("g", { class: "node", tabindex: "0", role: "button", "data-step": n.label, "data-state": state,
+      "aria-label": `Step ${n.label}, ${n.tool}: ${state}`, transform: `translate(${p.x},${p.y})`,
+      onclick: () => onPick(n.index), onkeydown: (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); onPick(n.index); } } },
+      svg("rect", { width: 160, height: 44, fill: fill[state] || "#fff" }),
+      svg("text", { x: 8, y: 18 }, n.label),
+      svg("text", { x: 8, y: 35, fill: "#57606a" }, `${n.tool} · ${state}`));
+    picture.append(node);
+  }
+  return el("div", { class: "dag" }, picture);
+}
+
+function gantt(graph, steps, critical) {
+  const ran = graph.nodes.filter((n) => steps[n.index] && steps[n.index].result);
+  if (!ran.length) return el("p", {}, "No step has run yet.");
+  const start = (i) => Date.parse(steps[i].result.started_at);
+  const t0 = Math.min(...ran.map((n) => start(n.index)));
+  const t1 = Math.max(...ran.map((n) => start(n.index) + steps[n.index].result.duration_ms), t0 + 1);
+  return el("div", { class: "gantt", role: "list", "aria-label": "Step timings" }, ran.map((n) => {
+    const r = steps[n.index].result;
+    const left = ((start(n.index) - t0) / (t1 - t0)) * 100;
+    const width = Math.max((r.duration_ms / (t1 - t0)) * 100, 0.5);
+    return el("div", { class: "bar-row", role: "listitem" },
+      el("span", {}, `${n.label} (${ms(r.duration_ms)})${critical.has(n.index) ? " ★" : ""}`),
+      el("div", { class: "bar-track" }, el("div", {
+        class: "bar" + (r.success ? "" : " failed") + (critical.has(n.index) ? " critical" : ""),
+        style: `left:${left}%;width:${width}%`, title: `${n.label}: ${ms(r.duration_ms)}` })));
+  }));
+}
+
+function stepDetail(node, step, args) {
+  if (!step) return el("div", { class: "panel", id: "step-detail" }, el("h2", {}, `Step ${node.label}`), el("p", {}, "Not run yet."));
+  const r = step.result;
+  const retries = r ? r.retry_reasons.map((reason, i) => el("li", {}, `${reason} — waited ${ms(r.retry_delays_ms[i])}`)) : [];
+  return el("div", { class: "panel", id: "step-detail", "aria-live": "polite" },
+    el("h2", {}, `Step ${node.label} (${node.tool})`),
+    el("p", {}, badge(step.status), step.reason ? " " + step.reason : ""),
+    r ? el("p", {}, `${r.attempts} attempt(s) in ${ms(r.duration_ms)}`) : null,
+    retries.length ? el("div", {}, el("h3", {}, "Retries"), el("ol", { class: "retries" }, retries)) : null,
+    r && r.fallback ? el("p", {}, `Served by fallback #${r.fallback.index} after ${r.fallback.primary_tool} failed: ${r.fallback.primary_error.message}`) : null,
+    r && r.error ? el("p", { class: "error" }, `${r.error.kind}${r.error.code ? " (" + r.error.code + ")" : ""}: ${r.error.message}`) : null,
+    args !== undefined ? el("div", {}, el("h3", {}, "Arguments, as stored"), el("pre", {}, JSON.stringify(args, null, 2))) : null,
+    r ? el("div", {}, el("h3", {}, "Provenance"), el("pre", {}, JSON.stringify(r.provenance, null, 2))) : null,
+    r ? el("div", {}, el("h3", {}, "Data"), el("pre", {}, JSON.stringify(r.data, null, 2))) : null);
+}
+
+async function runPage(id, picked) {
+  const [run, graph, calls] = await Promise.all([
+    api("/v1/runs/" + encodeURIComponent(id)),
+    api("/v1/runs/" + encodeURIComponent(id) + "/graph?format=json"),
+    api("/v1/history/" + encodeURIComponent(id)).catch(() => ({ calls: [] })),
+  ]);
+  const steps = {};
+  for (const s of (run.result ? run.result.steps : run.steps)) steps[s.index] = s;
+  if (run.status === "running") {
+    // The next steps to start are those whose dependencies all succeeded.
+    for (const n of graph.nodes) {
+      if (!steps[n.index] && graph.edges.filter((e) => e.to === n.index).every((e) => steps[e.from] && steps[e.from].status === "succeeded")) {
+        steps[n.index] = { status: "running" };
+      }
+    }
+  }
+  const argsOf = {};
+  for (const c of calls.calls || []) argsOf[c.call_id] = c.args;
+  const critical = criticalPath(graph, steps);
+  const detail = el("div", {});
+  const pick = (i) => {
+    const s = steps[i] && steps[i].result ? steps[i] : steps[i] && steps[i].status !== "running" ? steps[i] : null;
+    detail.replaceChildren(stepDetail(graph.nodes[i], s, s && s.result ? argsOf[s.result.call_id] : undefined));
+    history.replaceState({ picked: i }, "", location.pathname + "?step=" + encodeURIComponent(graph.nodes[i].label));
+  };
+  const actions = el("div", { class: "controls" },
+    badge(run.status), el("span", {}, `${run.steps_finished} of ${run.steps_total ?? "?"} steps finished`),
+    run.status === "running" ? el("button", { type: "button", onclick: async () => {
+      await api("/v1/runs/" + encodeURIComponent(id), { method: "DELETE" }); route();
+    } }, "Cancel run") : null,
+    link("/history/" + encodeURIComponent(id), "Calls of this run"));
+  show(`Run ${id}` + (graph.name ? ` — ${graph.name}` : ""), actions,
+    el("h2", {}, "Graph"), dag(graph, steps, pick),
+    el("h2", {}, "Timings (★ critical path)"), gantt(graph, steps, critical),
+    detail);
+  const wanted = picked ?? new URLSearchParams(location.search).get("step");
+  const index = graph.nodes.findIndex((n) => n.label === wanted);
+  if (index >= 0) pick(index);
+  if (run.status === "running") timer = setTimeout(route, 1000);
+}
+
+// ---- Tools -----------------------------------------------------------------
+
+async function toolsPage() {
+  const [tools, stats] = await Promise.all([api("/v1/tools"), api("/v1/stats")]);
+  const byTool = {};
+  for (const s of stats.tools || []) byTool[s.tool] = s;
+  const breakers = await api("/v1/breakers");
+  const state = {};
+  for (const b of breakers.breakers) state[b.tool] = b.state;
+  const rows = tools.tools.map((t) => {
+    const s = byTool[t.name];
+    const b = state[t.name];
+    const reset = b && b !== "closed"
+      ? el("button", { type: "button", "aria-label": `Reset the breaker of ${t.name}`, onclick: async () => {
+        await api("/v1/breakers/" + encodeURIComponent(t.name) + "/reset", { method: "POST" }); route();
+      } }, "Reset")
+      : null;
+    return el("tr", { "data-tool": t.name },
+      el("td", {}, el("details", {}, el("summary", {}, t.name), el("p", {}, t.description || ""),
+        el("pre", {}, JSON.stringify(t.input_schema || t.parameters || {}, null, 2)))),
+      el("td", {}, badge(b || "—"), " ", reset),
+      el("td", {}, s ? String(s.calls) : "0"),
+      el("td", {}, s ? (s.success_rate * 100).toFixed(1) + " %" : "—"),
+      el("td", {}, s ? ms(s.p50_ms) : "—"),
+      el("td", {}, s ? ms(s.p95_ms) : "—"));
+  });
+  show("Tools", el("div", { class: "scroll" }, el("table", { "aria-label": "Tools" },
+    el("thead", {}, el("tr", {}, ["Tool", "Breaker", "Calls", "Success", "p50", "p95"].map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, rows))));
+}
+
+// ---- History ---------------------------------------------------------------
+
+async function historyPage(id) {
+  const form = el("form", { class: "controls", onsubmit: (e) => {
+    e.preventDefault();
+    const value = document.getElementById("history-id").value.trim();
+    if (value) go("/history/" + encodeURIComponent(value));
+  } }, el("label", { for: "history-id" }, "Correlation or run id"),
+  el("input", { id: "history-id", value: id || "", required: true }), el("button", { type: "submit" }, "Search"));
+  if (!id) return show("History", form);
+  const found = await api("/v1/history/" + encodeURIComponent(id));
+  // A history entry is a call result with the stored arguments beside it.
+  const rows = found.calls.map((c) => el("tr", {},
+    el("td", {}, c.call_id), el("td", {}, c.tool), el("td", {}, badge(c.success ? "succeeded" : "failed")),
+    el("td", {}, String(c.attempts)), el("td", {}, c.retry_reasons.join("; ") || "—"),
+    el("td", {}, ms(c.duration_ms))));
+  show(`History of ${id}`, form,
+    el("p", {}, `${found.calls.length} call(s)`),
+    el("div", { class: "scroll" }, el("table", { "aria-label": "Calls" },
+      el("thead", {}, el("tr", {}, ["Call", "Tool", "Outcome", "Attempts", "Retry reasons", "Duration"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, rows.length ? rows : el("tr", {}, el("td", { colspan: 6 }, "No calls with that id."))))));
+}
+
+// ---- Routing ---------------------------------------------------------------
+
+function go(path) {
+  history.pushState({}, "", path);
+  route();
+}
+
+async function route() {
+  clearTimeout(timer);
+  const path = decodeURIComponent(location.pathname);
+  try {
+    if (path === "/" || path === "/runs") await runsPage();
+    else if (path.startsWith("/runs/")) await runPage(path.slice(6));
+    else if (path === "/tools") await toolsPage();
+    else if (path === "/history" || path.startsWith("/history/")) await historyPage(path.slice(9));
+    else show("Not found", el("p", {}, "No such page."));
+  } catch (error) {
+    failed(error);
+  }
+}
+
+document.addEventListener("click", (event) => {
+  const a = event.target.closest && event.target.closest("a");
+  if (!a || a.origin !== location.origin || event.ctrlKey || event.metaKey || a.target) return;
+  event.preventDefault();
+  go(a.pathname + a.search);
+});
+window.addEventListener("popstate", route);
+route();
