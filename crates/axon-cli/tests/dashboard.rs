@@ -199,6 +199,48 @@ async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
         panel.data
     );
 
+    // On a phone-sized window the page does not scroll sideways: the graph and
+    // the tables scroll inside their own boxes.
+    let phone = act(
+        &b,
+        "browser_session_new",
+        json!({"viewport": {"width": 390, "height": 844}}),
+    )
+    .await;
+    let session = phone.data["session"].as_str().unwrap().to_string();
+    act(
+        &b,
+        "browser_navigate",
+        json!({"url": format!("{}/runs/dash-1?step=flaky_fetch", s.base), "session": session}),
+    )
+    .await;
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"selector": "#step-detail", "session": session, "timeout_ms": 10000}),
+    )
+    .await;
+    act(
+        &b,
+        "browser_scroll",
+        json!({"direction": "right", "pixels": 400, "session": session}),
+    )
+    .await;
+    let state = act(&b, "browser_get_page_state", json!({"session": session})).await;
+    assert_eq!(state.data["viewport"]["width"], 390.0);
+    assert_eq!(
+        state.data["scroll"]["x"], 0.0,
+        "no sideways scroll: {:?}",
+        state.data
+    );
+    act(
+        &b,
+        "browser_take_screenshot",
+        json!({"session": session, "path": PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../target/dashboard/run-narrow.png").to_str().unwrap()}),
+    )
+    .await;
+
     // Open flaky's breaker (two failures), then reset it from the tools page.
     for _ in 0..2 {
         http.post(format!("{}/v1/tools/flaky/call", s.base))
