@@ -270,6 +270,15 @@ async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
             .clone()
     };
     assert_eq!(flaky(&breakers), "open");
+    let wait = breakers["breakers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["tool"] == "flaky")
+        .unwrap()["next_probe_ms"]
+        .as_u64()
+        .expect("an open breaker says when it probes next");
+    assert!(wait > 500_000 && wait <= 600_000, "{wait}");
     act(
         &b,
         "browser_click",
@@ -286,6 +295,20 @@ async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
     let snap = act(&b, "browser_snapshot", json!({})).await;
     let tree = snap.data.to_string();
     assert!(tree.contains("Reset the breaker of flaky"), "{tree}");
+    let row = act(
+        &b,
+        "browser_get_text",
+        json!({"selector": "tr[data-tool='flaky']"}),
+    )
+    .await;
+    assert!(
+        row.data["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("next probe in"),
+        "{:?}",
+        row.data
+    );
     screenshot(&b, "tools").await;
     act(
         &b,

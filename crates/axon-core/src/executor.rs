@@ -254,6 +254,15 @@ impl Executor {
             .map(|e| e.shared.breaker.state())
     }
 
+    /// How long a tool's open breaker still rejects (see
+    /// [`Breaker::next_probe_in`](crate::policy::breaker::Breaker::next_probe_in)).
+    pub fn breaker_next_probe(&self, tool: &str) -> Option<Duration> {
+        self.inner
+            .entries
+            .get(tool)
+            .and_then(|e| e.shared.breaker.next_probe_in())
+    }
+
     /// Close a tool's breaker by hand; false if there is no such tool.
     pub fn reset_breaker(&self, tool: &str) -> bool {
         self.inner

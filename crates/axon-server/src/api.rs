@@ -326,7 +326,11 @@ pub(crate) async fn breakers(State(state): State<Arc<AppState>>) -> Json<Value> 
         .iter()
         .map(|t| {
             let name = &t.spec().name;
-            json!({"tool": name, "state": executor.breaker_state(name)})
+            let mut breaker = json!({"tool": name, "state": executor.breaker_state(name)});
+            if let Some(wait) = executor.breaker_next_probe(name) {
+                breaker["next_probe_ms"] = json!(wait.as_millis() as u64);
+            }
+            breaker
         })
         .collect();
     Json(json!({ "breakers": breakers }))

@@ -151,7 +151,11 @@ fn build() -> Value {
         json!({
             "type": "object",
             "required": ["tool", "state"],
-            "properties": {"tool": {"type": "string"}, "state": breaker_state},
+            "properties": {
+                "tool": {"type": "string"},
+                "state": breaker_state,
+                "next_probe_ms": {"type": "integer", "minimum": 0, "description": "While open: how long until a probe is let through."},
+            },
         }),
     );
     schemas.insert(

@@ -232,6 +232,15 @@ impl Breaker {
         }
     }
 
+    /// How long an open breaker still rejects before it lets a probe through;
+    /// `None` unless it is open (an isolated one waits for a reset instead).
+    pub fn next_probe_in(&self) -> Option<Duration> {
+        match self.lock().state {
+            State::Open { until } => Some(until.saturating_duration_since(Instant::now())),
+            _ => None,
+        }
+    }
+
     /// Close it by hand and forget past failures.
     pub fn reset(&self) {
         let mut inner = self.lock();
@@ -319,6 +328,22 @@ mod tests {
         fail(&b, &p);
         fail(&b, &p);
         assert_eq!(b.state(), BreakerState::Open);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_open_breaker_says_when_it_probes_next() {
+        let (b, p) = (Breaker::new("t"), policy());
+        assert_eq!(b.next_probe_in(), None);
+        for _ in 0..3 {
+            fail(&b, &p);
+        }
+        assert_eq!(b.next_probe_in(), Some(Duration::from_millis(5_000)));
+        tokio::time::advance(Duration::from_millis(3_000)).await;
+        assert_eq!(b.next_probe_in(), Some(Duration::from_millis(2_000)));
+        tokio::time::advance(Duration::from_millis(2_500)).await;
+        assert_eq!(b.next_probe_in(), Some(Duration::ZERO), "due: half-open");
+        b.isolate();
+        assert_eq!(b.next_probe_in(), None);
     }
 
     #[tokio::test(start_paused = true)]

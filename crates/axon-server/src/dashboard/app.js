@@ -271,8 +271,8 @@ async function toolsPage() {
   const byTool = {};
   for (const s of stats.tools || []) byTool[s.tool] = s;
   const breakers = await api("/v1/breakers");
-  const state = {};
-  for (const b of breakers.breakers) state[b.tool] = b.state;
+  const state = {}, probe = {};
+  for (const b of breakers.breakers) { state[b.tool] = b.state; probe[b.tool] = b.next_probe_ms; }
   const rows = tools.tools.map((t) => {
     const s = byTool[t.name];
     const b = state[t.name];
@@ -284,7 +284,7 @@ async function toolsPage() {
     return el("tr", { "data-tool": t.name },
       el("td", {}, el("details", {}, el("summary", {}, t.name), el("p", {}, t.description || ""),
         el("pre", {}, JSON.stringify(t.input_schema || t.parameters || {}, null, 2)))),
-      el("td", {}, badge(b || "—"), " ", reset),
+      el("td", {}, badge(b || "—"), probe[t.name] !== undefined ? ` next probe in ${ms(probe[t.name])} ` : " ", reset),
       el("td", {}, s ? String(s.calls) : "0"),
       el("td", {}, s ? (s.success_rate * 100).toFixed(1) + " %" : "—"),
       el("td", {}, s ? ms(s.p50_ms) : "—"),
