@@ -73,6 +73,25 @@ async fn act(b: &Executor, tool: &str, args: Value) -> CallResult {
     r
 }
 
+/// flaky's entry in `GET /v1/breakers`.
+async fn flaky_breaker(http: &reqwest::Client, base: &str) -> Value {
+    let all: Value = http
+        .get(format!("{base}/v1/breakers"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    all["breakers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["tool"] == "flaky")
+        .unwrap()
+        .clone()
+}
+
 async fn screenshot(b: &Executor, name: &str) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/dashboard");
     std::fs::create_dir_all(&dir).unwrap();
@@ -95,9 +114,24 @@ async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
     let http = reqwest::Client::new();
     let key = ulid::Ulid::new().to_string();
 
-    // A plan that runs for a while: `hold` keeps it running while the page opens.
+    // `hold` waits on a gate this test opens once the page has shown the run
+    // running: the run is live while the page opens, however slow the machine.
+    let (open_gate, gate) = tokio::sync::watch::channel(false);
+    let app = axum::Router::new().route(
+        "/gate",
+        axum::routing::get(move || {
+            let mut gate = gate.clone();
+            async move {
+                let _ = gate.wait_for(|open| *open).await;
+                "open"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let gate_url = format!("http://{}/gate", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
     let plan = json!({"name": "dashboard demo", "steps": [
-        {"id": "hold", "tool": "sleep", "params": {"ms": 1500}},
+        {"id": "hold", "tool": "http_request", "params": {"url": gate_url}},
         {"id": "flaky_fetch", "tool": "flaky", "depends_on": ["hold"],
          "params": {"key": format!("{key}-a"), "fail_times": 1, "data": {"rows": 3}}},
         {"id": "primary", "tool": "flaky", "depends_on": ["hold"],
@@ -152,6 +186,7 @@ async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
         "the page shows the run running: {:?}",
         early.data
     );
+    open_gate.send(true).unwrap();
     act(
         &b,
         "browser_wait_for_element",
@@ -252,30 +287,9 @@ async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
             .await
             .unwrap();
     }
-    let breakers: Value = http
-        .get(format!("{}/v1/breakers", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let flaky = |b: &Value| {
-        b["breakers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["tool"] == "flaky")
-            .unwrap()["state"]
-            .clone()
-    };
-    assert_eq!(flaky(&breakers), "open");
-    let wait = breakers["breakers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["tool"] == "flaky")
-        .unwrap()["next_probe_ms"]
+    let breaker = flaky_breaker(&http, &s.base).await;
+    assert_eq!(breaker["state"], "open");
+    let wait = breaker["next_probe_ms"]
         .as_u64()
         .expect("an open breaker says when it probes next");
     assert!(wait > 500_000 && wait <= 600_000, "{wait}");
@@ -322,15 +336,7 @@ async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
         json!({"selector": "tr[data-tool='flaky'] .s-closed", "timeout_ms": 10000}),
     )
     .await;
-    let breakers: Value = http
-        .get(format!("{}/v1/breakers", s.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(flaky(&breakers), "closed");
+    assert_eq!(flaky_breaker(&http, &s.base).await["state"], "closed");
 
     // History: searched by the run id.
     act(
