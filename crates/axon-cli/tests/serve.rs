@@ -1377,3 +1377,79 @@ async fn runs_are_listed_newest_first_by_status_a_page_at_a_time() {
     let r = s.client.delete(s.url("/v1/runs/l-4")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::ACCEPTED);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_run_can_be_followed_by_someone_who_did_not_start_it() {
+    let s = Served::start(None);
+    // The first step waits on a gate this test opens once it follows the run.
+    let (open_gate, gate) = tokio::sync::watch::channel(false);
+    let app = axum::Router::new().route(
+        "/gate",
+        axum::routing::get(move || {
+            let mut gate = gate.clone();
+            async move {
+                let _ = gate.wait_for(|open| *open).await;
+                "open"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let gate_url = format!("http://{}/gate", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (status, _) = s
+        .post(
+            "/v1/runs?run_id=follow-1",
+            json!({"steps": [
+                {"id": "hold", "tool": "http_request", "params": {"url": gate_url}},
+                {"id": "after", "tool": "echo", "depends_on": ["hold"]},
+            ]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+
+    let stream = s
+        .client
+        .get(s.url("/v1/runs/follow-1/events"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    assert!(
+        stream.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    open_gate.send(true).unwrap();
+    // The stream ends with the run.
+    let text = tokio::time::timeout(Duration::from_secs(30), stream.text())
+        .await
+        .expect("the stream ends when the run does")
+        .unwrap();
+    let names: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("event: "))
+        .collect();
+    // (The run may not have begun when the follower came: then it sees the
+    // start too.)
+    let end = [
+        "step_finished",
+        "step_started",
+        "step_finished",
+        "run_finished",
+    ];
+    assert!(names.ends_with(&end), "{text}");
+    assert!(
+        names[..names.len() - end.len()]
+            .iter()
+            .all(|n| ["run_started", "step_started"].contains(n)),
+        "{text}"
+    );
+    assert!(text.contains("\"id\":\"after\""), "{text}");
+
+    let (status, p) = s.get("/v1/runs/follow-1/events").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "not running any more");
+    assert!(p["detail"].as_str().unwrap().contains("not running"));
+    let (status, _) = s.get("/v1/runs/nobody/events").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}

@@ -13,6 +13,7 @@
 //! | `POST /v1/runs` | start a plan; `?wait=true` blocks, `Accept: text/event-stream` streams progress |
 //! | `GET /v1/runs` | runs, newest first, by status, a page at a time |
 //! | `GET/DELETE /v1/runs/{id}` | a run's state; cancel it |
+//! | `GET /v1/runs/{id}/events` | a running run's progress as SSE, whoever started it |
 //! | `GET /v1/history/{correlation_id}` | the calls of a correlation id |
 //! | `GET /v1/stats`, `GET /v1/tools`, `GET /v1/breakers`, `POST /v1/breakers/{tool}/reset` | operations |
 //! | `/mcp` | the MCP server (every tool and `run_plan`) over Streamable HTTP |
@@ -93,6 +94,9 @@ pub(crate) struct AppState {
     options: ServerOptions,
     /// Runs in flight, by run id, with the token that cancels each.
     runs: Mutex<HashMap<String, CancellationToken>>,
+    /// The progress events of each run in flight, for `GET /v1/runs/{id}/events`
+    /// (the dashboard follows a run it did not start).
+    watchers: Mutex<HashMap<String, tokio::sync::broadcast::Sender<axon_plan::PlanEvent>>>,
     /// The tasks running plans, awaited on shutdown.
     tasks: TaskTracker,
 }
@@ -131,6 +135,7 @@ impl Server {
                 metrics: None,
                 options,
                 runs: Mutex::new(HashMap::new()),
+                watchers: Mutex::new(HashMap::new()),
                 tasks: TaskTracker::new(),
             }),
         }
@@ -169,6 +174,7 @@ impl Server {
             .route("/v1/runs", post(runs::start).get(runs::list))
             .route("/v1/runs/{id}", get(runs::get).delete(runs::cancel))
             .route("/v1/runs/{id}/graph", get(runs::graph))
+            .route("/v1/runs/{id}/events", get(runs::follow))
             .route("/v1/history/{correlation_id}", get(api::history))
             .route("/v1/stats", get(api::stats))
             .route("/v1/breakers", get(api::breakers))

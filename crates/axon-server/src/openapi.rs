@@ -348,6 +348,18 @@ fn build() -> Value {
                 ])),
             },
         },
+        "/v1/runs/{id}/events": {"get": {
+            "operationId": "followRun",
+            "summary": "A running run's progress events as server-sent events, from now until `run_finished`, whoever started it.",
+            "parameters": [path_param("id", "The run id.")],
+            "responses": guarded(responses(vec![
+                ("200", json!({
+                    "description": "`event:` is the event's name (`step_started`, `step_retrying`, `step_progress`, `step_finished`, `run_finished`), `data:` its JSON.",
+                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                })),
+                ("404", problem("The run is not running here (`GET /v1/runs/{id}` has its state).")),
+            ])),
+        }},
         "/v1/runs/{id}/graph": {"get": {
             "operationId": "getRunGraph",
             "summary": "A stored run's DAG: Graphviz dot, Mermaid, or JSON nodes and edges.",

@@ -110,6 +110,7 @@ fn launch(
         }
         runs.insert(run_id.clone(), cancel.clone());
     }
+    let events = Some(relay(state, &run_id, events));
     let (tx, rx) = oneshot::channel();
     let task_state = state.clone();
     state.tasks.spawn(
@@ -139,6 +140,74 @@ fn launch(
         .in_current_span(),
     );
     Ok(rx)
+}
+
+/// The sender a run reports to: each event goes to the caller's stream, if it
+/// asked for one, and to whoever follows the run (`GET /v1/runs/{id}/events`),
+/// until the run ends and drops its sender.
+fn relay(
+    state: &Arc<AppState>,
+    run_id: &str,
+    caller: Option<mpsc::UnboundedSender<PlanEvent>>,
+) -> mpsc::UnboundedSender<PlanEvent> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<PlanEvent>();
+    let (watchers, _) = tokio::sync::broadcast::channel(256);
+    state
+        .watchers
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(run_id.to_string(), watchers.clone());
+    let state = state.clone();
+    let run_id = run_id.to_string();
+    tokio::spawn(async move {
+        while let Some(event) = rx.recv().await {
+            if let Some(caller) = &caller {
+                let _ = caller.send(event.clone());
+            }
+            // No followers is not an error.
+            let _ = watchers.send(event);
+        }
+        // Unless the run id already runs again (a resume), with its own.
+        let mut all = state.watchers.lock().unwrap_or_else(|e| e.into_inner());
+        if all.get(&run_id).is_some_and(|w| w.same_channel(&watchers)) {
+            all.remove(&run_id);
+        }
+    });
+    tx
+}
+
+/// `GET /v1/runs/{id}/events`: a running run's progress events as SSE, from now
+/// until `run_finished`; 404 when the run is not running here (its state is at
+/// `GET /v1/runs/{id}`). A follower too slow to keep up misses events, never
+/// the end.
+pub(crate) async fn follow(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Problem> {
+    let receiver = state
+        .watchers
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&id)
+        .map(|w| w.subscribe())
+        .ok_or_else(|| Problem::not_found(format!("run {id:?} is not running here")))?;
+    let stream = futures::stream::unfold(receiver, |mut receiver| async move {
+        loop {
+            match receiver.recv().await {
+                Ok(event) => {
+                    let value = serde_json::to_value(&event).unwrap_or(Value::Null);
+                    let name = value["event"].as_str().unwrap_or("event").to_string();
+                    let sse = Event::default().event(name).data(value.to_string());
+                    return Some((Ok::<_, Infallible>(sse), receiver));
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    });
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response())
 }
 
 /// `POST /v1/runs`: 202 with the run id; `?wait=true` → 200 with the plan result;

@@ -8,6 +8,8 @@
 const main = document.getElementById("main");
 const tokenForm = document.getElementById("token-form");
 let timer = null;
+// The run whose event stream this page follows: { id, stop: AbortController }.
+let following = null;
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -261,7 +263,49 @@ async function runPage(id, picked) {
   const wanted = picked ?? new URLSearchParams(location.search).get("step");
   const index = graph.nodes.findIndex((n) => n.label === wanted);
   if (index >= 0) pick(index);
-  if (run.status === "running") timer = setTimeout(route, 1000);
+  if (run.status === "running") follow(id);
+}
+
+// Follow a running run's events (GET /v1/runs/{id}/events, server-sent events
+// read with fetch so that the bearer token goes along): each event redraws the
+// page, and the stream's end draws the final state. If the stream cannot be
+// had, poll once a second instead.
+function follow(id) {
+  if (following && following.id === id) return;
+  stopFollowing();
+  const stop = new AbortController();
+  following = { id, stop };
+  const headers = { Accept: "text/event-stream" };
+  const token = sessionStorage.getItem("axon-token");
+  if (token) headers.Authorization = "Bearer " + token;
+  let redraw = null;
+  const soon = () => { clearTimeout(redraw); redraw = setTimeout(() => route(), 100); };
+  (async () => {
+    try {
+      const response = await fetch("/v1/runs/" + encodeURIComponent(id) + "/events", { headers, signal: stop.signal });
+      if (!response.ok || !response.body) throw new Error("no stream");
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        const events = buffer.split("\n\n");
+        buffer = events.pop();
+        if (events.some((e) => e.includes("event:"))) soon();
+      }
+      if (following && following.id === id) { following = null; soon(); }
+    } catch (error) {
+      if (stop.signal.aborted) return;
+      following = null;
+      timer = setTimeout(route, 1000);
+    }
+  })();
+}
+
+function stopFollowing() {
+  if (following) following.stop.abort();
+  following = null;
 }
 
 // ---- Tools -----------------------------------------------------------------
@@ -328,6 +372,7 @@ function go(path) {
 async function route() {
   clearTimeout(timer);
   const path = decodeURIComponent(location.pathname);
+  if (following && path !== "/runs/" + following.id) stopFollowing();
   try {
     if (path === "/" || path === "/runs") await runsPage();
     else if (path.startsWith("/runs/")) await runPage(path.slice(6));
