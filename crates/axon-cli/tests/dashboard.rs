@@ -116,20 +116,7 @@ async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
 
     // `hold` waits on a gate this test opens once the page has shown the run
     // running: the run is live while the page opens, however slow the machine.
-    let (open_gate, gate) = tokio::sync::watch::channel(false);
-    let app = axum::Router::new().route(
-        "/gate",
-        axum::routing::get(move || {
-            let mut gate = gate.clone();
-            async move {
-                let _ = gate.wait_for(|open| *open).await;
-                "open"
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let gate_url = format!("http://{}/gate", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (open_gate, gate_url) = common::gate().await;
     let plan = json!({"name": "dashboard demo", "steps": [
         {"id": "hold", "tool": "http_request", "params": {"url": gate_url}},
         {"id": "flaky_fetch", "tool": "flaky", "depends_on": ["hold"],

@@ -1382,20 +1382,7 @@ async fn runs_are_listed_newest_first_by_status_a_page_at_a_time() {
 async fn a_running_run_can_be_followed_by_someone_who_did_not_start_it() {
     let s = Served::start(None);
     // The first step waits on a gate this test opens once it follows the run.
-    let (open_gate, gate) = tokio::sync::watch::channel(false);
-    let app = axum::Router::new().route(
-        "/gate",
-        axum::routing::get(move || {
-            let mut gate = gate.clone();
-            async move {
-                let _ = gate.wait_for(|open| *open).await;
-                "open"
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let gate_url = format!("http://{}/gate", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (open_gate, gate_url) = common::gate().await;
     let (status, _) = s
         .post(
             "/v1/runs?run_id=follow-1",

@@ -57,3 +57,31 @@ pub fn listening_url(child: &mut std::process::Child) -> String {
         .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
         .to_string()
 }
+
+/// An HTTP endpoint that answers only once the returned sender says `true`: a
+/// plan step that `http_request`s it holds its run until the test lets go, so a
+/// test can look at a run while it runs, however slow the machine. Returns the
+/// sender and the URL.
+#[allow(dead_code)] // each test file is its own crate; not all of them hold runs
+pub async fn gate() -> (tokio::sync::watch::Sender<bool>, String) {
+    let (open, gate) = tokio::sync::watch::channel(false);
+    let app = axum::Router::new().route(
+        "/gate",
+        axum::routing::get(move || {
+            let mut gate = gate.clone();
+            async move {
+                let _ = gate.wait_for(|open| *open).await;
+                "open"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let url = format!(
+        "http://{}/gate",
+        listener.local_addr().expect("its address")
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (open, url)
+}
