@@ -311,6 +311,28 @@ async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
         row.data
     );
     screenshot(&b, "tools").await;
+    // A tool's row opens on its schema and the policy in force (the config's
+    // failure_threshold of 2 for flaky).
+    act(
+        &b,
+        "browser_click",
+        json!({"selector": "tr[data-tool='flaky'] summary"}),
+    )
+    .await;
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"selector": "tr[data-tool='flaky'] .policy[data-loaded]", "timeout_ms": 10000}),
+    )
+    .await;
+    let policy = act(
+        &b,
+        "browser_get_text",
+        json!({"selector": "tr[data-tool='flaky'] .policy"}),
+    )
+    .await;
+    let text = policy.data["text"].as_str().unwrap_or_default();
+    assert!(text.contains("\"failure_threshold\": 2"), "{text}");
     act(
         &b,
         "browser_click",

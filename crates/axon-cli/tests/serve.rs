@@ -1440,3 +1440,23 @@ async fn a_running_run_can_be_followed_by_someone_who_did_not_start_it() {
     let (status, _) = s.get("/v1/runs/nobody/events").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_shows_the_policy_in_force_and_its_breaker() {
+    let s = Served::start(Some(
+        "[defaults]\ntimeout_ms = 7000\n\n[tools.flaky.retry]\nmax_attempts = 5\n",
+    ));
+    let (status, tool) = s.get("/v1/tools/flaky").await;
+    assert_eq!(status, StatusCode::OK, "{tool}");
+    assert_eq!(tool["tool"]["name"], "flaky");
+    assert_eq!(tool["policy"]["timeout_ms"], 7000, "the defaults apply");
+    assert_eq!(
+        tool["policy"]["retry"]["max_attempts"], 5,
+        "and the tool's own keys"
+    );
+    assert_eq!(tool["breaker"]["state"], "closed");
+    let (_, echo) = s.get("/v1/tools/echo").await;
+    assert_eq!(echo["policy"]["retry"]["max_attempts"], 3);
+    let (status, p) = s.get("/v1/tools/nothing").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{p}");
+}

@@ -269,6 +269,34 @@ pub(crate) async fn tools(
     Ok(Json(body))
 }
 
+/// `GET /v1/tools/{name}`: one tool's spec, the policy in force for it (every
+/// key, the defaults and `[tools.<name>]` layered), and its breaker.
+pub(crate) async fn tool(
+    State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
+    Path(name): Path<String>,
+) -> Result<Json<Value>, Problem> {
+    let executor = state.executor();
+    let (Some(tool), Some(policy)) = (executor.registry().get(&name), executor.policy(&name))
+    else {
+        return Err(Problem::not_found(format!("no tool {name:?}")));
+    };
+    access.check_tool(&name, "/name")?;
+    Ok(Json(
+        json!({"tool": tool.spec(), "policy": policy, "breaker": breaker_json(executor, &name)}),
+    ))
+}
+
+/// A tool's breaker as the API shows it: its state, and while open how long
+/// until it lets a probe through.
+fn breaker_json(executor: &Executor, name: &str) -> Value {
+    let mut breaker = json!({"tool": name, "state": executor.breaker_state(name)});
+    if let Some(wait) = executor.breaker_next_probe(name) {
+        breaker["next_probe_ms"] = json!(wait.as_millis() as u64);
+    }
+    breaker
+}
+
 fn store_failed(e: impl std::fmt::Display) -> Problem {
     Problem::new(
         StatusCode::SERVICE_UNAVAILABLE,
@@ -326,11 +354,7 @@ pub(crate) async fn breakers(State(state): State<Arc<AppState>>) -> Json<Value> 
         .iter()
         .map(|t| {
             let name = &t.spec().name;
-            let mut breaker = json!({"tool": name, "state": executor.breaker_state(name)});
-            if let Some(wait) = executor.breaker_next_probe(name) {
-                breaker["next_probe_ms"] = json!(wait.as_millis() as u64);
-            }
-            breaker
+            breaker_json(executor, name)
         })
         .collect();
     Json(json!({ "breakers": breakers }))

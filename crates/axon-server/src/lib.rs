@@ -7,6 +7,7 @@
 //!
 //! | endpoint | what |
 //! | --- | --- |
+//! | `GET /v1/tools/{name}` | a tool's spec, the policy in force for it, its breaker |
 //! | `POST /v1/tools/{name}/call` | one call: `{"args", "correlation_id"?, "policy"?}` → call result |
 //! | `POST /v1/calls` | several calls in parallel, results in order |
 //! | `POST /v1/plans/validate` | check a plan (JSON or YAML) |
@@ -168,6 +169,7 @@ impl Server {
         let mcp = Arc::new(services);
         let api = Router::new()
             .route("/v1/tools", get(api::tools))
+            .route("/v1/tools/{name}", get(api::tool))
             .route("/v1/tools/{name}/call", post(api::call_tool))
             .route("/v1/calls", post(api::call_many))
             .route("/v1/plans/validate", post(runs::validate))

@@ -122,6 +122,21 @@ fn build() -> Value {
     let breaker = generator
         .subschema_for::<Option<axon_core::policy::BreakerState>>()
         .to_value();
+    // A stored run's DAG as JSON (`/v1/runs/{id}/graph?format=json`).
+    let graph_json = json!({
+        "type": "object", "required": ["name", "nodes", "edges"],
+        "properties": {
+            "name": {"type": ["string", "null"]},
+            "nodes": {"type": "array", "items": {
+                "type": "object", "required": ["index", "label", "tool"],
+                "properties": {"index": {"type": "integer", "minimum": 0}, "label": {"type": "string"}, "tool": {"type": "string"}},
+            }},
+            "edges": {"type": "array", "items": {
+                "type": "object", "required": ["from", "to", "declared"],
+                "properties": {"from": {"type": "integer", "minimum": 0}, "to": {"type": "integer", "minimum": 0}, "declared": {"type": "boolean"}},
+            }},
+        },
+    });
     let run_summary = generator
         .subschema_for::<axon_store::RunSummary>()
         .to_value();
@@ -235,6 +250,22 @@ fn build() -> Value {
                     "oneOf": [{"type": "object"}, {"type": "array", "items": {"type": "object"}}],
                 }))),
                 ("400", problem("An unknown format.")),
+            ])),
+        }},
+        "/v1/tools/{name}": {"get": {
+            "operationId": "getTool",
+            "summary": "One tool: its spec, the policy in force for it (every key, the defaults and `[tools.<name>]` layered) and its breaker.",
+            "parameters": [path_param("name", "The tool's name.")],
+            "responses": guarded(responses(vec![
+                ("200", json_response("The tool.", json!({
+                    "type": "object", "required": ["tool", "policy", "breaker"],
+                    "properties": {
+                        "tool": {"type": "object", "required": ["name", "description", "input_schema"]},
+                        "policy": {"type": "object", "description": "Every policy key (docs/design.md, \"Policy configuration\")."},
+                        "breaker": reference("Breaker"),
+                    },
+                }))),
+                ("404", problem("No such tool.")),
             ])),
         }},
         "/v1/tools/{name}/call": {"post": {
@@ -373,20 +404,7 @@ fn build() -> Value {
                     "content": {
                         "text/plain": {"schema": {"type": "string"}},
                         "text/vnd.graphviz": {"schema": {"type": "string"}},
-                        "application/json": {"schema": {
-                            "type": "object", "required": ["name", "nodes", "edges"],
-                            "properties": {
-                                "name": {"type": ["string", "null"]},
-                                "nodes": {"type": "array", "items": {
-                                    "type": "object", "required": ["index", "label", "tool"],
-                                    "properties": {"index": {"type": "integer", "minimum": 0}, "label": {"type": "string"}, "tool": {"type": "string"}},
-                                }},
-                                "edges": {"type": "array", "items": {
-                                    "type": "object", "required": ["from", "to", "declared"],
-                                    "properties": {"from": {"type": "integer", "minimum": 0}, "to": {"type": "integer", "minimum": 0}, "declared": {"type": "boolean"}},
-                                }},
-                            },
-                        }},
+                        "application/json": {"schema": graph_json},
                     },
                 })),
                 ("400", problem("An unknown format.")),

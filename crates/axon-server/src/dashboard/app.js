@@ -326,8 +326,10 @@ async function toolsPage() {
       } }, "Reset")
       : null;
     return el("tr", { "data-tool": t.name },
-      el("td", {}, el("details", {}, el("summary", {}, t.name), el("p", {}, t.description || ""),
-        el("pre", {}, JSON.stringify(t.input_schema || t.parameters || {}, null, 2)))),
+      el("td", {}, el("details", { ontoggle: (e) => showPolicy(e.target, t.name) },
+        el("summary", {}, t.name), el("p", {}, t.description || ""),
+        el("h3", {}, "Arguments"), el("pre", {}, JSON.stringify(t.input_schema || {}, null, 2)),
+        el("h3", {}, "Policy in force"), el("pre", { class: "policy" }, "…"))),
       el("td", {}, badge(b || "—"), probe[t.name] !== undefined ? ` next probe in ${ms(probe[t.name])} ` : " ", reset),
       el("td", {}, s ? String(s.calls) : "0"),
       el("td", {}, s ? (s.success_rate * 100).toFixed(1) + " %" : "—"),
@@ -337,6 +339,19 @@ async function toolsPage() {
   show("Tools", el("div", { class: "scroll" }, el("table", { "aria-label": "Tools" },
     el("thead", {}, el("tr", {}, ["Tool", "Breaker", "Calls", "Success", "p50", "p95"].map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, rows))));
+}
+
+// The policy a tool is called with, read when its row is opened.
+async function showPolicy(details, name) {
+  const pre = details.querySelector(".policy");
+  if (!details.open || pre.dataset.loaded) return;
+  try {
+    const tool = await api("/v1/tools/" + encodeURIComponent(name));
+    pre.textContent = JSON.stringify(tool.policy, null, 2);
+    pre.dataset.loaded = "yes";
+  } catch (error) {
+    pre.textContent = String(error.message || error);
+  }
 }
 
 // ---- History ---------------------------------------------------------------
