@@ -1460,3 +1460,75 @@ async fn a_tool_shows_the_policy_in_force_and_its_breaker() {
     let (status, p) = s.get("/v1/tools/nothing").await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{p}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_run_resumes_with_its_plan_and_keeps_its_finished_steps() {
+    let s = Served::start(None);
+    let (open_gate, gate_url) = common::gate().await;
+    let key = format!("resume-{}", ulid::Ulid::new());
+    let (status, _) = s
+        .post(
+            "/v1/runs?run_id=res-1",
+            json!({"steps": [
+                {"id": "first", "tool": "flaky", "params": {"key": key, "data": "once"}},
+                {"id": "hold", "tool": "http_request", "depends_on": ["first"], "params": {"url": gate_url}},
+            ]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    // Cancel once `first` is checkpointed and `hold` waits on the gate.
+    let mut run = Value::Null;
+    for _ in 0..800 {
+        (_, run) = s.get("/v1/runs/res-1").await;
+        if run["steps_finished"] == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(run["steps_finished"], 1, "{run}");
+    let r = s
+        .client
+        .delete(s.url("/v1/runs/res-1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    for _ in 0..800 {
+        (_, run) = s.get("/v1/runs/res-1").await;
+        if run["status"] != "running" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(run["status"], "cancelled", "{run}");
+
+    open_gate.send(true).unwrap();
+    let r = s
+        .client
+        .post(s.url("/v1/runs/res-1/resume"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    assert_eq!(r.headers()["location"], "/v1/runs/res-1");
+    for _ in 0..800 {
+        (_, run) = s.get("/v1/runs/res-1").await;
+        if run["status"] != "running" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(run["status"], "succeeded", "{run}");
+    // `first` ran once: the resume reused its checkpoint.
+    let (_, history) = s.get("/v1/history/res-1").await;
+    let firsts = history["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["tool"] == "flaky")
+        .count();
+    assert_eq!(firsts, 1, "{history}");
+
+    let (status, _) = s.post("/v1/runs/nothing/resume", Value::Null).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}

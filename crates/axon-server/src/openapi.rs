@@ -391,6 +391,25 @@ fn build() -> Value {
                 ("404", problem("The run is not running here (`GET /v1/runs/{id}` has its state).")),
             ])),
         }},
+        "/v1/runs/{id}/resume": {"post": {
+            "operationId": "resumeRun",
+            "summary": "Run a stored run again under its id with the plan it began with: finished steps come from their checkpoints, the rest run.",
+            "parameters": [path_param("id", "The run id.")],
+            "responses": guarded(responses(vec![
+                ("202", json!({
+                    "description": "Resumed; `Location` is the run.",
+                    "headers": {"Location": {"schema": {"type": "string"}}},
+                    "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["run_id", "status", "href"],
+                        "properties": {"run_id": {"type": "string"}, "status": {"const": "running"}, "href": {"type": "string"}},
+                    }}},
+                })),
+                ("404", problem("No such run.")),
+                ("409", problem("The run is running.")),
+                ("422", problem("The stored plan no longer validates (a tool is gone).")),
+                ("503", problem("The store cannot be read.")),
+            ])),
+        }},
         "/v1/runs/{id}/graph": {"get": {
             "operationId": "getRunGraph",
             "summary": "A stored run's DAG: Graphviz dot, Mermaid, or JSON nodes and edges.",

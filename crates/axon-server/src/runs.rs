@@ -471,6 +471,33 @@ pub(crate) async fn cancel(
     }
 }
 
+/// `POST /v1/runs/{id}/resume`: run a stored run again under its id, with the
+/// plan it began with: finished steps are reused from their checkpoints, the
+/// rest run (an interrupted or cancelled run finishes). 202 like `POST /v1/runs`;
+/// 409 while it runs.
+pub(crate) async fn resume(
+    State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
+    Path(id): Path<String>,
+) -> Result<Response, Problem> {
+    let Some(record) = load_run(&state, &id).await? else {
+        return Err(Problem::not_found(format!("no run {id:?}")));
+    };
+    access.check_plan(&record.plan)?;
+    state.runner.validate(&record.plan).map_err(invalid_plan)?;
+    launch(&state, record.plan, id.clone(), None, None, false)?;
+    let location = format!("/v1/runs/{id}");
+    let mut response = (
+        StatusCode::ACCEPTED,
+        Json(json!({"run_id": id, "status": "running", "href": location})),
+    )
+        .into_response();
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    Ok(response)
+}
+
 #[derive(Deserialize)]
 pub(crate) struct GraphQuery {
     /// `dot` or `mermaid` (the default).

@@ -255,6 +255,9 @@ async function runPage(id, picked) {
     run.status === "running" ? el("button", { type: "button", onclick: async () => {
       await api("/v1/runs/" + encodeURIComponent(id), { method: "DELETE" }); route();
     } }, "Cancel run") : null,
+    run.status === "interrupted" || run.status === "cancelled" ? el("button", { type: "button", onclick: async () => {
+      await api("/v1/runs/" + encodeURIComponent(id) + "/resume", { method: "POST" }); route();
+    } }, "Resume run") : null,
     link("/history/" + encodeURIComponent(id), "Calls of this run"));
   show(`Run ${id}` + (graph.name ? ` — ${graph.name}` : ""), actions,
     el("h2", {}, "Graph"), dag(graph, steps, pick),
