@@ -205,6 +205,18 @@ async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
     assert!(text.contains("transient"), "the retry reason: {text}");
     assert!(text.contains("waited 10 ms"), "the delay: {text}");
     screenshot(&b, "run").await;
+    // The graph's steps are buttons with names, in the tree an agent reads.
+    let snap = act(&b, "browser_snapshot", json!({}))
+        .await
+        .data
+        .to_string();
+    for name in [
+        "Step flaky_fetch, flaky: succeeded",
+        "Step primary, flaky: fallback",
+        "Step report, echo: succeeded",
+    ] {
+        assert!(snap.contains(name), "{name} in {snap}");
+    }
     act(
         &b,
         "browser_click",
@@ -370,5 +382,6 @@ async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
     let page = act(&b, "browser_get_text", json!({"selector": "main"})).await;
     let text = page.data["text"].as_str().unwrap_or_default();
     assert!(text.contains("flaky") && text.contains("echo"), "{text}");
+    screenshot(&b, "history").await;
     let _ = std::fs::remove_dir_all(&dir);
 }
