@@ -260,16 +260,7 @@ pub(crate) async fn start(
         })?;
         return Ok(Json(result).into_response());
     }
-    let location = format!("/v1/runs/{run_id}");
-    let mut response = (
-        StatusCode::ACCEPTED,
-        Json(json!({"run_id": run_id, "status": "running", "href": location})),
-    )
-        .into_response();
-    if let Ok(value) = HeaderValue::from_str(&location) {
-        response.headers_mut().insert(header::LOCATION, value);
-    }
-    Ok(response)
+    Ok(accepted(&run_id))
 }
 
 /// The run's events as SSE (`event:` is the event's name, `data:` its JSON), then
@@ -414,13 +405,10 @@ pub(crate) async fn list(
     let runs: Vec<axon_store::RunSummary> = rows
         .into_iter()
         .map(|mut run| {
-            if run.status.is_none() || running.contains(&run.run_id) {
-                let now = if running.contains(&run.run_id) {
-                    "running"
-                } else {
-                    "interrupted"
-                };
-                run.status = Some(now.to_string());
+            if running.contains(&run.run_id) {
+                run.status = Some("running".into());
+            } else if run.status.is_none() {
+                run.status = Some("interrupted".into());
             }
             run
         })
@@ -486,21 +474,26 @@ pub(crate) async fn resume(
     access.check_plan(&record.plan)?;
     state.runner.validate(&record.plan).map_err(invalid_plan)?;
     launch(&state, record.plan, id.clone(), None, None, false)?;
-    let location = format!("/v1/runs/{id}");
+    Ok(accepted(&id))
+}
+
+/// 202 for a run started in the background, `Location` its state.
+fn accepted(run_id: &str) -> Response {
+    let location = format!("/v1/runs/{run_id}");
     let mut response = (
         StatusCode::ACCEPTED,
-        Json(json!({"run_id": id, "status": "running", "href": location})),
+        Json(json!({"run_id": run_id, "status": "running", "href": location})),
     )
         .into_response();
     if let Ok(value) = HeaderValue::from_str(&location) {
         response.headers_mut().insert(header::LOCATION, value);
     }
-    Ok(response)
+    response
 }
 
 #[derive(Deserialize)]
 pub(crate) struct GraphQuery {
-    /// `dot` or `mermaid` (the default).
+    /// `dot`, `mermaid` (the default) or `json`.
     format: Option<String>,
 }
 
