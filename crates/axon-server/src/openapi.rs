@@ -21,6 +21,18 @@ fn problem(description: &str) -> Value {
     })
 }
 
+/// 202 for a run now running in the background (`runs::accepted`).
+fn running(description: &str) -> Value {
+    json!({
+        "description": description,
+        "headers": {"Location": {"schema": {"type": "string"}}},
+        "content": {"application/json": {"schema": {
+            "type": "object", "required": ["run_id", "status", "href"],
+            "properties": {"run_id": {"type": "string"}, "status": {"const": "running"}, "href": {"type": "string"}},
+        }}},
+    })
+}
+
 /// A JSON response of `schema`.
 fn json_response(description: &str, schema: Value) -> Value {
     json!({"description": description, "content": {"application/json": {"schema": schema}}})
@@ -339,14 +351,7 @@ fn build() -> Value {
             "requestBody": plan_body(),
             "responses": guarded(responses(vec![
                 ("200", start_ok),
-                ("202", json!({
-                    "description": "Started; `Location` is the run.",
-                    "headers": {"Location": {"schema": {"type": "string"}}},
-                    "content": {"application/json": {"schema": {
-                        "type": "object", "required": ["run_id", "status", "href"],
-                        "properties": {"run_id": {"type": "string"}, "status": {"const": "running"}, "href": {"type": "string"}},
-                    }}},
-                })),
+                ("202", running("Started; `Location` is the run.")),
                 ("400", problem("Not a plan document, or a bad query.")),
                 ("409", problem("That run id is running, or began with another plan.")),
                 ("413", problem("The body is too large.")),
@@ -396,14 +401,7 @@ fn build() -> Value {
             "summary": "Run a stored run again under its id with the plan it began with: finished steps come from their checkpoints, the rest run.",
             "parameters": [path_param("id", "The run id.")],
             "responses": guarded(responses(vec![
-                ("202", json!({
-                    "description": "Resumed; `Location` is the run.",
-                    "headers": {"Location": {"schema": {"type": "string"}}},
-                    "content": {"application/json": {"schema": {
-                        "type": "object", "required": ["run_id", "status", "href"],
-                        "properties": {"run_id": {"type": "string"}, "status": {"const": "running"}, "href": {"type": "string"}},
-                    }}},
-                })),
+                ("202", running("Resumed; `Location` is the run.")),
                 ("404", problem("No such run.")),
                 ("409", problem("The run is running.")),
                 ("422", problem("The stored plan no longer validates (a tool is gone).")),
