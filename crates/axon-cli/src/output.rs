@@ -395,6 +395,7 @@ pub fn stats(ui: Ui, stats: &[ToolStats], executor: &Executor) {
             .map(|s| {
                 let mut v = serde_json::to_value(s).unwrap_or(Value::Null);
                 v["breaker"] = json!(executor.breaker_state(&s.tool));
+                v["adaptive"] = json!(executor.adaptive(&s.tool));
                 v
             })
             .collect();
@@ -402,21 +403,37 @@ pub fn stats(ui: Ui, stats: &[ToolStats], executor: &Executor) {
         return;
     }
     println!(
-        "{:<24} {:>7} {:>9} {:>8} {:>8} {:>8}  breaker",
-        "tool", "calls", "success", "p50 ms", "p95 ms", "retried"
+        "{:<24} {:>7} {:>9} {:>8} {:>8} {:>8} {:>10} {:>8}  breaker",
+        "tool", "calls", "success", "p50 ms", "p95 ms", "retried", "timeout", "hedge"
     );
     for s in stats {
         let breaker = executor
             .breaker_state(&s.tool)
             .map_or("-".to_string(), |b| format!("{b:?}").to_lowercase());
+        // The timeout and hedge delay in force; "auto" ones are marked with a
+        // star (chosen from the latency this process has seen, or from history).
+        let (timeout, hedge) = executor.adaptive(&s.tool).map_or_else(
+            || ("-".to_string(), "-".to_string()),
+            |a| {
+                let star = |auto: bool| if auto { "*" } else { "" };
+                (
+                    format!("{}{}", a.timeout_ms, star(a.timeout_auto)),
+                    a.hedge_after_ms.map_or("off".to_string(), |ms| {
+                        format!("{ms}{}", star(a.hedge_auto))
+                    }),
+                )
+            },
+        );
         println!(
-            "{:<24} {:>7} {:>8.1}% {:>8} {:>8} {:>8}  {breaker}",
+            "{:<24} {:>7} {:>8.1}% {:>8} {:>8} {:>8} {:>10} {:>8}  {breaker}",
             s.tool,
             s.calls,
             s.success_rate * 100.0,
             s.p50_ms,
             s.p95_ms,
-            s.retried
+            s.retried,
+            timeout,
+            hedge
         );
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axon_cli::config::{self, Config, HistoryBackend};
 use axon_core::{Executor, HistoryStore, ToolRegistry};
 use axon_plan::{Plan, PlanRunner};
-use axon_store::{Retention, SqliteStore};
+use axon_store::{Retention, SqliteStore, Store};
 
 use crate::output::Ui;
 use crate::{Fail, infra, usage};
@@ -127,9 +127,9 @@ pub(crate) async fn executor(
     store: Option<Arc<SqliteStore>>,
     imports: Imports<'_>,
 ) -> Result<Executor, Fail> {
-    let history: Option<Arc<dyn HistoryStore>> = match (store, config.history.backend) {
+    let history: Option<Arc<dyn HistoryStore>> = match (&store, config.history.backend) {
         (Some(_), HistoryBackend::Memory) => Some(Arc::new(axon_core::InMemoryHistory::new())),
-        (Some(store), HistoryBackend::Sqlite) => Some(store),
+        (Some(store), HistoryBackend::Sqlite) => Some(store.clone()),
         (None, _) => None,
     };
     let mut builder = Executor::builder(registry(config, ui, imports, history.clone()).await?)
@@ -140,7 +140,32 @@ pub(crate) async fn executor(
     if let Some(history) = history {
         builder = builder.history(history);
     }
-    builder.build().map_err(|e| usage(format!("config: {e}")))
+    let executor = builder.build().map_err(|e| usage(format!("config: {e}")))?;
+    if let Some(store) = store {
+        seed_latencies(&executor, &store).await;
+    }
+    Ok(executor)
+}
+
+/// Each tool's latency sketch starts from the last day of its history (the
+/// last window's worth of calls answered at the first attempt), so that
+/// `"auto"` timeouts and hedges in a new process start from what the earlier
+/// ones saw. A store that cannot be read leaves them empty: that only costs the
+/// ceiling timeout until the tool has answered a few times.
+async fn seed_latencies(executor: &Executor, store: &SqliteStore) {
+    let since = axon_core::Timestamp::now().unix_ms() as i64 - 24 * 3600 * 1000;
+    let window = axon_core::policy::adaptive::WINDOW_SAMPLES as u32;
+    match store.recent_latencies(window, since).await {
+        Ok(tools) => {
+            for (tool, durations) in tools {
+                executor.seed_latency(
+                    &tool,
+                    durations.into_iter().map(std::time::Duration::from_millis),
+                );
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "could not read recent latencies from history"),
+    }
 }
 
 /// A plan runner over the store, with the config's secrets: what `run`, `serve`

@@ -262,6 +262,18 @@ fn history_and_stats_after_runs_persist_across_processes() {
         tools.contains(&"flaky".to_string()) && tools.contains(&"sleep".to_string()),
         "{tools:?}"
     );
+    // `axon stats` is a new process: its latency figures come from history.
+    let sleep = stats
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["tool"] == "sleep")
+        .unwrap();
+    assert!(
+        sleep["adaptive"]["latency"]["p50_ms"].as_f64().unwrap() >= 4.9,
+        "seeded from history: {sleep}"
+    );
+    assert_eq!(sleep["adaptive"]["timeout_auto"], false);
     let o = axon.run(&["history", "nothing-here"]);
     assert_eq!(o.status.code(), Some(2));
 }

@@ -346,6 +346,10 @@ async fn tools_breakers_and_stats() {
     assert_eq!(flaky["calls"], 4, "the refused policy is recorded too");
     assert_eq!(flaky["succeeded"], 0);
     assert_eq!(flaky["breaker"], "closed");
+    // The timeout in force; flaky answered no call, so nothing was observed.
+    assert_eq!(flaky["adaptive"]["timeout_ms"], 30_000);
+    assert_eq!(flaky["adaptive"]["timeout_auto"], false);
+    assert_eq!(flaky["adaptive"]["latency"], Value::Null);
 
     // Unknown routes and methods are problems too.
     let r = s.client.get(s.url("/v2/nothing")).send().await.unwrap();

@@ -13,15 +13,28 @@
 //! A second group, `tracing`, prices OpenTelemetry: the happy path with no
 //! subscriber (telemetry off) and with the exporter pipeline `axon` installs.
 //!
+//! A third group, `stages`, turns the pipeline's stages off one at a time
+//! (argument validation, breaker, rate limit, history) down to the like-for-like
+//! case of tower's stack: timeout + retry + concurrency limit only.
+//!
+//! Before the timings, each case's heap allocations per call are counted by a
+//! counting global allocator (this thread's only) and printed as
+//! `allocations per call: <case>: <n>`.
+//!
 //! Run: `cargo bench -p axon-core --bench pipeline`. Ratios go to docs/benchmarks.md.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::future::Future;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use axon_core::{
-    Executor, SharedState, Tool, ToolCall, ToolContext, ToolError, ToolRegistry, tool_fn,
+    Executor, HistoryEntry, HistoryStore, SharedState, Tool, ToolCall, ToolContext, ToolError,
+    ToolRegistry, ToolSpec, tool_fn,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use schemars::JsonSchema;
@@ -56,6 +69,138 @@ fn executor(policy: Value) -> Executor {
         .defaults(policy)
         .build()
         .expect("executor builds")
+}
+
+/// The same addition without schemas: the input is checked against
+/// `{"type": "object"}` only and the output not at all (validation "off").
+struct RawAdd(ToolSpec);
+
+#[async_trait]
+impl Tool for RawAdd {
+    fn spec(&self) -> &ToolSpec {
+        &self.0
+    }
+    async fn call(&self, args: &Value, _ctx: ToolContext) -> Result<Value, ToolError> {
+        let n = |k: &str| args.get(k).and_then(Value::as_i64).unwrap_or(0);
+        Ok(json!({"sum": n("a") + n("b")}))
+    }
+}
+
+/// History that keeps nothing (history "off").
+struct NoHistory;
+
+#[async_trait]
+impl HistoryStore for NoHistory {
+    async fn record(&self, entry: HistoryEntry) -> Result<(), axon_core::StoreError> {
+        black_box(entry);
+        Ok(())
+    }
+    async fn by_correlation(&self, _: &str) -> Result<Vec<HistoryEntry>, axon_core::StoreError> {
+        Ok(Vec::new())
+    }
+    async fn by_call_id(&self, _: &str) -> Result<Option<HistoryEntry>, axon_core::StoreError> {
+        Ok(None)
+    }
+}
+
+/// One configuration of the `stages` group.
+struct Stages {
+    validation: bool,
+    breaker: bool,
+    rate_limit: bool,
+    history: bool,
+}
+
+fn stage_executor(on: &Stages) -> Executor {
+    let mut registry = ToolRegistry::new();
+    if on.validation {
+        registry.register(add_tool()).expect("add registers");
+    } else {
+        registry
+            .register(RawAdd(ToolSpec::new("add", "Adds two integers")))
+            .expect("add registers");
+    }
+    let mut limits = json!({"max_concurrent": 1024});
+    if on.rate_limit {
+        limits["rate_per_sec"] = json!(1.0e9);
+    }
+    let mut policy = json!({"limits": limits});
+    if !on.breaker {
+        policy["breaker"] = json!({"failure_threshold": 0});
+    }
+    let mut builder = Executor::builder(registry)
+        .shared_state(SharedState::new())
+        .defaults(policy);
+    if !on.history {
+        builder = builder.history(Arc::new(NoHistory));
+    }
+    builder.build().expect("executor builds")
+}
+
+/// Counts this thread's heap allocations (other threads, such as the cache's
+/// housekeeping or an exporter's, are not the call's).
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count_one() {
+    // `try_with`: the slot may be gone while the thread exits.
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+// SAFETY: every method forwards to the system allocator unchanged; counting
+// touches only a const-initialised thread-local cell, which never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_one();
+        // SAFETY: the caller's contract is passed on as it is.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count_one();
+        // SAFETY: as above.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_one();
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Heap allocations per call of `call`, averaged over 1000 calls after 100
+/// warm-up calls (first calls fill caches and metric handles), printed.
+fn count_allocations<F, Fut>(rt: &tokio::runtime::Runtime, case: &str, call: F)
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    const CALLS: u64 = 1000;
+    rt.block_on(async {
+        for _ in 0..100 {
+            call().await;
+        }
+    });
+    let before = ALLOCATIONS.with(Cell::get);
+    rt.block_on(async {
+        for _ in 0..CALLS {
+            call().await;
+        }
+    });
+    let after = ALLOCATIONS.with(Cell::get);
+    println!(
+        "allocations per call: {case}: {:.1}",
+        (after - before) as f64 / CALLS as f64
+    );
 }
 
 /// tower's retry policy: up to 3 attempts, never retrying a success.
@@ -157,6 +302,95 @@ fn bench(c: &mut Criterion) {
             black_box(cached.call(call).await);
         })
     });
+    group.finish();
+
+    count_allocations(&rt, "pipeline/bare", || async {
+        black_box(tool.call(&args, ctx.clone()).await.expect("adds"));
+    });
+    count_allocations(&rt, "pipeline/tower", || {
+        let mut svc = svc.clone();
+        let req = args.clone();
+        async move {
+            let ready = svc.ready().await.expect("ready");
+            black_box(ready.call(req).await.expect("adds"));
+        }
+    });
+    count_allocations(&rt, "pipeline/axon_pipeline", || async {
+        let call = ToolCall::new("add", args.clone()).correlation_id("bench");
+        black_box(full.call(call).await);
+    });
+    count_allocations(&rt, "pipeline/axon_cache_hit", || async {
+        let call = ToolCall::new("add", args.clone()).correlation_id("bench");
+        black_box(cached.call(call).await);
+    });
+
+    // Stages: each policy's cost, turned off one at a time.
+    let mut group = c.benchmark_group("stages");
+    let cases = [
+        (
+            "all_on",
+            Stages {
+                validation: true,
+                breaker: true,
+                rate_limit: true,
+                history: true,
+            },
+        ),
+        (
+            "no_validation",
+            Stages {
+                validation: false,
+                breaker: true,
+                rate_limit: true,
+                history: true,
+            },
+        ),
+        (
+            "no_breaker",
+            Stages {
+                validation: true,
+                breaker: false,
+                rate_limit: true,
+                history: true,
+            },
+        ),
+        (
+            "no_rate_limit",
+            Stages {
+                validation: true,
+                breaker: true,
+                rate_limit: false,
+                history: true,
+            },
+        ),
+        (
+            "no_history",
+            Stages {
+                validation: true,
+                breaker: true,
+                rate_limit: true,
+                history: false,
+            },
+        ),
+        (
+            "like_for_like",
+            Stages {
+                validation: false,
+                breaker: false,
+                rate_limit: false,
+                history: false,
+            },
+        ),
+    ];
+    for (name, on) in &cases {
+        let ex = stage_executor(on);
+        let one = || async {
+            let call = ToolCall::new("add", args.clone()).correlation_id("bench");
+            black_box(ex.call(call).await);
+        };
+        count_allocations(&rt, &format!("stages/{name}"), one);
+        group.bench_function(*name, |b| b.to_async(&rt).iter(one));
+    }
     group.finish();
 
     // Tracing: the same happy path with an OpenTelemetry subscriber installed as

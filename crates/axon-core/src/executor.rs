@@ -35,7 +35,7 @@ use crate::policy::chaos::{self, ChaosDice};
 use crate::policy::limit::Limits;
 use crate::policy::retry::{Attempt, RetryLoop};
 use crate::policy::timeout::{self, Deadline};
-use crate::policy::{Policy, PolicyError, fallback, hedge, validate};
+use crate::policy::{Estimate, Millis, Policy, PolicyError, fallback, hedge, validate};
 use crate::redact::{redact_owned, scrub_text, scrub_values};
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::{CallResult, Provenance, Source, Timestamp};
@@ -210,6 +210,23 @@ impl ExecutorBuilder {
     }
 }
 
+/// A tool's observed latency and the timeout and hedge delay in force from it
+/// (see policy/adaptive.rs).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct AdaptiveView {
+    /// Recent quantiles; `None` before the tool's first answer.
+    pub latency: Option<Estimate>,
+    /// The hard timeout an attempt gets now, ms.
+    pub timeout_ms: u64,
+    /// Whether that timeout is chosen from the latency (`timeout_ms = "auto"`).
+    pub timeout_auto: bool,
+    /// When a hedge starts now, ms; `None` when hedging is off (or `"auto"`
+    /// and too little has been seen).
+    pub hedge_after_ms: Option<u64>,
+    /// Whether the hedge delay is chosen from the latency.
+    pub hedge_auto: bool,
+}
+
 type BoxedCall<'a> = Pin<Box<dyn Future<Output = CallResult> + Send + 'a>>;
 
 impl Executor {
@@ -261,6 +278,44 @@ impl Executor {
             .entries
             .get(tool)
             .and_then(|e| e.shared.breaker.next_probe_in())
+    }
+
+    /// A tool's recent latency and the values its `"auto"` keys take now (what
+    /// `/v1/stats` and `axon stats` show); `None` if there is no such tool.
+    pub fn adaptive(&self, tool: &str) -> Option<AdaptiveView> {
+        let entry = self.inner.entries.get(tool)?;
+        let seen = &entry.shared.latency;
+        Some(AdaptiveView {
+            latency: seen.estimate(),
+            timeout_ms: entry.policy.attempt_timeout(seen).as_millis() as u64,
+            timeout_auto: entry.policy.timeout_ms == Millis::Auto,
+            hedge_after_ms: entry
+                .policy
+                .hedge_after(seen)
+                .map(|d| d.as_millis() as u64),
+            hedge_auto: entry.policy.hedge.after_ms == Millis::Auto,
+        })
+    }
+
+    /// Feed a tool's latency sketch with earlier observations, oldest first
+    /// (durations from history, when a process starts), so that its `"auto"`
+    /// values do not start from nothing. Unknown tools, and tools that have
+    /// already been observed in this process, are left as they are.
+    pub fn seed_latency(&self, tool: &str, took: impl IntoIterator<Item = Duration>) {
+        if let Some(entry) = self.inner.entries.get(tool)
+            && entry.shared.latency.estimate().is_none()
+        {
+            for d in took {
+                entry.shared.latency.record(d);
+            }
+        }
+    }
+
+    /// The median latency observed for a tool, ms (plans weigh steps by it when
+    /// they do not declare `expected_ms`); `None` before its first answer.
+    pub fn observed_p50_ms(&self, tool: &str) -> Option<f64> {
+        let entry = self.inner.entries.get(tool)?;
+        entry.shared.latency.estimate().map(|e| e.p50_ms)
     }
 
     /// Close a tool's breaker by hand; false if there is no such tool.
@@ -458,7 +513,7 @@ impl Executor {
         let deadline = Deadline::start(call.policy.deadline_ms);
         let retry = RetryLoop {
             policy: &call.policy.retry,
-            hard_timeout: Duration::from_millis(call.policy.timeout_ms),
+            hard_timeout: call.policy.attempt_timeout(&call.entry.shared.latency),
             safe_to_repeat: call.safe_to_repeat,
             budget: &call.entry.shared.budget,
             deadline,
@@ -561,24 +616,34 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
             })
             .await?;
         }
-        if policy.hedge.enabled() && safe_to_repeat {
-            hedge::race(
-                &policy.hedge,
-                |_| run_tool(&entry.tool, args, scope, n),
-                |k| observer.hedged(n, k),
-            )
-            .await
-        } else {
-            run_tool(&entry.tool, args, scope, n).await
+        match policy.hedge_after(&entry.shared.latency) {
+            Some(after) if safe_to_repeat => {
+                hedge::race(
+                    after,
+                    policy.hedge.max_hedges,
+                    |_| run_tool(&entry.tool, args, scope, n),
+                    |k| observer.hedged(n, k),
+                )
+                .await
+            }
+            _ => run_tool(&entry.tool, args, scope, n).await,
         }
     };
     let soft = (policy.soft_timeout_ms > 0).then(|| Duration::from_millis(policy.soft_timeout_ms));
     let timed = timeout::within(limit, soft, |elapsed| observer.slow(n, elapsed), answer);
+    let began = Instant::now();
     let result = tokio::select! {
         biased;
         r = timed => r,
         _ = scope.cancel.cancelled() => Err(ToolError::cancelled()),
     };
+    // What `"auto"` timeouts and hedges are chosen from (policy/adaptive.rs): the
+    // time to an answer, and a timeout as a lower bound of it.
+    match &result {
+        Ok(_) => entry.shared.latency.record(began.elapsed()),
+        Err(e) if e.kind == ErrorKind::Timeout => entry.shared.latency.record(began.elapsed()),
+        Err(_) => {}
+    }
     let result = result.and_then(|data| validate::check_output(data, entry.tool.output.as_deref()));
     permit.record(&result, &policy.breaker);
     Attempt::Ran(result)

@@ -43,7 +43,7 @@ pub mod trace;
 pub use call::{RecordSink, ToolCall};
 pub use error::{CallError, ErrorKind, ToolError};
 pub use events::{CallEvent, EventSink};
-pub use executor::{BuildError, DEFAULT_MAX_PARALLEL, Executor, ExecutorBuilder};
+pub use executor::{AdaptiveView, BuildError, DEFAULT_MAX_PARALLEL, Executor, ExecutorBuilder};
 pub use history::{
     HistoryEntry, HistoryLimits, HistoryStats, HistoryStore, InMemoryHistory, StepMark, StoreError,
 };

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::policy::breaker::{Breaker, BreakerState};
+use crate::policy::adaptive::LatencySketch;
 use crate::policy::budget::RetryBudget;
 use crate::policy::cache::ResponseCache;
 
@@ -19,6 +20,9 @@ pub struct ToolState {
     pub breaker: Breaker,
     /// The tool's retry budget.
     pub budget: RetryBudget,
+    /// The tool's recent latency, which `"auto"` timeouts and hedges are chosen
+    /// from.
+    pub latency: LatencySketch,
 }
 
 /// Breakers, budgets and the response cache.
@@ -68,6 +72,7 @@ impl SharedState {
                 Arc::new(ToolState {
                     breaker: Breaker::new(name),
                     budget: RetryBudget::default(),
+                    latency: LatencySketch::new(),
                 })
             })
             .clone()

@@ -1,8 +1,9 @@
 //! Running a plan. A step starts the moment its dependencies have succeeded — not
 //! in waves (a batch of ready steps, awaited together) — within `max_parallel` and each tool's
 //! `max_concurrent`; when more steps are ready than there are slots, the one with
-//! the longest remaining path (by step count, or by `expected_ms` when every step
-//! declares it) goes first. A failed step skips its dependents and independent
+//! the longest remaining path goes first: by time when every step has a duration
+//! (its `expected_ms`, else its tool's median latency as the executor observed
+//! it), by step count otherwise. A failed step skips its dependents and independent
 //! branches go on; with `fail_fast` the run cancels what is running and skips the
 //! rest. Every finished step is checkpointed; a run id that was seen before
 //! resumes, reusing its finished steps.
@@ -479,7 +480,8 @@ impl<'a> Run<'a> {
     /// runs and nothing more may start. Returns why the rest was skipped when
     /// `fail_fast` stopped the run.
     async fn run_steps(&mut self) -> Option<String> {
-        let mut schedule = Schedule::new(self.plan, self.graph, &self.outcomes);
+        let mut schedule =
+            Schedule::new(self.plan, self.graph, &self.outcomes, &self.runner.executor);
         let mut fail_fast_reason = None;
         loop {
             // Propagate what finished: dependents become ready, or are skipped.
@@ -1074,8 +1076,13 @@ struct Schedule<'a> {
 impl<'a> Schedule<'a> {
     /// Steps already finished (resumed from checkpoints) are settled; steps with
     /// no dependencies are ready.
-    fn new(plan: &'a Plan, graph: &Graph, outcomes: &[Option<StepOutcome>]) -> Self {
-        let priority = critical_path(plan, graph);
+    fn new(
+        plan: &'a Plan,
+        graph: &Graph,
+        outcomes: &[Option<StepOutcome>],
+        executor: &Executor,
+    ) -> Self {
+        let priority = critical_path(plan, graph, |tool| executor.observed_p50_ms(tool));
         let pending: Vec<usize> = graph.deps.iter().map(Vec::len).collect();
         let mut ready = BinaryHeap::new();
         let mut settled = VecDeque::new();
@@ -1120,16 +1127,26 @@ fn same_plan(now: &Plan, stored: &Plan) -> bool {
 }
 
 /// Longest remaining path from each step to the end of the plan, itself included:
-/// in steps, or in `expected_ms` when every step declares it.
-pub fn critical_path(plan: &Plan, graph: &Graph) -> Vec<u64> {
-    let by_duration = plan.steps.iter().all(|s| s.expected_ms.is_some());
-    let weight = |i: usize| {
-        if by_duration {
-            plan.steps[i].expected_ms.unwrap_or(1).max(1)
-        } else {
-            1
-        }
-    };
+/// in time when every step has a duration — its `expected_ms`, else the median
+/// `observed_ms` gives for its tool (what the executor has seen of it) — and in
+/// steps otherwise.
+pub fn critical_path(
+    plan: &Plan,
+    graph: &Graph,
+    observed_ms: impl Fn(&str) -> Option<f64>,
+) -> Vec<u64> {
+    // Weights in µs, so that sub-millisecond tools still order among themselves.
+    let durations: Option<Vec<u64>> = plan
+        .steps
+        .iter()
+        .map(|s| {
+            s.expected_ms
+                .map(|ms| ms.saturating_mul(1000))
+                .or_else(|| observed_ms(&s.tool).map(|ms| (ms * 1000.0).round() as u64))
+                .map(|us| us.max(1))
+        })
+        .collect();
+    let weight = |i: usize| durations.as_ref().map_or(1, |d| d[i]);
     // Kahn's order from the sinks back (the graph is acyclic after validation).
     let n = plan.steps.len();
     let mut remaining: Vec<usize> = graph.dependents.iter().map(Vec::len).collect();

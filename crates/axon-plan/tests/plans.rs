@@ -319,6 +319,40 @@ async fn the_longest_remaining_path_starts_first() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn observed_latency_orders_steps_that_declare_no_expected_ms() {
+    let l = log();
+    let mut r = ToolRegistry::with_utilities();
+    for (name, ms) in [("slow", 100), ("fast", 1)] {
+        let log = l.clone();
+        r.register(tool_fn(name, name, move |_: Value, _ctx| {
+            let log = log.clone();
+            async move {
+                log.lock().unwrap().push(format!("start {name}"));
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Ok::<_, ToolError>(json!(1))
+            }
+        }))
+        .unwrap();
+    }
+    let ex = Executor::builder(r)
+        .shared_state(SharedState::new())
+        .build()
+        .unwrap();
+    // By step count the two-step chain goes first.
+    let p = plan(
+        "max_parallel: 1\nsteps:\n- {id: f1, tool: fast}\n- {id: f2, tool: fast, depends_on: [f1]}\n- {id: s, tool: slow}\n",
+    );
+    let runner = PlanRunner::new(ex.clone());
+    runner.run(&p, RunOptions::default()).await.unwrap();
+    assert_eq!(l.lock().unwrap()[0], "start fast");
+    // Once both tools have been seen, the 100 ms step outweighs the 2 ms chain.
+    l.lock().unwrap().clear();
+    runner.run(&p, RunOptions::default()).await.unwrap();
+    assert_eq!(l.lock().unwrap()[0], "start slow");
+    assert!((ex.observed_p50_ms("slow").unwrap() - 100.0).abs() < 1.0);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_tools_max_concurrent_bounds_its_steps() {
     let mut r = ToolRegistry::with_utilities();
     r.register(tool_fn("slow", "slow", |_: Value, _ctx| async move {

@@ -330,7 +330,8 @@ pub(crate) async fn history(
     })))
 }
 
-/// `GET /v1/stats`: per tool, from history, with each breaker's state.
+/// `GET /v1/stats`: per tool, from history, with each breaker's state and the
+/// timeout and hedge delay in force.
 pub(crate) async fn stats(State(state): State<Arc<AppState>>) -> Result<Json<Value>, Problem> {
     let stats = state.store.tool_stats().await.map_err(store_failed)?;
     let executor = state.executor();
@@ -340,6 +341,9 @@ pub(crate) async fn stats(State(state): State<Arc<AppState>>) -> Result<Json<Val
             let breaker = executor.breaker_state(&s.tool);
             let mut v = json!(s);
             v["breaker"] = json!(breaker);
+            // The latency this process has seen and the timeout and hedge delay
+            // in force from it (`"auto"` policies, policy/adaptive.rs).
+            v["adaptive"] = json!(executor.adaptive(&s.tool));
             v
         })
         .collect();

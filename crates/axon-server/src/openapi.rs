@@ -156,6 +156,9 @@ fn build() -> Value {
     let mut schemas = generator.take_definitions(true);
     // null for a tool the executor does not know (history of a tool since removed).
     let breaker_state = breaker;
+    let adaptive_view = generator
+        .subschema_for::<Option<axon_core::AdaptiveView>>()
+        .to_value();
     schemas.insert(
         "Problem".into(),
         json!({
@@ -449,13 +452,17 @@ fn build() -> Value {
         }},
         "/v1/stats": {"get": {
             "operationId": "getStats",
-            "summary": "Per-tool figures from history, with each breaker's state.",
+            "summary": "Per-tool figures from history, with each breaker's state and the timeout and hedge delay in force (chosen from observed latency where the policy says \"auto\").",
             "responses": guarded(responses(vec![
                 ("200", json_response("Per tool.", json!({
                     "type": "object", "required": ["tools"],
                     "properties": {"tools": {"type": "array", "items": {
                         "type": "object", "required": ["tool", "breaker"],
-                        "properties": {"tool": {"type": "string"}, "breaker": breaker_state},
+                        "properties": {
+                            "tool": {"type": "string"},
+                            "breaker": breaker_state,
+                            "adaptive": adaptive_view,
+                        },
                     }}},
                 }))),
                 ("503", problem("The store cannot be read.")),

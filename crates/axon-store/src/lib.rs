@@ -285,6 +285,16 @@ pub trait Store: HistoryStore + RunStore {
     /// Whether the store takes a write now.
     async fn check_writable(&self) -> Result<(), StoreError>;
 
+    /// The durations (ms) of each tool's last `per_tool` calls that succeeded at
+    /// the first attempt since `since_ms` (ms since the epoch), oldest first: a new
+    /// process seeds its latency sketches with them, so that `"auto"` timeouts
+    /// and hedges start from what earlier processes saw.
+    async fn recent_latencies(
+        &self,
+        per_tool: u32,
+        since_ms: i64,
+    ) -> Result<Vec<(String, Vec<u64>)>, StoreError>;
+
     /// Where the data lives, for health reports and messages (`sqlite:/path`).
     fn describe(&self) -> String;
 
@@ -452,6 +462,36 @@ impl Store for SqliteStore {
             s.success_rate = s.succeeded as f64 / s.calls as f64;
             s.p50_ms = rank(0.50);
             s.p95_ms = rank(0.95);
+        }
+        Ok(out)
+    }
+
+    async fn recent_latencies(
+        &self,
+        per_tool: u32,
+        since_ms: i64,
+    ) -> Result<Vec<(String, Vec<u64>)>, StoreError> {
+        self.flush().await?;
+        let rows = sqlx::query(
+            "SELECT tool, duration_ms FROM ( \
+                 SELECT tool, duration_ms, started_at_ms, ROW_NUMBER() OVER \
+                     (PARTITION BY tool ORDER BY started_at_ms DESC) AS n \
+                 FROM calls WHERE started_at_ms >= ? AND success = 1 AND retried = 0) \
+             WHERE n <= ? ORDER BY tool, started_at_ms",
+        )
+        .bind(since_ms)
+        .bind(i64::from(per_tool))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(err)?;
+        let mut out: Vec<(String, Vec<u64>)> = Vec::new();
+        for row in rows {
+            let tool: String = row.get("tool");
+            let ms = row.get::<i64, _>("duration_ms").max(0) as u64;
+            match out.last_mut() {
+                Some((t, d)) if *t == tool => d.push(ms),
+                _ => out.push((tool, vec![ms])),
+            }
         }
         Ok(out)
     }

@@ -323,6 +323,17 @@ async fn tool_stats_give_counts_success_rates_and_percentiles() {
         "{:?}",
         stats[1]
     );
+
+    // What a new process seeds its latency sketches with: the last calls that
+    // succeeded at the first attempt, oldest first, per tool.
+    let recent = store.recent_latencies(5, 0).await.unwrap();
+    assert_eq!(recent.len(), 1, "flaky's calls were retried or failed: {recent:?}");
+    let (tool, durations) = &recent[0];
+    assert_eq!(tool, "sleep");
+    assert_eq!(durations.len(), 5);
+    assert!(durations[0] >= 15 && durations.is_sorted(), "{durations:?}");
+    let later = axon_core::Timestamp::now().unix_ms() as i64 + 1;
+    assert!(store.recent_latencies(5, later).await.unwrap().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,7 +11,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::PolicyError;
+use super::{Millis, PolicyError};
 use crate::error::ToolError;
 
 /// The most hedges one attempt may start: each is another request upstream, so a
@@ -22,9 +22,9 @@ pub const MAX_HEDGES: u32 = 10;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HedgePolicy {
-    /// Start a hedge when an attempt has run this long, ms; at most a day. 0 = off
-    /// (the default).
-    pub after_ms: u64,
+    /// Start a hedge when an attempt has run this long, ms (at most a day), or
+    /// `"auto"`: after the tool's observed p95. 0 = off (the default).
+    pub after_ms: Millis,
     /// At most this many hedges per attempt: 1 to 10 when hedging is on. Default 1.
     pub max_hedges: u32,
 }
@@ -32,7 +32,7 @@ pub struct HedgePolicy {
 impl Default for HedgePolicy {
     fn default() -> Self {
         HedgePolicy {
-            after_ms: 0,
+            after_ms: Millis::Fixed(0),
             max_hedges: 1,
         }
     }
@@ -40,7 +40,7 @@ impl Default for HedgePolicy {
 
 impl HedgePolicy {
     pub(crate) fn check(&self) -> Result<(), PolicyError> {
-        if self.after_ms > 0 && self.max_hedges == 0 {
+        if self.after_ms != Millis::Fixed(0) && self.max_hedges == 0 {
             return Err(PolicyError::new(
                 "hedge.max_hedges",
                 "must be at least 1 when hedge.after_ms is set",
@@ -52,20 +52,25 @@ impl HedgePolicy {
                 format!("must be at most {MAX_HEDGES}"),
             ));
         }
-        super::at_most("hedge.after_ms", self.after_ms, super::MAX_DURATION_MS)
+        match self.after_ms {
+            Millis::Fixed(ms) => super::at_most("hedge.after_ms", ms, super::MAX_DURATION_MS),
+            Millis::Auto => Ok(()),
+        }
     }
 
     /// Whether hedging is on.
     pub fn enabled(&self) -> bool {
-        self.after_ms > 0 && self.max_hedges > 0
+        self.after_ms != Millis::Fixed(0) && self.max_hedges > 0
     }
 }
 
-/// Run `start(0)`, and `start(k)` for each hedge k as `after_ms` passes without an
-/// answer. The first success wins; if every execution fails, the last error is
-/// returned. `on_hedge(k)` is told about each hedge started.
+/// Run `start(0)`, and `start(k)` for each hedge k (up to `max_hedges`) as
+/// `after` passes without an answer. The first success wins; if every execution
+/// fails, the last error is returned. `on_hedge(k)` is told about each hedge
+/// started.
 pub async fn race<F, Fut, H>(
-    policy: &HedgePolicy,
+    after: Duration,
+    max_hedges: u32,
     mut start: F,
     on_hedge: H,
 ) -> Result<Value, ToolError>
@@ -74,7 +79,6 @@ where
     Fut: Future<Output = Result<Value, ToolError>>,
     H: Fn(u32),
 {
-    let after = Duration::from_millis(policy.after_ms);
     let mut running = FuturesUnordered::new();
     running.push(start(0));
     let mut hedges = 0;
@@ -88,7 +92,7 @@ where
                 Err(e) if running.is_empty() => return Err(e),
                 Err(_) => {}
             },
-            _ = &mut timer, if hedges < policy.max_hedges => {
+            _ = &mut timer, if hedges < max_hedges => {
                 hedges += 1;
                 on_hedge(hedges);
                 running.push(start(hedges));
@@ -107,13 +111,10 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_hedge_answers_when_the_first_execution_is_slow() {
         let started = Cell::new(0);
-        let policy = HedgePolicy {
-            after_ms: 50,
-            max_hedges: 1,
-        };
         let begin = tokio::time::Instant::now();
         let r = race(
-            &policy,
+            Duration::from_millis(50),
+            1,
             |k| {
                 started.set(started.get() + 1);
                 async move {

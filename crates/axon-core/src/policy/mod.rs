@@ -7,6 +7,7 @@
 //! The order in which the policies run is written once, in
 //! `Executor::pipeline` (executor.rs).
 
+pub mod adaptive;
 pub mod backoff;
 pub mod breaker;
 pub mod budget;
@@ -19,9 +20,12 @@ pub mod retry;
 pub mod timeout;
 pub mod validate;
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use adaptive::{AdaptivePolicy, Estimate, LatencySketch, Millis};
 pub use backoff::{Backoff, Jitter};
 pub use breaker::{Breaker, BreakerPolicy, BreakerState};
 pub use budget::RetryBudget;
@@ -35,8 +39,9 @@ pub use retry::RetryPolicy;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Policy {
-    /// Hard timeout per attempt, ms: 1 ms to a day. Default 30 000.
-    pub timeout_ms: u64,
+    /// Hard timeout per attempt, ms: 1 ms to a day, or `"auto"` (chosen from the
+    /// tool's observed latency, see `adaptive`). Default 30 000.
+    pub timeout_ms: Millis,
     /// Soft timeout per attempt, ms: raises a `slow` event. 0 = off (the default).
     pub soft_timeout_ms: u64,
     /// Budget across all attempts and backoff, ms. 0 = off (the default).
@@ -59,12 +64,14 @@ pub struct Policy {
     pub hedge: HedgePolicy,
     /// Latency and faults injected for tests (off by default; tool config only).
     pub chaos: ChaosPolicy,
+    /// How `"auto"` values are chosen from observed latency.
+    pub adaptive: AdaptivePolicy,
 }
 
 impl Default for Policy {
     fn default() -> Self {
         Policy {
-            timeout_ms: 30_000,
+            timeout_ms: Millis::Fixed(30_000),
             soft_timeout_ms: 0,
             deadline_ms: 0,
             slow_warn_ms: 5_000,
@@ -75,6 +82,7 @@ impl Default for Policy {
             limits: LimitPolicy::default(),
             hedge: HedgePolicy::default(),
             chaos: ChaosPolicy::default(),
+            adaptive: AdaptivePolicy::default(),
         }
     }
 }
@@ -150,10 +158,12 @@ impl Policy {
     /// duration has an upper bound, so no value can park a call (or a tool) for
     /// centuries.
     pub fn check(&self) -> Result<(), PolicyError> {
-        if self.timeout_ms == 0 {
-            return Err(PolicyError::new("timeout_ms", "must be at least 1"));
+        if let Some(ms) = self.timeout_ms.fixed() {
+            if ms == 0 {
+                return Err(PolicyError::new("timeout_ms", "must be at least 1"));
+            }
+            at_most("timeout_ms", ms, MAX_DURATION_MS)?;
         }
-        at_most("timeout_ms", self.timeout_ms, MAX_DURATION_MS)?;
         at_most("soft_timeout_ms", self.soft_timeout_ms, MAX_DURATION_MS)?;
         at_most("deadline_ms", self.deadline_ms, MAX_DURATION_MS)?;
         at_most("slow_warn_ms", self.slow_warn_ms, MAX_DURATION_MS)?;
@@ -163,7 +173,29 @@ impl Policy {
         self.limits.check()?;
         self.hedge.check()?;
         self.chaos.check()?;
+        self.adaptive.check()?;
         Ok(())
+    }
+
+    /// The hard timeout of an attempt: the fixed `timeout_ms`, or the one chosen
+    /// from what `seen` has observed when it is `"auto"`.
+    pub fn attempt_timeout(&self, seen: &LatencySketch) -> Duration {
+        match self.timeout_ms {
+            Millis::Fixed(ms) => Duration::from_millis(ms),
+            Millis::Auto => self.adaptive.timeout(seen.estimate()),
+        }
+    }
+
+    /// When to start a hedge, if hedging is on (and, for `"auto"`, once enough
+    /// has been observed).
+    pub fn hedge_after(&self, seen: &LatencySketch) -> Option<Duration> {
+        if !self.hedge.enabled() {
+            return None;
+        }
+        match self.hedge.after_ms {
+            Millis::Fixed(ms) => Some(Duration::from_millis(ms)),
+            Millis::Auto => self.adaptive.hedge_after(seen.estimate()),
+        }
     }
 
     /// A per-call layer (an API call's `policy`, a plan's `defaults:` or a step's
@@ -240,7 +272,7 @@ mod tests {
     #[test]
     fn defaults_follow_design_md() {
         let p = Policy::default();
-        assert_eq!(p.timeout_ms, 30_000);
+        assert_eq!(p.timeout_ms, Millis::Fixed(30_000));
         assert_eq!(p.retry.max_attempts, 3);
         assert_eq!(p.retry.initial_delay_ms, 500);
         assert_eq!(p.breaker.failure_threshold, 5);
@@ -254,7 +286,7 @@ mod tests {
             json!({"timeout_ms": 10_000, "retry": {"max_attempts": 5, "backoff": "linear"}});
         let step = json!({"retry": {"max_attempts": 2}});
         let p = Policy::layered([&config, &step]).unwrap();
-        assert_eq!(p.timeout_ms, 10_000);
+        assert_eq!(p.timeout_ms, Millis::Fixed(10_000));
         assert_eq!(p.retry.max_attempts, 2);
         assert_eq!(p.retry.backoff, Backoff::Linear);
         assert_eq!(p.retry.initial_delay_ms, 500);
