@@ -479,6 +479,9 @@ async fn stats(config: &Config, ui: output::Ui) -> Outcome {
     let store = open_store(config).await?;
     let stats = store.tool_stats().await.map_err(|e| infra(e.to_string()))?;
     let executor = executor(config, ui, None, Imports::None).await?;
+    // The latency figures and `"auto"` values come from history: this process
+    // has observed nothing itself.
+    wiring::seed_latencies(&executor, &store).await;
     store.close().await;
     output::stats(ui, &stats, &executor);
     Ok(Exit::Success)

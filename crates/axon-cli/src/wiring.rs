@@ -152,7 +152,7 @@ pub(crate) async fn executor(
 /// `"auto"` timeouts and hedges in a new process start from what the earlier
 /// ones saw. A store that cannot be read leaves them empty: that only costs the
 /// ceiling timeout until the tool has answered a few times.
-async fn seed_latencies(executor: &Executor, store: &SqliteStore) {
+pub(crate) async fn seed_latencies(executor: &Executor, store: &SqliteStore) {
     let since = axon_core::Timestamp::now().unix_ms() as i64 - 24 * 3600 * 1000;
     let window = axon_core::policy::adaptive::WINDOW_SAMPLES as u32;
     match store.recent_latencies(window, since).await {

@@ -11,16 +11,30 @@ use sha2::{Digest, Sha256};
 pub fn write_canonical<W: Write>(value: &Value, out: &mut W) -> std::io::Result<()> {
     match value {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort_unstable();
             out.write_all(b"{")?;
-            for (i, key) in keys.into_iter().enumerate() {
+            // serde_json's default map iterates in key order; a build with
+            // `preserve_order` (some dependency may turn it on) does not. Sort
+            // only when the order is not already the canonical one, so that the
+            // common case allocates nothing.
+            let sorted = map.keys().zip(map.keys().skip(1)).all(|(a, b)| a < b);
+            let mut entry = |i: usize, key: &String, value: &Value| {
                 if i > 0 {
                     out.write_all(b",")?;
                 }
                 serde_json::to_writer(&mut *out, key)?;
                 out.write_all(b":")?;
-                write_canonical(&map[key], out)?;
+                write_canonical(value, out)
+            };
+            if sorted {
+                for (i, (key, value)) in map.iter().enumerate() {
+                    entry(i, key, value)?;
+                }
+            } else {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort_unstable();
+                for (i, key) in keys.into_iter().enumerate() {
+                    entry(i, key, &map[key])?;
+                }
             }
             out.write_all(b"}")
         }

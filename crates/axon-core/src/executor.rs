@@ -289,10 +289,7 @@ impl Executor {
             latency: seen.estimate(),
             timeout_ms: entry.policy.attempt_timeout(seen).as_millis() as u64,
             timeout_auto: entry.policy.timeout_ms == Millis::Auto,
-            hedge_after_ms: entry
-                .policy
-                .hedge_after(seen)
-                .map(|d| d.as_millis() as u64),
+            hedge_after_ms: entry.policy.hedge_after(seen).map(|d| d.as_millis() as u64),
             hedge_auto: entry.policy.hedge.after_ms == Millis::Auto,
         })
     }

@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use crate::policy::breaker::{Breaker, BreakerState};
 use crate::policy::adaptive::LatencySketch;
+use crate::policy::breaker::{Breaker, BreakerState};
 use crate::policy::budget::RetryBudget;
 use crate::policy::cache::ResponseCache;
 

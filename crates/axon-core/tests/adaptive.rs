@@ -55,7 +55,11 @@ async fn an_auto_timeout_follows_the_latency_up_after_a_shift() {
         }
     }
     // p99 over ~30 samples moves once two of them are the censored 30 ms.
-    assert_eq!(failed, vec![0, 1], "two calls time out, then the timeout has grown");
+    assert_eq!(
+        failed,
+        vec![0, 1],
+        "two calls time out, then the timeout has grown"
+    );
     let view = ex.adaptive("lookup").unwrap();
     assert!((150..=152).contains(&view.timeout_ms), "{view:?}");
 
@@ -109,7 +113,10 @@ async fn an_auto_hedge_starts_after_the_observed_p95() {
     assert_eq!(r.data, json!("found"));
     // The p95 estimate is within 1 % of 10 ms, and timers tick in whole ms.
     let took = start.elapsed();
-    assert!(took >= Duration::from_millis(20) && took <= Duration::from_millis(21), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(20) && took <= Duration::from_millis(21),
+        "{took:?}"
+    );
     assert_eq!(calls(&executions), 32);
 }
 
@@ -130,5 +137,9 @@ async fn auto_values_are_checked_like_numbers() {
         .await;
     let e = r.error.unwrap();
     assert_eq!(e.kind, ErrorKind::InvalidArguments);
-    assert!(e.message.contains("adaptive.timeout_factor"), "{}", e.message);
+    assert!(
+        e.message.contains("adaptive.timeout_factor"),
+        "{}",
+        e.message
+    );
 }

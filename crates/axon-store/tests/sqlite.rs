@@ -327,7 +327,11 @@ async fn tool_stats_give_counts_success_rates_and_percentiles() {
     // What a new process seeds its latency sketches with: the last calls that
     // succeeded at the first attempt, oldest first, per tool.
     let recent = store.recent_latencies(5, 0).await.unwrap();
-    assert_eq!(recent.len(), 1, "flaky's calls were retried or failed: {recent:?}");
+    assert_eq!(
+        recent.len(),
+        1,
+        "flaky's calls were retried or failed: {recent:?}"
+    );
     let (tool, durations) = &recent[0];
     assert_eq!(tool, "sleep");
     assert_eq!(durations.len(), 5);

@@ -205,8 +205,13 @@ pub struct LatencySketch {
 }
 
 struct Windows {
+    /// The window being filled.
     current: DDSketch,
-    previous: Option<DDSketch>,
+    /// The last closed window and the current one together, kept up to date
+    /// on each observation so that the quantiles never need a merge.
+    both: DDSketch,
+    /// Observations in the last closed window.
+    previous: u64,
     opened: Instant,
     since_refresh: u64,
 }
@@ -236,7 +241,8 @@ impl LatencySketch {
         LatencySketch {
             windows: Mutex::new(Windows {
                 current: sketch(),
-                previous: None,
+                both: sketch(),
+                previous: 0,
                 opened: Instant::now(),
                 since_refresh: 0,
             }),
@@ -254,30 +260,22 @@ impl LatencySketch {
         if count >= WINDOW_SAMPLES || (count >= MIN_AGED_WINDOW && w.opened.elapsed() >= WINDOW_AGE)
         {
             let closed = std::mem::replace(&mut w.current, sketch());
-            w.previous = Some(closed);
+            w.previous = count;
+            w.both = closed;
             w.opened = Instant::now();
         }
-        w.current.add(took.as_secs_f64() * 1000.0);
+        let ms = took.as_secs_f64() * 1000.0;
+        w.current.add(ms);
+        w.both.add(ms);
         w.since_refresh += 1;
-        let total = (w.current.count() + w.previous.as_ref().map_or(0, DDSketch::count)) as u64;
+        let total = w.previous + w.current.count() as u64;
         if w.since_refresh >= REFRESH_EVERY || total < WINDOW_SAMPLES {
             w.since_refresh = 0;
-            self.refresh(&w, total);
+            self.refresh(&w.both, total);
         }
     }
 
-    fn refresh(&self, w: &Windows, total: u64) {
-        let merged;
-        let all = match &w.previous {
-            None => &w.current,
-            Some(previous) => {
-                let mut both = previous.clone();
-                // Same configuration on both sides: merging cannot fail.
-                let _ = both.merge(&w.current);
-                merged = both;
-                &merged
-            }
-        };
+    fn refresh(&self, all: &DDSketch, total: u64) {
         let q = |q: f64| {
             all.quantile(q)
                 .ok()
@@ -312,7 +310,12 @@ mod tests {
         let read = |v| serde_json::from_value::<Millis>(v);
         assert_eq!(read(json!(250)).unwrap(), Millis::Fixed(250));
         assert_eq!(read(json!("auto")).unwrap(), Millis::Auto);
-        assert!(read(json!("fast")).unwrap_err().to_string().contains("\"auto\""));
+        assert!(
+            read(json!("fast"))
+                .unwrap_err()
+                .to_string()
+                .contains("\"auto\"")
+        );
         assert!(read(json!(-1)).is_err());
         assert_eq!(serde_json::to_value(Millis::Auto).unwrap(), json!("auto"));
         assert_eq!(serde_json::to_value(Millis::Fixed(7)).unwrap(), json!(7));
