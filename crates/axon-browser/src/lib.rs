@@ -29,6 +29,7 @@ mod handles;
 mod input;
 mod locate;
 mod session;
+mod settle;
 mod snapshot;
 mod tools;
 

@@ -185,6 +185,49 @@ async fn heuristic_steps_reach_the_state_they_ask_for() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn act_settles_after_the_work_a_click_starts_and_says_how_to_replay_it() {
+    let a = setup(Arc::new(Heuristic)).await;
+    a.open("settle.html").await;
+    let r = a.step("Click the 'Load data' button").await;
+    assert!(r.success, "{r:#?}");
+    // The click's request (300 ms) and the DOM update after it are done when
+    // the step returns: the next step reads the loaded page, with no wait.
+    assert_eq!(a.value("#data").await["text"], "slow data");
+    let d = &r.data;
+    let ms = |k: &str| d[k].as_u64().unwrap_or_else(|| panic!("{k}: {d:#}"));
+    assert!(ms("settle_ms") >= 300, "{d:#}");
+    assert!(ms("settle_ms") < 3_000, "bounded: {d:#}");
+    assert_eq!(
+        ms("browser_ms"),
+        ms("snapshot_ms") + ms("dispatch_ms") + ms("settle_ms")
+    );
+    // The call it made, by role and name: replayed on a fresh page, with no
+    // translator, it does the same.
+    assert_eq!(
+        d["call"],
+        json!({"tool": "browser_click", "args": {"role": "button", "name": "Load data", "exact": true}})
+    );
+
+    // A click that starts nothing settles after one quiet window.
+    let r = a.step("Click the 'Nothing' button").await;
+    assert!(r.success, "{r:#?}");
+    let settle = r.data["settle_ms"].as_u64().unwrap();
+    assert!((100..3_000).contains(&settle), "{:#}", r.data);
+    // Actions that start no work do not settle.
+    let r = a.step("Wait 0.1 seconds").await;
+    assert_eq!(r.data["settle_ms"], 0, "{:#}", r.data);
+
+    a.open("settle.html").await;
+    let call = d["call"].clone();
+    let replayed = a
+        .call(call["tool"].as_str().unwrap(), call["args"].clone())
+        .await;
+    assert!(replayed.success, "{replayed:#?}");
+    assert_eq!(a.value("#status").await["text"], "loading");
+    a.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heuristic_failures_carry_seed_003_error_types() {
     let a = setup(Arc::new(Heuristic)).await;
     a.open("roles.html").await;

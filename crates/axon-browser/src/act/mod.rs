@@ -229,12 +229,34 @@ pub struct ExecutionOutput {
     pub translator: String,
     /// The translator's confidence, 0..=1.
     pub confidence: f64,
+    /// Time spent reading the page (the accessibility snapshot, compressed).
+    pub snapshot_ms: u64,
     /// Time spent deciding (the LLM call, or the heuristic).
     pub decide_ms: u64,
-    /// Time spent in the browser (snapshot and action).
+    /// Time spent running the action in the browser.
+    pub dispatch_ms: u64,
+    /// Time spent waiting, after a click, typing, a key or a selection, for
+    /// the requests and DOM changes it started to go quiet (0 for the other
+    /// actions; see docs/browser-act.md, "Settle").
+    pub settle_ms: u64,
+    /// Time spent in the browser: snapshot, dispatch and settle.
     pub browser_ms: u64,
     /// The compressed snapshot's size in tokens (about 4 characters each).
     pub snapshot_tokens: usize,
+    /// The browser tool call this step made, with the element addressed by
+    /// role and name (stable across page loads, unlike a snapshot ref) where
+    /// the snapshot had them: a plan can replay it as a deterministic step,
+    /// with no translator.
+    pub call: ReplayCall,
+}
+
+/// A browser tool call that does what a `browser_act` step did.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct ReplayCall {
+    /// The browser tool (`browser_click`, `browser_type`, …).
+    pub tool: String,
+    /// Its arguments.
+    pub args: Value,
 }
 
 /// The `error_type` of the browser taxonomy for a tool error code.
@@ -286,7 +308,7 @@ async fn act(
     let page = browsers.page_for(ctx).await?;
     let snap = snapshot::snapshot(&page, 2000).await?;
     let compressed = compress(&snap.nodes, prompt::MAX_PROMPT_NODES);
-    let browser_before = started.elapsed();
+    let snapshot_ms = started.elapsed().as_millis() as u64;
     let input = StepInput {
         main_goal: args.main_goal.unwrap_or_default(),
         plan_step: args.plan_step.clone(),
@@ -306,9 +328,24 @@ async fn act(
             return Err(e);
         }
     };
+    let call = replay(&decision.action, &snap.nodes);
+    // Requests and mutations are watched from before the action, so that none
+    // it starts is missed.
+    let settle_limit = settles(decision.action.action, browsers);
+    let watch = match settle_limit {
+        Some(_) => crate::settle::watch(&page).await,
+        None => None,
+    };
     let acting = Instant::now();
     let outcome = run(browsers, &decision.action, &snap.nodes, ctx).await;
-    let browser_ms = (browser_before + acting.elapsed()).as_millis() as u64;
+    let dispatch_ms = acting.elapsed().as_millis() as u64;
+    let settle_ms = match (&outcome, watch, settle_limit) {
+        (Ok(()), Some(watch), Some(limit)) => {
+            crate::settle::settle(&page, watch, limit).await.as_millis() as u64
+        }
+        _ => 0,
+    };
+    let browser_ms = snapshot_ms + dispatch_ms + settle_ms;
     metrics::histogram!("browser_act_browser_ms", "action" => decision.action.action.as_str())
         .record(browser_ms as f64);
     match outcome {
@@ -323,9 +360,13 @@ async fn act(
                 execution_time_ms: started.elapsed().as_millis() as u64,
                 translator: translator.name().into(),
                 confidence: decision.confidence,
+                snapshot_ms,
                 decide_ms,
+                dispatch_ms,
+                settle_ms,
                 browser_ms,
                 snapshot_tokens: input.snapshot.tokens,
+                call,
             })
         }
         Err(e) => {
@@ -444,6 +485,110 @@ async fn run(
                 .await
                 .map(drop)
         }
+    }
+}
+
+/// How long an action may settle (its own timeout), or `None` for actions
+/// that start no work in the page by themselves (navigation already waits for
+/// the load; scroll and wait change nothing to wait for).
+fn settles(kind: ActionKind, browsers: &Browsers) -> Option<std::time::Duration> {
+    let t = &browsers.config().timeouts;
+    let ms = match kind {
+        ActionKind::Click => t.click_ms,
+        ActionKind::Type | ActionKind::Select => t.type_ms,
+        ActionKind::PressKey => t.press_key_ms,
+        ActionKind::Search => t.search_ms,
+        ActionKind::Navigate | ActionKind::Scroll | ActionKind::Wait => return None,
+    };
+    Some(std::time::Duration::from_millis(ms))
+}
+
+/// The browser tool call that does what `action` does, as [`run`] makes it,
+/// with the element by role and name where the snapshot has them.
+fn replay(action: &Action, nodes: &[SnapshotNode]) -> ReplayCall {
+    let a = &action.args;
+    let mut args = serde_json::Map::new();
+    let mut put = |key: &str, value: Option<Value>| {
+        if let Some(v) = value {
+            args.insert(key.to_string(), v);
+        }
+    };
+    let text = |v: &Option<String>| v.clone().map(Value::from);
+    let target = stable_address(a, nodes);
+    let tool = match action.action {
+        ActionKind::Navigate => {
+            put("url", text(&a.url));
+            "browser_navigate"
+        }
+        ActionKind::Click => {
+            target.into_iter().for_each(|(k, v)| put(k, Some(v)));
+            "browser_click"
+        }
+        ActionKind::Type => {
+            let named = a.reference.is_some() || a.role.is_some();
+            put("text", text(&a.text));
+            if named {
+                target.into_iter().for_each(|(k, v)| put(k, Some(v)));
+                put("clear", Some(Value::Bool(true)));
+            }
+            "browser_type"
+        }
+        ActionKind::Search => {
+            put("query", text(&a.text));
+            "browser_search"
+        }
+        ActionKind::Scroll => {
+            let s = scroll_args(a);
+            let to = s.to.map(|e| if e == Edge::Top { "top" } else { "bottom" });
+            let direction = s
+                .direction
+                .map(|d| if d == Direction::Up { "up" } else { "down" });
+            put("to", to.map(Value::from));
+            put("direction", direction.map(Value::from));
+            "browser_scroll"
+        }
+        ActionKind::PressKey => {
+            put("key", text(&a.key));
+            "browser_press_key"
+        }
+        ActionKind::Wait => {
+            put("seconds", a.seconds.map(Value::from));
+            "browser_wait"
+        }
+        ActionKind::Select => {
+            target.into_iter().for_each(|(k, v)| put(k, Some(v)));
+            put("values", text(&a.text));
+            "browser_select_option"
+        }
+    };
+    ReplayCall {
+        tool: tool.to_string(),
+        args: Value::Object(args),
+    }
+}
+
+/// An element as role and name (from the snapshot node a ref points at, when
+/// the action gave a ref), or its ref when it has no name to go by.
+fn stable_address(a: &ActionArgs, nodes: &[SnapshotNode]) -> Vec<(&'static str, Value)> {
+    let node = a
+        .reference
+        .as_ref()
+        .and_then(|r| nodes.iter().find(|n| n.reference.as_ref() == Some(r)));
+    match (node, &a.role, &a.name) {
+        (Some(n), _, _) if !n.name.trim().is_empty() => vec![
+            ("role", Value::from(n.role.clone())),
+            ("name", Value::from(n.name.clone())),
+            ("exact", Value::Bool(true)),
+        ],
+        (Some(_), _, _) | (None, None, _) | (None, _, None) => a
+            .reference
+            .clone()
+            .map(|r| vec![("ref", Value::from(r))])
+            .unwrap_or_default(),
+        (None, Some(role), Some(name)) => vec![
+            ("role", Value::from(role.clone())),
+            ("name", Value::from(name.clone())),
+        ],
     }
 }
 
