@@ -23,6 +23,10 @@ struct Act {
 }
 
 async fn setup(translator: Arc<dyn ActionTranslator>) -> Act {
+    setup_with(translator, Arc::new(act::MemoryActStore::default())).await
+}
+
+async fn setup_with(translator: Arc<dyn ActionTranslator>, cache: Arc<dyn act::ActStore>) -> Act {
     let config = BrowserConfig::default();
     assert!(
         config.executable_path().exists(),
@@ -31,7 +35,7 @@ async fn setup(translator: Arc<dyn ActionTranslator>) -> Act {
     let browsers = Arc::new(Browsers::new(config));
     let mut registry = ToolRegistry::new();
     axon_browser::register(&mut registry, browsers.clone()).unwrap();
-    act::register(&mut registry, browsers.clone(), translator).unwrap();
+    act::register_with_cache(&mut registry, browsers.clone(), translator, cache).unwrap();
     let executor = Executor::builder(registry)
         .shared_state(SharedState::new())
         .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 0}}))
@@ -227,6 +231,74 @@ async fn act_settles_after_the_work_a_click_starts_and_says_how_to_replay_it() {
     a.browsers.shutdown().await;
 }
 
+/// The heuristic, counting how often it is asked.
+struct Counting {
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl ActionTranslator for Counting {
+    fn name(&self) -> &'static str {
+        "heuristic"
+    }
+    async fn translate(
+        &self,
+        input: &act::StepInput,
+        ctx: &axon_core::ToolContext,
+    ) -> Result<act::Decision, act::TranslateError> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Heuristic.translate(input, ctx).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_run_of_the_same_steps_calls_no_translator_and_a_changed_page_heals() {
+    let counting = Arc::new(Counting {
+        calls: Default::default(),
+    });
+    let a = setup(counting.clone()).await;
+    let calls = || counting.calls.load(std::sync::atomic::Ordering::SeqCst);
+    let steps = [
+        "Type 'ada' into the Username field",
+        "Enter 'hunter2' as the password",
+        "Click the Log in button",
+    ];
+    for run in ["first", "second"] {
+        a.open("login.html").await;
+        for step in steps {
+            let r = a.step(step).await;
+            assert!(r.success, "{run} run, {step}: {r:#?}");
+            let expected = if run == "first" { "miss" } else { "hit" };
+            assert_eq!(r.data["cache"], expected, "{run} run, {step}: {:#}", r.data);
+            if run == "second" {
+                let decide = r.data["decide_ms"].as_u64().unwrap();
+                assert!(decide <= 5, "{step}: decide {decide} ms");
+            }
+        }
+        a.call("browser_wait_for_url_change", json!({"to": "welcome.html"}))
+            .await;
+        assert!(
+            a.url().await.contains("user=ada"),
+            "{run}: {}",
+            a.url().await
+        );
+    }
+    assert_eq!(calls(), 3, "the second run made no translator call");
+
+    // The same page kind with the button renamed: the cached element is not
+    // there, so the step is translated again and the entry replaced.
+    let step = "Click the Send button";
+    for (v, cache, translations) in [(1, "miss", 4), (1, "hit", 4), (2, "miss", 5), (2, "hit", 5)] {
+        a.open(&format!("heal.html?v={v}")).await;
+        let r = a.step(step).await;
+        assert!(r.success, "v={v}: {r:#?}");
+        assert_eq!(r.data["cache"], cache, "v={v}: {:#}", r.data);
+        assert_eq!(a.value("#out").await["text"], format!("sent {v}"));
+        assert_eq!(calls(), translations, "v={v}");
+    }
+    a.browsers.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn heuristic_failures_carry_seed_003_error_types() {
     let a = setup(Arc::new(Heuristic)).await;
@@ -346,7 +418,8 @@ async fn llm_replies_are_validated_retried_and_timed() {
     };
     let translator = Arc::new(LlmTranslator::new(config, None).unwrap());
     let llm_history = translator.executor().history().clone();
-    let a = setup(translator).await;
+    // The same step is asked again on purpose: no act cache.
+    let a = setup_with(translator, Arc::new(act::NoActStore)).await;
     let push = |replies: Vec<Reply>| m.script.lock().unwrap().extend(replies);
 
     // A valid reply: run as given; the prompt carried the step and the page.

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use axon_browser::act::{ActStore, CachedStep};
 use axon_cli::config::{self, Config, HistoryBackend};
 use axon_core::{Executor, HistoryStore, ToolRegistry};
 use axon_plan::{Plan, PlanRunner};
@@ -55,6 +56,7 @@ async fn registry(
     ui: Ui,
     imports: Imports<'_>,
     history: Option<Arc<dyn HistoryStore>>,
+    store: Option<Arc<SqliteStore>>,
 ) -> Result<ToolRegistry, Fail> {
     let mut registry = ToolRegistry::with_utilities();
     let http = axon_http::HttpRequest::new(config.http.clone()).map_err(infra)?;
@@ -69,7 +71,13 @@ async fn registry(
         }
         None => Arc::new(axon_browser::act::Heuristic),
     };
-    axon_browser::act::register(&mut registry, browsers, translator)
+    // Translated steps are kept in the store, so that a second run of a plan
+    // (another process) translates nothing.
+    let act_cache: Arc<dyn ActStore> = match store {
+        Some(store) => Arc::new(SqliteActStore(store)),
+        None => Arc::new(axon_browser::act::MemoryActStore::default()),
+    };
+    axon_browser::act::register_with_cache(&mut registry, browsers, translator, act_cache)
         .map_err(|e| infra(e.to_string()))?;
     let servers: Vec<_> = config
         .mcp
@@ -99,6 +107,36 @@ async fn registry(
         }
     }
     Ok(registry)
+}
+
+/// browser_act's cache in the store file. Reading or writing it never fails
+/// a step: a failure is logged and the step is translated.
+struct SqliteActStore(Arc<SqliteStore>);
+
+#[async_trait::async_trait]
+impl ActStore for SqliteActStore {
+    async fn get(&self, key: &str) -> Option<CachedStep> {
+        match self.0.act_get(key).await {
+            Ok(entry) => entry.and_then(|json| serde_json::from_str(&json).ok()),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the act cache");
+                None
+            }
+        }
+    }
+    async fn put(&self, key: &str, step: &CachedStep) {
+        let Ok(json) = serde_json::to_string(step) else {
+            return;
+        };
+        if let Err(e) = self.0.act_put(key, &json).await {
+            tracing::warn!(error = %e, "could not write the act cache");
+        }
+    }
+    async fn remove(&self, key: &str) {
+        if let Err(e) = self.0.act_remove(key).await {
+            tracing::warn!(error = %e, "could not write the act cache");
+        }
+    }
 }
 
 /// The store file (`[store] path`), with `[history]`'s retention and durability.
@@ -132,8 +170,8 @@ pub(crate) async fn executor(
         (Some(store), HistoryBackend::Sqlite) => Some(store.clone()),
         (None, _) => None,
     };
-    let mut builder = Executor::builder(registry(config, ui, imports, history.clone()).await?)
-        .defaults(config.defaults_json());
+    let tools = registry(config, ui, imports, history.clone(), store.clone()).await?;
+    let mut builder = Executor::builder(tools).defaults(config.defaults_json());
     for (tool, table) in &config.tools {
         builder = builder.tool_policy(tool, config::table_json(table));
     }

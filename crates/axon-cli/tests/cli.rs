@@ -359,6 +359,36 @@ fn a_run_killed_mid_way_resumes_without_re_running_finished_steps() {
 }
 
 #[test]
+fn a_second_run_of_browser_act_steps_translates_nothing() {
+    let axon = Axon::new();
+    let page = repo_root().join("crates/axon-browser/tests/fixtures/roles.html");
+    let plan = axon.file(
+        "act.yaml",
+        &format!(
+            "steps:\n\
+             - {{id: open, tool: browser_navigate, params: {{url: 'file://{}'}}}}\n\
+             - {{id: tick, tool: browser_act, params: {{plan_step: \"Tick 'Send me news'\"}}, depends_on: [open]}}\n\
+             - {{id: save, tool: browser_act, params: {{plan_step: \"Press the 'Save all' button\"}}, depends_on: [tick]}}\n\
+             - {{id: out, tool: browser_get_text, params: {{selector: '#out'}}, depends_on: [save]}}\n",
+            page.display()
+        ),
+    );
+    let config = axon.file("axon.toml", "[browser]\nallow_file_urls = true\n");
+    // Each run is its own process: the second finds the translations in the
+    // store file.
+    for (run, cache) in [("first", "miss"), ("second", "hit")] {
+        let o = axon.run(&["--config", &config, "run", &plan, "--json"]);
+        assert_eq!(o.status.code(), Some(0), "{run}: {}", stderr(&o));
+        let r = stdout_json(&o);
+        for step in [1, 2] {
+            let data = &r["steps"][step]["result"]["data"];
+            assert_eq!(data["cache"], cache, "{run} run, step {step}: {data:#}");
+        }
+        assert_eq!(r["steps"][3]["result"]["data"]["text"], "save all");
+    }
+}
+
+#[test]
 fn config_check_names_the_unknown_key_and_line() {
     let axon = Axon::new();
     let cfg = axon.file(

@@ -167,6 +167,50 @@ fn now_ms() -> i64 {
 }
 
 impl SqliteStore {
+    /// The act cache entry (JSON) under `key`, if any
+    /// (`axon_browser::act::cache`: browser_act's translated steps).
+    pub async fn act_get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        sqlx::query_scalar("SELECT entry FROM act_cache WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(err)
+    }
+
+    /// Store the act cache entry `entry` (JSON) under `key`, keeping the
+    /// [`ACT_CACHE_ENTRIES`] most recently stored.
+    pub async fn act_put(&self, key: &str, entry: &str) -> Result<(), StoreError> {
+        let now = now_ms();
+        sqlx::query(
+            "INSERT INTO act_cache (key, entry, updated_at_ms) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (key) DO UPDATE SET entry = ?2, updated_at_ms = ?3",
+        )
+        .bind(key)
+        .bind(entry)
+        .bind(now)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?;
+        sqlx::query(
+            "DELETE FROM act_cache WHERE updated_at_ms < \
+             (SELECT updated_at_ms FROM act_cache ORDER BY updated_at_ms DESC LIMIT 1 OFFSET ?)",
+        )
+        .bind(ACT_CACHE_ENTRIES as i64)
+        .execute(&self.pool)
+        .await
+        .map(|_| ())
+        .map_err(err)
+    }
+
+    /// Drop the act cache entry under `key`.
+    pub async fn act_remove(&self, key: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM act_cache WHERE key = ?")
+            .bind(key)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
     /// Open (creating it and its folder if needed) the store at `path`, apply
     /// migrations and prune by the retention rules.
     pub async fn open(
@@ -273,6 +317,9 @@ impl SqliteStore {
         self.pool.close().await;
     }
 }
+
+/// Act cache entries the SQLite store keeps at most (the most recently stored).
+pub const ACT_CACHE_ENTRIES: usize = 10_000;
 
 /// What a server needs from its store beyond history and runs: figures for
 /// `axon stats` / `GET /v1/stats`, and a health probe for `/healthz`. SQLite

@@ -9,6 +9,7 @@
 //! (any OpenAI-compatible chat-completions endpoint, called through the core pipeline as
 //! the `llm_chat` tool).
 
+pub mod cache;
 mod heuristic;
 mod llm;
 mod prompt;
@@ -22,6 +23,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use cache::{ActStore, CachedStep, MemoryActStore, NoActStore};
 pub use heuristic::Heuristic;
 pub use llm::{LlmConfig, LlmTranslator};
 pub use prompt::{CompressedSnapshot, compress};
@@ -243,6 +245,9 @@ pub struct ExecutionOutput {
     pub browser_ms: u64,
     /// The compressed snapshot's size in tokens (about 4 characters each).
     pub snapshot_tokens: usize,
+    /// `hit` when the act cache had this step for a page of this shape (no
+    /// translator was called), `miss` when it was translated.
+    pub cache: String,
     /// The browser tool call this step made, with the element addressed by
     /// role and name (stable across page loads, unlike a snapshot ref) where
     /// the snapshot had them: a plan can replay it as a deterministic step,
@@ -272,11 +277,27 @@ pub fn error_type(code: Option<&str>) -> &'static str {
     }
 }
 
-/// Register `browser_act` with `translator`.
+/// Register `browser_act` with `translator` and an act cache in memory.
 pub fn register(
     registry: &mut ToolRegistry,
     browsers: Arc<Browsers>,
     translator: Arc<dyn ActionTranslator>,
+) -> Result<(), RegistryError> {
+    register_with_cache(
+        registry,
+        browsers,
+        translator,
+        Arc::new(MemoryActStore::default()),
+    )
+}
+
+/// Register `browser_act` with `translator`, keeping translated steps in
+/// `cache` (see [`cache`]).
+pub fn register_with_cache(
+    registry: &mut ToolRegistry,
+    browsers: Arc<Browsers>,
+    translator: Arc<dyn ActionTranslator>,
+    cache: Arc<dyn ActStore>,
 ) -> Result<(), RegistryError> {
     registry.register(crate::handles::WithSession::new(
         tool_fn(
@@ -285,8 +306,10 @@ pub fn register(
             move |args: ActArgs, ctx: ToolContext| {
                 let b = browsers.clone();
                 let t = translator.clone();
+                let c = cache.clone();
                 async move {
-                    crate::tools::traced("browser_act", act(&b, t.as_ref(), args, &ctx)).await
+                    let step = act(&b, t.as_ref(), c.as_ref(), args, &ctx);
+                    crate::tools::traced("browser_act", step).await
                 }
             },
         )
@@ -298,6 +321,7 @@ pub fn register(
 async fn act(
     browsers: &Browsers,
     translator: &dyn ActionTranslator,
+    store: &dyn ActStore,
     args: ActArgs,
     ctx: &ToolContext,
 ) -> Result<ExecutionOutput, ToolError> {
@@ -316,8 +340,19 @@ async fn act(
         snapshot: compressed,
     };
     let deciding = Instant::now();
-    let decided = translator.translate(&input, ctx).await;
+    let key = cache::key(&args.plan_step, &snap.url, &snap.nodes);
+    let cached = match store.get(&key).await {
+        Some(entry) => cache::revalidate(&entry, &snap.nodes),
+        None => None,
+    };
+    let hit = cached.is_some();
+    let decided = match cached {
+        Some(decision) => Ok(decision),
+        None => translator.translate(&input, ctx).await,
+    };
     let decide_ms = deciding.elapsed().as_millis() as u64;
+    metrics::counter!("browser_act_cache_total", "result" => if hit { "hit" } else { "miss" })
+        .increment(1);
     metrics::histogram!("browser_act_decide_ms", "translator" => translator.name())
         .record(decide_ms as f64);
     let decision = match decided {
@@ -348,6 +383,17 @@ async fn act(
     let browser_ms = snapshot_ms + dispatch_ms + settle_ms;
     metrics::histogram!("browser_act_browser_ms", "action" => decision.action.action.as_str())
         .record(browser_ms as f64);
+    // A translation that worked is kept; a kept one that failed is dropped, so
+    // that the next try translates afresh.
+    match (&outcome, hit) {
+        (Ok(()), false) => {
+            if let Some(entry) = cache::entry(&decision, &snap.nodes) {
+                store.put(&key, &entry).await;
+            }
+        }
+        (Err(_), true) => store.remove(&key).await,
+        _ => {}
+    }
     match outcome {
         Ok(()) => {
             count(decision.action.action.as_str(), "none");
@@ -366,6 +412,7 @@ async fn act(
                 settle_ms,
                 browser_ms,
                 snapshot_tokens: input.snapshot.tokens,
+                cache: if hit { "hit" } else { "miss" }.into(),
                 call,
             })
         }
