@@ -201,9 +201,9 @@ async fn act_settles_after_the_work_a_click_starts_and_says_how_to_replay_it() {
     let ms = |k: &str| d[k].as_u64().unwrap_or_else(|| panic!("{k}: {d:#}"));
     assert!(ms("settle_ms") >= 300, "{d:#}");
     assert!(ms("settle_ms") < 3_000, "bounded: {d:#}");
-    assert_eq!(
-        ms("browser_ms"),
-        ms("snapshot_ms") + ms("dispatch_ms") + ms("settle_ms")
+    assert!(
+        ms("execution_time_ms") >= ms("snapshot_ms") + ms("dispatch_ms") + ms("settle_ms"),
+        "{d:#}"
     );
     // The call it made, by role and name: replayed on a fresh page, with no
     // translator, it does the same.

@@ -1536,3 +1536,66 @@ async fn a_cancelled_run_resumes_with_its_plan_and_keeps_its_finished_steps() {
     let (status, _) = s.post("/v1/runs/nothing/resume", Value::Null).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+/// `Idempotency-Key` on a call: a repeat gets the first result and does not
+/// run the tool again; a repeat while the first runs is 409; the key with a
+/// different request is 422; a bad key is 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idempotency_key_runs_a_call_once() {
+    let s = Served::start(None);
+    let call = |key: &str, body: Value| {
+        s.client
+            .post(s.url("/v1/tools/flaky/call"))
+            .header("Idempotency-Key", key)
+            .json(&body)
+    };
+    // flaky fails its first attempt per `key`, so a second execution would
+    // show as a new call id with one attempt.
+    let body = json!({"args": {"key": "idem-1", "fail_times": 1}, "correlation_id": "idem"});
+    let first = call("k-1", body.clone()).send().await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    assert!(first.headers().get("idempotent-replayed").is_none());
+    let first: Value = first.json().await.unwrap();
+    assert_eq!(first["attempts"], 2, "{first:#}");
+    let again = call("k-1", body.clone()).send().await.unwrap();
+    assert_eq!(again.status(), StatusCode::OK);
+    assert_eq!(again.headers()["idempotent-replayed"], "true");
+    let again: Value = again.json().await.unwrap();
+    assert_eq!(again, first, "the same result, not a second execution");
+    let (_, history) = s.get("/v1/history/idem").await;
+    assert_eq!(history["calls"].as_array().unwrap().len(), 1, "{history:#}");
+
+    // The same key with other arguments.
+    let other = json!({"args": {"key": "idem-2", "fail_times": 0}, "correlation_id": "idem"});
+    let r = call("k-1", other).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(is_problem(&r));
+    // A key that is too long.
+    let r = call(&"x".repeat(256), body.clone()).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+
+    // A repeat while the first is still running: 409, then the answer.
+    let slow = s
+        .client
+        .post(s.url("/v1/tools/sleep/call"))
+        .header("Idempotency-Key", "k-slow")
+        .json(&json!({"args": {"ms": 1500}}));
+    let running = tokio::spawn(slow.try_clone().unwrap().send());
+    // The key is claimed before the call starts: wait until it runs.
+    loop {
+        let text = s.client.get(s.url("/metrics")).send().await.unwrap();
+        let text = text.text().await.unwrap();
+        if text.contains(r#"tool_inflight{tool="sleep"} 1"#) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let busy = slow.try_clone().unwrap().send().await.unwrap();
+    assert_eq!(busy.status(), StatusCode::CONFLICT);
+    assert_eq!(busy.headers()["retry-after"], "1");
+    let done = running.await.unwrap().unwrap();
+    assert_eq!(done.status(), StatusCode::OK);
+    let done: Value = done.json().await.unwrap();
+    let replayed: Value = slow.send().await.unwrap().json().await.unwrap();
+    assert_eq!(replayed["call_id"], done["call_id"]);
+}

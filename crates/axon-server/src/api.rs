@@ -82,7 +82,7 @@ fn tool_call(
 /// A call result as a response: 200 on success; bad arguments and unknown tools
 /// as problems (400 naming `/args/…`, 404); other failures with the status of their
 /// kind and the call result as the body, so nothing the pipeline learnt is lost.
-fn call_response(result: CallResult) -> Response {
+pub(crate) fn call_response(result: CallResult) -> Response {
     let Some(error) = &result.error else {
         return Json(result).into_response();
     };
@@ -122,12 +122,22 @@ pub(crate) async fn call_tool(
     }
     let streamed = wants_events(&headers) && state.executor().registry().get(&name).is_some();
     let call = tool_call(name, body.args, body.correlation_id, body.policy);
+    // A repeated request with the same Idempotency-Key gets the first answer.
+    let claim =
+        match crate::idempotency::begin(&state.store, &access, &headers, &call, streamed).await {
+            Ok(claim) => claim,
+            Err(response) => return response,
+        };
     if streamed {
         return Sse::new(call_events(state.executor().clone(), call))
             .keep_alive(KeepAlive::default())
             .into_response();
     }
-    call_response(state.executor().call(call).await)
+    let result = state.executor().call(call).await;
+    if let Some(claim) = claim {
+        claim.finish(&result).await;
+    }
+    call_response(result)
 }
 
 /// Whether the client asked for Server-Sent Events (`Accept: text/event-stream`).

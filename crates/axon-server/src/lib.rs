@@ -34,6 +34,7 @@
 mod access;
 mod api;
 mod dashboard;
+mod idempotency;
 mod openapi;
 mod ops;
 pub mod problem;

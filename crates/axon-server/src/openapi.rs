@@ -43,6 +43,24 @@ fn reference(name: &str) -> Value {
 }
 
 /// The problems every authenticated endpoint may answer with.
+/// A call's 422 is also the problem of an `Idempotency-Key` reused for a
+/// different request.
+fn idempotent(mut map: Map<String, Value>) -> Map<String, Value> {
+    if let Some(Value::Object(content)) = map.get_mut("422").and_then(|r| r.get_mut("content")) {
+        content.insert(
+            "application/problem+json".into(),
+            json!({"schema": {"$ref": "#/components/schemas/Problem"}}),
+        );
+    }
+    if let Some(Value::String(description)) =
+        map.get_mut("422").and_then(|r| r.get_mut("description"))
+    {
+        description
+            .push_str(" Or (a problem) the `Idempotency-Key` was used for a different request.");
+    }
+    map
+}
+
 fn guarded(mut responses: Map<String, Value>) -> Value {
     responses.insert(
         "401".into(),
@@ -286,15 +304,21 @@ fn build() -> Value {
         "/v1/tools/{name}/call": {"post": {
             "operationId": "callTool",
             "summary": "Call one tool through the policy pipeline.",
-            "parameters": [path_param("name", "The tool's name.")],
+            "parameters": [
+                path_param("name", "The tool's name."),
+                {"name": "Idempotency-Key", "in": "header", "required": false,
+                 "description": "Run the call once: a repeat with the same key (within a day) gets the first result, with `Idempotent-Replayed: true`, and does not call the tool again. 1 to 255 characters; not with `Accept: text/event-stream`.",
+                 "schema": {"type": "string", "minLength": 1, "maxLength": 255}},
+            ],
             "requestBody": {"required": true, "content": {"application/json": {"schema": call_body}}},
-            "responses": guarded(call_failures(responses(vec![
+            "responses": guarded(idempotent(call_failures(responses(vec![
                 ("200", call_ok),
-                ("400", problem("Bad arguments (`invalid_arguments`, pointer under `/args`), a bad per-call policy (`/policy/…`) or a malformed body.")),
+                ("400", problem("Bad arguments (`invalid_arguments`, pointer under `/args`), a bad per-call policy (`/policy/…`), a malformed body or a bad `Idempotency-Key`.")),
                 ("404", problem("No such tool.")),
+                ("409", problem("A request with this `Idempotency-Key` is still running (`Retry-After: 1`).")),
                 ("413", problem("The body is larger than `server.body_limit_bytes`.")),
                 ("415", problem("The body is not JSON.")),
-            ]))),
+            ])))),
         }},
         "/v1/calls": {"post": {
             "operationId": "callMany",

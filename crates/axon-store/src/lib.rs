@@ -318,6 +318,27 @@ impl SqliteStore {
     }
 }
 
+/// What [`Store::idempotency_begin`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IdempotencyBegin {
+    /// No request with this key: this one runs.
+    New,
+    /// The first request's answer (JSON), to send again.
+    Replay(String),
+    /// The first request is still running.
+    InFlight,
+    /// The key was used for a different request.
+    Mismatch,
+}
+
+/// How long (ms) an idempotency key's answer is kept and replayed: a day.
+/// Older ones are pruned when the store opens.
+pub const IDEMPOTENCY_TTL_MS: i64 = 24 * 3600 * 1000;
+
+/// A claimed key without an answer this old (ms) is taken over: its request
+/// died with its process.
+pub const IDEMPOTENCY_STALE_MS: i64 = 10 * 60 * 1000;
+
 /// Act cache entries the SQLite store keeps at most (the most recently stored).
 pub const ACT_CACHE_ENTRIES: usize = 10_000;
 
@@ -331,6 +352,24 @@ pub trait Store: HistoryStore + RunStore {
 
     /// Whether the store takes a write now.
     async fn check_writable(&self) -> Result<(), StoreError>;
+
+    /// Claim an idempotency key for a request with `fingerprint` (a digest of
+    /// what was asked): [`IdempotencyBegin::New`] when this request is the
+    /// first within [`IDEMPOTENCY_TTL_MS`] (or an earlier one was abandoned,
+    /// or has run longer than [`IDEMPOTENCY_STALE_MS`]); otherwise what the
+    /// first one left.
+    async fn idempotency_begin(
+        &self,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<IdempotencyBegin, StoreError>;
+
+    /// Keep the answer (JSON) of the request that claimed `key`.
+    async fn idempotency_finish(&self, key: &str, result: &str) -> Result<(), StoreError>;
+
+    /// Give up a claim without an answer (the request went away): the next
+    /// request with the key runs.
+    async fn idempotency_abandon(&self, key: &str) -> Result<(), StoreError>;
 
     /// The durations (ms) of each tool's last `per_tool` calls that succeeded at
     /// the first attempt since `since_ms` (ms since the epoch), oldest first: a new
@@ -513,6 +552,75 @@ impl Store for SqliteStore {
         Ok(out)
     }
 
+    async fn idempotency_begin(
+        &self,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<IdempotencyBegin, StoreError> {
+        let now = now_ms();
+        // Expired answers and stale claims go; then the key is claimed, or
+        // what holds it is read. Each statement is atomic; between them another
+        // process may claim first, which the read then sees.
+        sqlx::query(
+            "DELETE FROM idempotency WHERE key = ?1 AND \
+             (created_at_ms < ?2 OR (result IS NULL AND created_at_ms < ?3))",
+        )
+        .bind(key)
+        .bind(now - IDEMPOTENCY_TTL_MS)
+        .bind(now - IDEMPOTENCY_STALE_MS)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?;
+        let claimed = sqlx::query(
+            "INSERT INTO idempotency (key, fingerprint, result, created_at_ms) \
+             VALUES (?, ?, NULL, ?) ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(key)
+        .bind(fingerprint)
+        .bind(now)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?;
+        if claimed.rows_affected() == 1 {
+            return Ok(IdempotencyBegin::New);
+        }
+        let row = sqlx::query("SELECT fingerprint, result FROM idempotency WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(err)?;
+        Ok(match row {
+            // Abandoned between the two statements: claim it next time.
+            None => IdempotencyBegin::InFlight,
+            Some(row) if row.get::<String, _>("fingerprint") != fingerprint => {
+                IdempotencyBegin::Mismatch
+            }
+            Some(row) => match row.get::<Option<String>, _>("result") {
+                Some(result) => IdempotencyBegin::Replay(result),
+                None => IdempotencyBegin::InFlight,
+            },
+        })
+    }
+
+    async fn idempotency_finish(&self, key: &str, result: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE idempotency SET result = ? WHERE key = ?")
+            .bind(result)
+            .bind(key)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+
+    async fn idempotency_abandon(&self, key: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM idempotency WHERE key = ? AND result IS NULL")
+            .bind(key)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+
     async fn recent_latencies(
         &self,
         per_tool: u32,
@@ -571,6 +679,12 @@ async fn prune(db: &mut SqliteConnection, retention: &Retention) -> Result<(), S
             .await
             .map_err(err)?;
     }
+    // Idempotency keys past the replay window.
+    sqlx::query("DELETE FROM idempotency WHERE created_at_ms < ?")
+        .bind(now_ms() - IDEMPOTENCY_TTL_MS)
+        .execute(&mut *db)
+        .await
+        .map_err(err)?;
     // Claims a killed process left behind (nothing beats for them) go after an
     // hour, so their runs can be pruned.
     sqlx::query("DELETE FROM run_claims WHERE heartbeat_ms < ?")

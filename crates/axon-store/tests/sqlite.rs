@@ -697,3 +697,39 @@ async fn a_runs_step_results_are_stored_once_and_read_back_whole() {
     assert_eq!(whole.steps[201].status, StepStatus::Skipped);
     store.close().await;
 }
+
+#[tokio::test]
+async fn an_idempotency_key_is_claimed_once_answered_then_replayed_and_survives_a_restart() {
+    use axon_store::IdempotencyBegin::*;
+    let path = temp_db("idem.db");
+    let store = SqliteStore::open(&path, Retention::default())
+        .await
+        .unwrap();
+    assert_eq!(store.idempotency_begin("k", "fp-1").await.unwrap(), New);
+    assert_eq!(
+        store.idempotency_begin("k", "fp-1").await.unwrap(),
+        InFlight
+    );
+    assert_eq!(
+        store.idempotency_begin("k", "fp-2").await.unwrap(),
+        Mismatch
+    );
+    store.idempotency_finish("k", r#"{"ok":1}"#).await.unwrap();
+    assert_eq!(
+        store.idempotency_begin("k", "fp-1").await.unwrap(),
+        Replay(r#"{"ok":1}"#.into())
+    );
+    // A request that went away gives its key up; an answered key stays.
+    assert_eq!(store.idempotency_begin("gone", "fp").await.unwrap(), New);
+    store.idempotency_abandon("gone").await.unwrap();
+    store.idempotency_abandon("k").await.unwrap();
+    assert_eq!(store.idempotency_begin("gone", "fp").await.unwrap(), New);
+    store.close().await;
+    let reopened = SqliteStore::open(&path, Retention::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        reopened.idempotency_begin("k", "fp-1").await.unwrap(),
+        Replay(r#"{"ok":1}"#.into())
+    );
+}

@@ -231,34 +231,34 @@ pub struct ExecutionOutput {
     pub translator: String,
     /// The translator's confidence, 0..=1.
     pub confidence: f64,
-    /// Time spent reading the page (the accessibility snapshot, compressed).
+    /// Time reading the page.
     pub snapshot_ms: u64,
     /// Time spent deciding (the LLM call, or the heuristic).
     pub decide_ms: u64,
-    /// Time spent running the action in the browser.
+    /// Time running the action.
     pub dispatch_ms: u64,
-    /// Time spent waiting, after a click, typing, a key or a selection, for
-    /// the requests and DOM changes it started to go quiet (0 for the other
-    /// actions; see docs/browser-act.md, "Settle").
+    /// Time waiting for the requests and DOM changes the action started to go
+    /// quiet (docs/browser-act.md, "Settle"). The schema's description is
+    /// shorter: it is in every MCP listing.
+    #[schemars(description = "Time waiting for the page to settle.")]
     pub settle_ms: u64,
-    /// Time spent in the browser: snapshot, dispatch and settle.
-    pub browser_ms: u64,
     /// The compressed snapshot's size in tokens (about 4 characters each).
     pub snapshot_tokens: usize,
     /// `hit` when the act cache had this step for a page of this shape (no
     /// translator was called), `miss` when it was translated.
+    #[schemars(description = "Act cache: hit or miss.")]
     pub cache: String,
-    /// The browser tool call this step made, with the element addressed by
-    /// role and name (stable across page loads, unlike a snapshot ref) where
-    /// the snapshot had them: a plan can replay it as a deterministic step,
-    /// with no translator.
+    /// The browser tool call this step made, the element by role and name
+    /// (stable across page loads, unlike a ref): a plan can replay it as a
+    /// deterministic step, with no translator.
+    #[schemars(description = "The browser tool call made, to replay.")]
     pub call: ReplayCall,
 }
 
 /// A browser tool call that does what a `browser_act` step did.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct ReplayCall {
-    /// The browser tool (`browser_click`, `browser_type`, …).
+    /// The browser tool.
     pub tool: String,
     /// Its arguments.
     pub args: Value,
@@ -410,7 +410,6 @@ async fn act(
                 decide_ms,
                 dispatch_ms,
                 settle_ms,
-                browser_ms,
                 snapshot_tokens: input.snapshot.tokens,
                 cache: if hit { "hit" } else { "miss" }.into(),
                 call,

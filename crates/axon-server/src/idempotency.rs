@@ -1,0 +1,161 @@
+//! Idempotency keys on `POST /v1/tools/{name}/call`: a client that sends an
+//! `Idempotency-Key` header and repeats the request (its connection dropped,
+//! its own retry fired) gets the first request's result again, and the tool is
+//! not called again — in this process, or in another sharing the store, within
+//! a day. Semantics as in the IETF draft "The Idempotency-Key HTTP Header
+//! Field" (and Stripe's API):
+//!
+//! - the first request with a key runs and its result (success or failure) is
+//!   kept; a repeat gets it with `Idempotent-Replayed: true`;
+//! - a repeat while the first is still running is `409 Conflict` (with
+//!   `Retry-After: 1`);
+//! - the key sent with a different request (another tool, arguments, policy or
+//!   correlation id) is `422 Unprocessable Content`;
+//! - a request that goes away before it answers gives its key up.
+//!
+//! Keys are scoped by the caller's token scope and the tool, so one client's
+//! key never replays another's result.
+
+use std::sync::Arc;
+
+use axon_core::{CallResult, ToolCall};
+use axon_store::{IdempotencyBegin, Store};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::access::Access;
+use crate::problem::Problem;
+
+/// The request header.
+pub(crate) const HEADER: &str = "idempotency-key";
+
+/// The response header on a replayed result.
+pub(crate) const REPLAYED: &str = "idempotent-replayed";
+
+/// The longest key accepted (the draft leaves it to the server; UUIDs and
+/// ULIDs are far shorter).
+pub(crate) const MAX_KEY_LEN: usize = 255;
+
+/// A key this request holds: it runs the call, then [`Claim::finish`] keeps
+/// the result. Dropped unfinished (the client went away, the handler was
+/// cancelled), it gives the key up.
+pub(crate) struct Claim {
+    store: Arc<dyn Store>,
+    key: String,
+    finished: bool,
+}
+
+impl Claim {
+    /// Keep `result` as the key's answer.
+    pub(crate) async fn finish(mut self, result: &CallResult) {
+        self.finished = true;
+        let stored = match serde_json::to_string(result) {
+            Ok(json) => self.store.idempotency_finish(&self.key, &json).await,
+            Err(e) => Err(axon_core::StoreError(e.to_string())),
+        };
+        if let Err(e) = stored {
+            // The caller still gets its result; a repeat would run again.
+            tracing::warn!(error = %e, "could not keep the answer of an idempotency key");
+            let _ = self.store.idempotency_abandon(&self.key).await;
+        }
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let (store, key) = (self.store.clone(), std::mem::take(&mut self.key));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = store.idempotency_abandon(&key).await;
+            });
+        }
+    }
+}
+
+/// Look at the request's `Idempotency-Key`: `Ok(None)` without one,
+/// `Ok(Some(claim))` when this request is the key's first and runs, and
+/// `Err(response)` when it must not run (the replayed result, or a problem).
+pub(crate) async fn begin(
+    store: &Arc<dyn Store>,
+    access: &Access,
+    headers: &HeaderMap,
+    call: &ToolCall,
+    streamed: bool,
+) -> Result<Option<Claim>, Response> {
+    let Some(value) = headers.get(HEADER) else {
+        return Ok(None);
+    };
+    let bad = |detail: &str| {
+        Problem::new(StatusCode::BAD_REQUEST, "bad request", detail.to_string()).into_response()
+    };
+    let key = match value.to_str() {
+        Ok(key) if !key.trim().is_empty() && key.len() <= MAX_KEY_LEN => key.trim(),
+        _ => {
+            return Err(bad(&format!(
+                "Idempotency-Key: must be 1 to {MAX_KEY_LEN} visible ASCII characters"
+            )));
+        }
+    };
+    if streamed {
+        return Err(bad(
+            "Idempotency-Key: not supported with Accept: text/event-stream (a replay has no events to send); ask for JSON",
+        ));
+    }
+    let scoped = format!("{}\u{1f}{}\u{1f}{key}", access.mcp, call.tool);
+    let fingerprint = axon_core::canonical::sha256_hex(&json!({
+        "tool": call.tool,
+        "args": call.args,
+        "policy": call.policy,
+        "correlation_id": call.correlation_id,
+    }));
+    match store.idempotency_begin(&scoped, &fingerprint).await {
+        Ok(IdempotencyBegin::New) => Ok(Some(Claim {
+            store: store.clone(),
+            key: scoped,
+            finished: false,
+        })),
+        Ok(IdempotencyBegin::Replay(json)) => match serde_json::from_str::<CallResult>(&json) {
+            Ok(result) => {
+                let mut response = crate::api::call_response(result);
+                response
+                    .headers_mut()
+                    .insert(REPLAYED, HeaderValue::from_static("true"));
+                Err(response)
+            }
+            Err(e) => Err(Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store unavailable",
+                format!("the kept answer of this Idempotency-Key cannot be read: {e}"),
+            )
+            .into_response()),
+        },
+        Ok(IdempotencyBegin::InFlight) => {
+            let mut response = Problem::new(
+                StatusCode::CONFLICT,
+                "conflict",
+                "Idempotency-Key: a request with this key is still running; retry after it answers",
+            )
+            .into_response();
+            response
+                .headers_mut()
+                .insert("retry-after", HeaderValue::from_static("1"));
+            Err(response)
+        }
+        Ok(IdempotencyBegin::Mismatch) => Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "unprocessable content",
+            "Idempotency-Key: this key was used for a different request (tool, arguments, policy or correlation id); use a new key",
+        )
+        .into_response()),
+        Err(e) => Err(Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store unavailable",
+            format!("Idempotency-Key: the store cannot be read: {e}"),
+        )
+        .into_response()),
+    }
+}
