@@ -144,6 +144,11 @@ pub struct BrowserConfig {
     /// How long each kind of action may wait (auto-wait, navigation), unless
     /// a call gives its own `timeout_ms`.
     pub timeouts: ActionTimeouts,
+    /// Whether `browser_act` keeps its translated steps and reuses them on
+    /// pages of the same shape (docs/browser-act.md, "Act cache"). Default
+    /// on; off translates every step (to compare translators, or for pages
+    /// whose controls keep their names but change their meaning).
+    pub act_cache: bool,
 }
 
 /// `[browser.timeouts]`: the per-action defaults, in milliseconds.
@@ -197,6 +202,7 @@ impl Default for BrowserConfig {
             max_pages: 16,
             page_idle_ms: 300_000,
             timeouts: ActionTimeouts::default(),
+            act_cache: true,
         }
     }
 }

@@ -74,6 +74,7 @@ async fn registry(
     // Translated steps are kept in the store, so that a second run of a plan
     // (another process) translates nothing.
     let act_cache: Arc<dyn ActStore> = match store {
+        _ if !config.browser.act_cache => Arc::new(axon_browser::act::NoActStore),
         Some(store) => Arc::new(SqliteActStore(store)),
         None => Arc::new(axon_browser::act::MemoryActStore::default()),
     };
