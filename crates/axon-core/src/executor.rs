@@ -395,12 +395,19 @@ impl Executor {
     }
 
     /// The pipeline of one call.
-    async fn pipeline(&self, call: ToolCall, call_id: String, started_at: Timestamp) -> CallResult {
+    async fn pipeline(
+        &self,
+        mut call: ToolCall,
+        call_id: String,
+        started_at: Timestamp,
+    ) -> CallResult {
         let clock = Instant::now();
         let scope = Arc::new(CallScope {
+            // Moved, not copied: the scope holds the call's correlation id from
+            // here on (each copy is an allocation on every call).
             correlation_id: call
                 .correlation_id
-                .clone()
+                .take()
                 .unwrap_or_else(|| call_id.clone()),
             call_id,
             cancel: call.cancel.clone().unwrap_or_default(),
@@ -416,7 +423,8 @@ impl Executor {
                 format!("no tool named {:?} is registered", call.tool),
             );
             metrics::counter!("tool_errors_total", "tool" => "_unknown", "reason" => "unknown_tool").increment(1);
-            let result = assemble(Outcome::failed(error), &call.tool, &scope, started_at);
+            let tool = std::mem::take(&mut call.tool);
+            let result = assemble(Outcome::failed(error), tool, &scope, started_at);
             let result = CallResult {
                 duration_ms: clock.elapsed().as_millis() as u64,
                 ..result
@@ -453,7 +461,9 @@ impl Executor {
                 (self.primary(&this).await, policy.slow_warn_ms)
             }
         };
-        let mut result = assemble(outcome, &call.tool, &scope, started_at);
+        // The result takes the tool's name: nothing after this reads it from the call.
+        let tool = std::mem::take(&mut call.tool);
+        let mut result = assemble(outcome, tool, &scope, started_at);
 
         // Fallback chain.
         if !call.fallbacks.is_empty() {
@@ -670,7 +680,12 @@ async fn run_tool(
     }
 }
 
-fn assemble(outcome: Outcome, tool: &str, scope: &CallScope, started_at: Timestamp) -> CallResult {
+fn assemble(
+    outcome: Outcome,
+    tool: String,
+    scope: &CallScope,
+    started_at: Timestamp,
+) -> CallResult {
     let mut provenance = outcome.provenance;
     if let Ok(mut notes) = scope.chaos.lock() {
         provenance.chaos = std::mem::take(&mut *notes);
@@ -682,7 +697,7 @@ fn assemble(outcome: Outcome, tool: &str, scope: &CallScope, started_at: Timesta
     CallResult {
         call_id: scope.call_id.clone(),
         correlation_id: scope.correlation_id.clone(),
-        tool: tool.to_string(),
+        tool,
         success,
         data,
         error,

@@ -5,7 +5,7 @@
 //! PostgreSQL stores of `axon-store` implement the same trait.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -127,11 +127,13 @@ impl Default for HistoryLimits {
     }
 }
 
+/// Correlation ids are shared (`Arc<str>`) between the three indexes, so that
+/// recording a call copies only its call id.
 #[derive(Default)]
 struct Book {
-    by_correlation: HashMap<String, VecDeque<HistoryEntry>>,
-    order: VecDeque<String>,
-    call_index: HashMap<String, String>,
+    by_correlation: HashMap<Arc<str>, VecDeque<HistoryEntry>>,
+    order: VecDeque<Arc<str>>,
+    call_index: HashMap<String, Arc<str>>,
 }
 
 /// History in memory, bounded: the library default and the store of tests.
@@ -174,14 +176,13 @@ impl HistoryStore for InMemoryHistory {
             .lock()
             .map_err(|_| StoreError("history lock poisoned".into()))?;
         let book = &mut *guard;
-        book.call_index.insert(
-            entry.result.call_id.clone(),
-            entry.result.correlation_id.clone(),
-        );
-        let list = match book.by_correlation.get_mut(&entry.result.correlation_id) {
-            Some(list) => list,
+        let corr: Arc<str> = match book
+            .by_correlation
+            .get_key_value(entry.result.correlation_id.as_str())
+        {
+            Some((known, _)) => known.clone(),
             None => {
-                let corr = entry.result.correlation_id.clone();
+                let corr: Arc<str> = Arc::from(entry.result.correlation_id.as_str());
                 book.order.push_back(corr.clone());
                 while book.order.len() > self.limits.max_correlations.max(1) {
                     if let Some(old) = book.order.pop_front() {
@@ -190,9 +191,12 @@ impl HistoryStore for InMemoryHistory {
                         }
                     }
                 }
-                book.by_correlation.entry(corr).or_default()
+                corr
             }
         };
+        book.call_index
+            .insert(entry.result.call_id.clone(), corr.clone());
+        let list = book.by_correlation.entry(corr).or_default();
         list.push_back(entry);
         while list.len() > self.limits.max_per_correlation.max(1) {
             if let Some(old) = list.pop_front() {
