@@ -64,6 +64,8 @@ struct Inner {
 /// A tool with what the pipeline needs to call it: its resolved policy, its shared
 /// breaker and budget, its limits and its metric handles.
 struct ToolEntry {
+    /// The tool's name, shared with each call's scope.
+    name: Arc<str>,
     tool: RegisteredTool,
     policy: Policy,
     shared: Arc<ToolState>,
@@ -183,6 +185,7 @@ impl ExecutorBuilder {
                 }
             };
             let entry = ToolEntry {
+                name: Arc::from(name.as_str()),
                 tool: tool.clone(),
                 limits: Limits::new(&policy.limits),
                 shared: state.tool(&name),
@@ -402,6 +405,8 @@ impl Executor {
         started_at: Timestamp,
     ) -> CallResult {
         let clock = Instant::now();
+        let found = self.inner.entries.get(&call.tool);
+        let tool_name = found.map_or_else(|| Arc::from(call.tool.as_str()), |e| e.name.clone());
         let scope = Arc::new(CallScope {
             // Moved, not copied: the scope holds the call's correlation id from
             // here on (each copy is an allocation on every call).
@@ -414,10 +419,10 @@ impl Executor {
             secret_pointers: Mutex::new(Vec::new()),
             output_secrets: Mutex::new(Vec::new()),
             chaos: Mutex::new(Vec::new()),
-            tool: call.tool.clone(),
+            tool: tool_name,
             events: call.events.clone(),
         });
-        let Some(entry) = self.inner.entries.get(&call.tool) else {
+        let Some(entry) = found else {
             let error = ToolError::new(
                 ErrorKind::UnknownTool,
                 format!("no tool named {:?} is registered", call.tool),

@@ -141,8 +141,9 @@ pub(crate) struct CallScope {
     pub(crate) output_secrets: Mutex<Vec<String>>,
     /// What chaos injected into the call, for its provenance.
     pub(crate) chaos: Mutex<Vec<String>>,
-    /// The tool's name, for progress events.
-    pub(crate) tool: String,
+    /// The tool's name, for progress events (shared with the executor's
+    /// entry for the tool: no copy per call).
+    pub(crate) tool: Arc<str>,
     /// The caller's listener, for progress events.
     pub(crate) events: Option<EventSink>,
 }
@@ -174,7 +175,7 @@ impl ToolContext {
                 secret_pointers: Mutex::new(Vec::new()),
                 output_secrets: Mutex::new(Vec::new()),
                 chaos: Mutex::new(Vec::new()),
-                tool: String::new(),
+                tool: Arc::from(""),
                 events: None,
             }),
             attempt: 1,
@@ -210,7 +211,7 @@ impl ToolContext {
         if let Some(sink) = &self.shared.events {
             sink(CallEvent::Progress {
                 call_id: self.shared.call_id.clone(),
-                tool: self.shared.tool.clone(),
+                tool: self.shared.tool.to_string(),
                 attempt: self.attempt,
                 progress,
                 total,
