@@ -1573,6 +1573,19 @@ async fn an_idempotency_key_runs_a_call_once() {
     // A key that is too long.
     let r = call(&"x".repeat(256), body.clone()).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    // The key in the body is the same key; one that differs from the header is
+    // a 400 naming it.
+    let mut in_body = body.clone();
+    in_body["idempotency_key"] = json!("k-1");
+    let (status, replayed) = s.post("/v1/tools/flaky/call", in_body.clone()).await;
+    assert_eq!(
+        (status, replayed["call_id"].clone()),
+        (StatusCode::OK, first["call_id"].clone())
+    );
+    let r = call("k-other", in_body).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let problem: Value = r.json().await.unwrap();
+    assert_eq!(problem["pointer"], "/idempotency_key");
 
     // A repeat while the first is still running: 409, then the answer.
     let slow = s

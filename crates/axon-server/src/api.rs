@@ -38,6 +38,10 @@ pub(crate) struct CallBody {
     /// Policy keys for this call only (docs/design.md, "Policy configuration").
     #[serde(default)]
     policy: Option<Object>,
+    /// Run the call once: the `Idempotency-Key` header for clients that
+    /// cannot set one (the header wins when both are sent and agree).
+    #[schemars(length(min = 1, max = 255))]
+    idempotency_key: Option<String>,
 }
 
 /// One call of `POST /v1/calls`.
@@ -123,11 +127,14 @@ pub(crate) async fn call_tool(
     let streamed = wants_events(&headers) && state.executor().registry().get(&name).is_some();
     let call = tool_call(name, body.args, body.correlation_id, body.policy);
     // A repeated request with the same Idempotency-Key gets the first answer.
-    let claim =
-        match crate::idempotency::begin(&state.store, &access, &headers, &call, streamed).await {
-            Ok(claim) => claim,
-            Err(response) => return response,
-        };
+    let key = match crate::idempotency::key(&headers, body.idempotency_key.as_deref()) {
+        Ok(key) => key,
+        Err(response) => return response,
+    };
+    let claim = match crate::idempotency::begin(&state.store, &access, key, &call, streamed).await {
+        Ok(claim) => claim,
+        Err(response) => return response,
+    };
     if streamed {
         return Sse::new(call_events(state.executor().clone(), call))
             .keep_alive(KeepAlive::default())

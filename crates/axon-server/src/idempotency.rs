@@ -1,5 +1,6 @@
 //! Idempotency keys on `POST /v1/tools/{name}/call`: a client that sends an
-//! `Idempotency-Key` header and repeats the request (its connection dropped,
+//! `Idempotency-Key` header (or `idempotency_key` in the body, for clients
+//! that cannot set headers) and repeats the request (its connection dropped,
 //! its own retry fired) gets the first request's result again, and the tool is
 //! not called again — in this process, or in another sharing the store, within
 //! a day. Semantics as in the IETF draft "The Idempotency-Key HTTP Header
@@ -76,33 +77,67 @@ impl Drop for Claim {
     }
 }
 
-/// Look at the request's `Idempotency-Key`: `Ok(None)` without one,
+fn bad(detail: &str, pointer: Option<&str>) -> Response {
+    let problem = Problem::new(StatusCode::BAD_REQUEST, "bad request", detail.to_string());
+    match pointer {
+        Some(p) => problem.at(p).into_response(),
+        None => problem.into_response(),
+    }
+}
+
+/// The request's key: the `Idempotency-Key` header, else the body's
+/// `idempotency_key`; a bad one, or two that differ, is a 400 naming it.
+pub(crate) fn key<'a>(
+    headers: &'a HeaderMap,
+    in_body: Option<&'a str>,
+) -> Result<Option<&'a str>, Response> {
+    let valid = |k: &str| !k.trim().is_empty() && k.len() <= MAX_KEY_LEN;
+    let header = match headers.get(HEADER).map(|v| v.to_str()) {
+        None => None,
+        Some(Ok(k)) if valid(k) => Some(k.trim()),
+        Some(_) => {
+            return Err(bad(
+                &format!("Idempotency-Key: must be 1 to {MAX_KEY_LEN} visible ASCII characters"),
+                None,
+            ));
+        }
+    };
+    let body = match in_body {
+        None => None,
+        Some(k) if valid(k) => Some(k.trim()),
+        Some(_) => {
+            return Err(bad(
+                &format!("idempotency_key: must be 1 to {MAX_KEY_LEN} characters"),
+                Some("/idempotency_key"),
+            ));
+        }
+    };
+    match (header, body) {
+        (Some(h), Some(b)) if h != b => Err(bad(
+            "idempotency_key: differs from the Idempotency-Key header; send one",
+            Some("/idempotency_key"),
+        )),
+        (h, b) => Ok(h.or(b)),
+    }
+}
+
+/// Claim the request's idempotency `key`: `Ok(None)` without one,
 /// `Ok(Some(claim))` when this request is the key's first and runs, and
 /// `Err(response)` when it must not run (the replayed result, or a problem).
 pub(crate) async fn begin(
     store: &Arc<dyn Store>,
     access: &Access,
-    headers: &HeaderMap,
+    key: Option<&str>,
     call: &ToolCall,
     streamed: bool,
 ) -> Result<Option<Claim>, Response> {
-    let Some(value) = headers.get(HEADER) else {
+    let Some(key) = key else {
         return Ok(None);
-    };
-    let bad = |detail: &str| {
-        Problem::new(StatusCode::BAD_REQUEST, "bad request", detail.to_string()).into_response()
-    };
-    let key = match value.to_str() {
-        Ok(key) if !key.trim().is_empty() && key.len() <= MAX_KEY_LEN => key.trim(),
-        _ => {
-            return Err(bad(&format!(
-                "Idempotency-Key: must be 1 to {MAX_KEY_LEN} visible ASCII characters"
-            )));
-        }
     };
     if streamed {
         return Err(bad(
             "Idempotency-Key: not supported with Accept: text/event-stream (a replay has no events to send); ask for JSON",
+            None,
         ));
     }
     let scoped = format!("{}\u{1f}{}\u{1f}{key}", access.mcp, call.tool);
