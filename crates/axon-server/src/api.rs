@@ -129,7 +129,7 @@ pub(crate) async fn call_tool(
     // A repeated request with the same Idempotency-Key gets the first answer.
     let key = match crate::idempotency::key(&headers, body.idempotency_key.as_deref()) {
         Ok(key) => key,
-        Err(response) => return response,
+        Err(problem) => return problem.into_response(),
     };
     let claim = match crate::idempotency::begin(&state.store, &access, key, &call, streamed).await {
         Ok(claim) => claim,

@@ -77,11 +77,11 @@ impl Drop for Claim {
     }
 }
 
-fn bad(detail: &str, pointer: Option<&str>) -> Response {
+fn bad(detail: &str, pointer: Option<&str>) -> Problem {
     let problem = Problem::new(StatusCode::BAD_REQUEST, "bad request", detail.to_string());
     match pointer {
-        Some(p) => problem.at(p).into_response(),
-        None => problem.into_response(),
+        Some(p) => problem.at(p),
+        None => problem,
     }
 }
 
@@ -90,7 +90,7 @@ fn bad(detail: &str, pointer: Option<&str>) -> Response {
 pub(crate) fn key<'a>(
     headers: &'a HeaderMap,
     in_body: Option<&'a str>,
-) -> Result<Option<&'a str>, Response> {
+) -> Result<Option<&'a str>, Problem> {
     let valid = |k: &str| !k.trim().is_empty() && k.len() <= MAX_KEY_LEN;
     let header = match headers.get(HEADER).map(|v| v.to_str()) {
         None => None,
@@ -138,7 +138,8 @@ pub(crate) async fn begin(
         return Err(bad(
             "Idempotency-Key: not supported with Accept: text/event-stream (a replay has no events to send); ask for JSON",
             None,
-        ));
+        )
+        .into_response());
     }
     let scoped = format!("{}\u{1f}{}\u{1f}{key}", access.mcp, call.tool);
     let fingerprint = axon_core::canonical::sha256_hex(&json!({
