@@ -23,8 +23,13 @@ pub async fn serve_fixtures() -> String {
             move |axum::extract::Path(file): axum::extract::Path<String>| {
                 let path = dir.join(file.replace("..", ""));
                 async move {
+                    let kind = if file.ends_with(".js") {
+                        "text/javascript; charset=utf-8"
+                    } else {
+                        "text/html; charset=utf-8"
+                    };
                     match tokio::fs::read_to_string(path).await {
-                        Ok(body) => Ok(([("content-type", "text/html; charset=utf-8")], body)),
+                        Ok(body) => Ok(([("content-type", kind)], body)),
                         Err(_) => Err(axum::http::StatusCode::NOT_FOUND),
                     }
                 }
