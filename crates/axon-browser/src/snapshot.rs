@@ -55,6 +55,21 @@ pub struct SnapshotNode {
     pub states: Vec<String>,
 }
 
+#[cfg(test)]
+impl SnapshotNode {
+    /// An element with a ref, for unit tests.
+    pub(crate) fn element(role: &str, name: &str, reference: &str) -> Self {
+        SnapshotNode {
+            reference: Some(reference.into()),
+            role: role.into(),
+            name: name.into(),
+            depth: 0,
+            value: None,
+            states: Vec::new(),
+        }
+    }
+}
+
 /// The page's pruned accessibility tree.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Snapshot {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use axon_browser::act::{self, ActionTranslator, Heuristic, LlmConfig, LlmTranslator};
 use axon_browser::{BrowserConfig, Browsers};
-use axon_core::{CallResult, ErrorKind, Executor, SharedState, ToolCall, ToolRegistry};
+use axon_core::{CallResult, ErrorKind, Executor, ToolCall};
 use serde_json::{Value, json};
 use support::serve_fixtures;
 
@@ -27,20 +27,7 @@ async fn setup(translator: Arc<dyn ActionTranslator>) -> Act {
 }
 
 async fn setup_with(translator: Arc<dyn ActionTranslator>, cache: Arc<dyn act::ActStore>) -> Act {
-    let config = BrowserConfig::default();
-    assert!(
-        config.executable_path().exists(),
-        "Chromium is not installed (.ci/run installs it)"
-    );
-    let browsers = Arc::new(Browsers::new(config));
-    let mut registry = ToolRegistry::new();
-    axon_browser::register(&mut registry, browsers.clone()).unwrap();
-    act::register_with_cache(&mut registry, browsers.clone(), translator, cache).unwrap();
-    let executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
-        .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 0}}))
-        .build()
-        .unwrap();
+    let (executor, browsers) = support::act_executor(BrowserConfig::default(), translator, cache);
     Act {
         executor,
         browsers,

@@ -19,9 +19,9 @@ mod support;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use axon_browser::BrowserConfig;
 use axon_browser::act::{self, Heuristic};
-use axon_browser::{BrowserConfig, Browsers};
-use axon_core::{Executor, SharedState, ToolCall, ToolRegistry};
+use axon_core::ToolCall;
 use serde::Deserialize;
 use serde_json::json;
 use support::serve_fixtures;
@@ -53,26 +53,9 @@ async fn the_corpus_of_plan_steps() {
     config.timeouts.click_ms = 600;
     config.timeouts.type_ms = 600;
     config.timeouts.press_key_ms = 600;
-    assert!(
-        config.executable_path().exists(),
-        "Chromium is not installed (.ci/run installs it)"
-    );
-    let browsers = Arc::new(Browsers::new(config));
-    let mut registry = ToolRegistry::new();
-    axon_browser::register(&mut registry, browsers.clone()).unwrap();
     // Every step translated: the corpus measures the translator, not the cache.
-    act::register_with_cache(
-        &mut registry,
-        browsers.clone(),
-        Arc::new(Heuristic),
-        Arc::new(act::NoActStore),
-    )
-    .unwrap();
-    let executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
-        .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 0}}))
-        .build()
-        .unwrap();
+    let (executor, browsers) =
+        support::act_executor(config, Arc::new(Heuristic), Arc::new(act::NoActStore));
     let base = serve_fixtures().await;
     let call = |tool: &str, args: serde_json::Value| {
         executor.call(ToolCall::new(tool, args).correlation_id("corpus"))

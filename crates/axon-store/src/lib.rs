@@ -339,6 +339,9 @@ pub const IDEMPOTENCY_TTL_MS: i64 = 24 * 3600 * 1000;
 /// died with its process.
 pub const IDEMPOTENCY_STALE_MS: i64 = 10 * 60 * 1000;
 
+/// The newest history rows [`Store::recent_latencies`] reads at most.
+pub const RECENT_LATENCY_ROWS: i64 = 50_000;
+
 /// Act cache entries the SQLite store keeps at most (the most recently stored).
 pub const ACT_CACHE_ENTRIES: usize = 10_000;
 
@@ -372,7 +375,8 @@ pub trait Store: HistoryStore + RunStore {
     async fn idempotency_abandon(&self, key: &str) -> Result<(), StoreError>;
 
     /// The durations (ms) of each tool's last `per_tool` calls that succeeded at
-    /// the first attempt since `since_ms` (ms since the epoch), oldest first: a new
+    /// the first attempt since `since_ms` (ms since the epoch), among the newest
+    /// [`RECENT_LATENCY_ROWS`] rows, oldest first: a new
     /// process seeds its latency sketches with them, so that `"auto"` timeouts
     /// and hedges start from what earlier processes saw.
     async fn recent_latencies(
@@ -627,13 +631,17 @@ impl Store for SqliteStore {
         since_ms: i64,
     ) -> Result<Vec<(String, Vec<u64>)>, StoreError> {
         self.flush().await?;
+        // Only the newest rows are read (rowids grow with each insert), so that a
+        // process starting over a large history does not scan a day of it.
         let rows = sqlx::query(
             "SELECT tool, duration_ms FROM ( \
                  SELECT tool, duration_ms, started_at_ms, ROW_NUMBER() OVER \
                      (PARTITION BY tool ORDER BY started_at_ms DESC) AS n \
-                 FROM calls WHERE started_at_ms >= ? AND success = 1 AND retried = 0) \
+                 FROM calls WHERE rowid > (SELECT max(rowid) FROM calls) - ? \
+                     AND started_at_ms >= ? AND success = 1 AND retried = 0) \
              WHERE n <= ? ORDER BY tool, started_at_ms",
         )
+        .bind(RECENT_LATENCY_ROWS)
         .bind(since_ms)
         .bind(i64::from(per_tool))
         .fetch_all(&self.pool)

@@ -203,14 +203,7 @@ mod tests {
     use crate::act::ActionArgs;
 
     fn node(r: &str, role: &str, name: &str) -> SnapshotNode {
-        SnapshotNode {
-            reference: Some(r.into()),
-            role: role.into(),
-            name: name.into(),
-            depth: 0,
-            value: None,
-            states: Vec::new(),
-        }
+        SnapshotNode::element(role, name, r)
     }
 
     #[test]

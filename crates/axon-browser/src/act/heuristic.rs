@@ -830,14 +830,7 @@ mod tests {
     use crate::act::prompt::compress;
 
     fn node(role: &str, name: &str, r: &str) -> SnapshotNode {
-        SnapshotNode {
-            reference: Some(r.into()),
-            role: role.into(),
-            name: name.into(),
-            depth: 0,
-            value: None,
-            states: vec![],
-        }
+        SnapshotNode::element(role, name, r)
     }
 
     fn input(step: &str, nodes: Vec<SnapshotNode>) -> StepInput {

@@ -48,6 +48,32 @@ pub struct Fixture {
     pub base: String,
 }
 
+/// The browser tools and `browser_act` (deciding with `translator`, keeping
+/// translations in `cache`) on a real Chromium; each call one attempt, no
+/// breaker: what the act tests and the act corpus drive.
+pub fn act_executor(
+    config: BrowserConfig,
+    translator: Arc<dyn axon_browser::act::ActionTranslator>,
+    cache: Arc<dyn axon_browser::act::ActStore>,
+) -> (Executor, Arc<Browsers>) {
+    assert!(
+        config.executable_path().exists(),
+        "Chromium is not installed at {} (apt-get install chromium; .ci/run does)",
+        config.executable_path().display()
+    );
+    let browsers = Arc::new(Browsers::new(config));
+    let mut registry = ToolRegistry::new();
+    axon_browser::register(&mut registry, browsers.clone()).unwrap();
+    axon_browser::act::register_with_cache(&mut registry, browsers.clone(), translator, cache)
+        .unwrap();
+    let executor = Executor::builder(registry)
+        .shared_state(SharedState::new())
+        .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 0}}))
+        .build()
+        .unwrap();
+    (executor, browsers)
+}
+
 pub async fn fixture(config: BrowserConfig) -> Fixture {
     assert!(
         config.executable_path().exists(),
