@@ -35,10 +35,12 @@ struct Case {
     split: String,
 }
 
-/// The floors: the success rates when they were set (dev 21.5 %, held-out
-/// 28.4 %, 2026-11-24), less a few cases, so that they only stop a slide.
-const DEV_FLOOR: f64 = 18.0;
-const HELD_OUT_FLOOR: f64 = 25.0;
+/// The floors: the success rates when they were last raised (dev 33.3 %,
+/// held-out 34.9 %, 2026-11-24, after ordinals and role-only targets; the
+/// baseline was 21.5 % and 28.4 %), less a few cases, so that they only stop
+/// a slide.
+const DEV_FLOOR: f64 = 30.0;
+const HELD_OUT_FLOOR: f64 = 31.0;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_corpus_of_plan_steps() {

@@ -262,6 +262,28 @@ const CLICKABLE: [&str; 15] = [
     "listbox",
 ];
 
+/// Whether `text` has an ordinal ("second", "3rd", "last", "#2", "number 2").
+fn has_ordinal(text: &str) -> bool {
+    let lower = norm(text);
+    lower.split_whitespace().any(|w| {
+        ORDINALS.iter().any(|(o, _)| *o == w)
+            || w.strip_prefix('#')
+                .is_some_and(|d| d.parse::<usize>().is_ok())
+    }) || find_words(&lower, "number").is_some()
+}
+
+/// The role words of a step ("link", "tab"), which target words drop but a
+/// positional pick needs back.
+fn role_words(step: &str) -> String {
+    let lower = norm(step);
+    ROLE_WORDS
+        .iter()
+        .filter(|(w, _)| find_words(&lower, w).is_some())
+        .map(|(w, _)| *w)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The roles the step's words point at, if any.
 fn role_hint(lower: &str) -> Option<&'static [&'static str]> {
     ROLE_WORDS
@@ -678,6 +700,100 @@ fn clicked_thing(quotes: &[String], step: &str, verb: &str) -> String {
         .unwrap_or_else(|| target_words(&unquoted(step, quotes), verb))
 }
 
+/// Ordinal words and the position they name (1-based; 0 is "last").
+const ORDINALS: [(&str, usize); 17] = [
+    ("first", 1),
+    ("1st", 1),
+    ("second", 2),
+    ("2nd", 2),
+    ("third", 3),
+    ("3rd", 3),
+    ("fourth", 4),
+    ("4th", 4),
+    ("fifth", 5),
+    ("5th", 5),
+    ("sixth", 6),
+    ("6th", 6),
+    ("seventh", 7),
+    ("7th", 7),
+    ("last", 0),
+    ("final", 0),
+    ("only", 1),
+];
+
+/// An element picked by position or by role alone, generally (no page
+/// knowledge): "the second link", "the 4th input", "link number 2", "Save #2",
+/// "the last item" pick in document order among the elements of the role the
+/// step names (and of its other words' name, when it has some: "the second
+/// Save button"); "the button", "the text box" pick the one element of that
+/// role when the page has exactly one. `None` when the step says neither.
+fn by_position<'a>(
+    nodes: &'a [SnapshotNode],
+    target: &str,
+    roles: &[&str],
+    hint: Option<&[&str]>,
+) -> Option<(&'a SnapshotNode, String)> {
+    let lower = norm(target);
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let mut position = None;
+    let mut ordinal_word = None;
+    let mut rest: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        if let Some((o, n)) = ORDINALS.iter().find(|(o, _)| *o == w) {
+            position = Some(*n);
+            ordinal_word = Some(*o);
+        } else if let Some(n) = w.strip_prefix('#').and_then(|d| d.parse::<usize>().ok()) {
+            position = Some(n);
+        } else if w == "number"
+            && let Some(n) = words.get(i + 1).and_then(|d| d.parse::<usize>().ok())
+        {
+            position = Some(n);
+            i += 1;
+        } else if !FILLER.contains(&w) && !JOINERS.contains(&w) {
+            rest.push(w);
+        }
+        i += 1;
+    }
+    let hinted = hint.filter(|h| h.iter().any(|r| roles.contains(r)));
+    let of_role = |n: &&SnapshotNode| {
+        n.reference.is_some()
+            && roles.contains(&n.role.as_str())
+            && hinted.is_none_or(|h| h.contains(&n.role.as_str()))
+    };
+    // "the Last name field" names a field; it is not the last one.
+    if let Some(word) = ordinal_word
+        && nodes
+            .iter()
+            .filter(of_role)
+            .any(|n| find_words(&norm(&n.name), word).is_some())
+    {
+        return None;
+    }
+    let named = rest.join(" ");
+    let candidates: Vec<&SnapshotNode> = nodes
+        .iter()
+        .filter(of_role)
+        .filter(|n| named.is_empty() || similarity(&named, &n.name) >= NOT_FOUND)
+        .collect();
+    let pick = match position {
+        Some(0) => candidates.last().copied(),
+        Some(n) => candidates.get(n.checked_sub(1)?).copied(),
+        // Role alone: only when it names one element.
+        None if named.is_empty() && hinted.is_some() && candidates.len() == 1 => {
+            candidates.first().copied()
+        }
+        None => None,
+    }?;
+    let how = match position {
+        Some(0) => "the last".to_string(),
+        Some(n) => format!("number {n}"),
+        None => "the only one".to_string(),
+    };
+    Some((pick, format!("{how} of {} {}", candidates.len(), pick.role)))
+}
+
 fn click(
     nodes: &[SnapshotNode],
     quotes: &[String],
@@ -686,6 +802,23 @@ fn click(
     hint: Option<&[&str]>,
 ) -> Result<Decision, ToolError> {
     let target = clicked_thing(quotes, step, verb);
+    // By position or role: the quoted name (if any), the other words and the
+    // role words; a quoted name alone is left to the name match below.
+    let words = target_words(&unquoted(step, quotes), verb);
+    let positional = format!("{} {words} {}", quotes.join(" "), role_words(step));
+    let hint_here = hint.or(role_hint(&norm(step)));
+    let picked = if quotes.is_empty() || has_ordinal(&words) {
+        by_position(nodes, &positional, &CLICKABLE, hint_here)
+    } else {
+        None
+    };
+    if let Some((node, how)) = picked {
+        return decision(
+            on(node, ActionKind::Click, None),
+            0.75,
+            format!("Click {} {:?} ({how})", node.role, node.name),
+        );
+    }
     if target.is_empty() {
         return Err(fail(
             "ambiguous_step",
@@ -726,6 +859,13 @@ fn type_into(
         .iter()
         .filter(|n| EDITABLE.contains(&n.role.as_str()))
         .collect();
+    if let Some((node, how)) = by_position(nodes, &field, &EDITABLE, Some(&EDITABLE)) {
+        return decision(
+            on(node, ActionKind::Type, Some(text)),
+            0.75,
+            format!("Type into {} {:?} ({how})", node.role, node.name),
+        );
+    }
     if field.is_empty() {
         // No field named: the only one on the page, else the focused one.
         if let [only] = editable.as_slice() {
@@ -862,6 +1002,43 @@ mod tests {
     fn target(step: &str) -> (String, Option<String>, Option<String>) {
         let a = act(step).unwrap_or_else(|e| panic!("{step}: {e:?}"));
         (a.action.to_string(), a.args.reference, a.args.text)
+    }
+
+    #[test]
+    fn positions_and_lone_roles_pick_in_document_order() {
+        let page = vec![
+            node("textbox", "First name", "e1"),
+            node("textbox", "Last name", "e2"),
+            node("textbox", "", "e3"),
+            node("link", "Alpha", "e4"),
+            node("link", "Bravo", "e5"),
+            node("button", "Save", "e6"),
+            node("button", "Save", "e7"),
+        ];
+        let picked = |step: &str| {
+            decide(&input(step, page.clone()))
+                .map(|d| d.action.args.reference.unwrap_or_default())
+                .map_err(|e| e.message)
+        };
+        assert_eq!(picked("Click the second link").unwrap(), "e5");
+        assert_eq!(picked("Follow link number 1").unwrap(), "e4");
+        assert_eq!(picked("Click the last link").unwrap(), "e5");
+        assert_eq!(picked("Press the 2nd 'Save' button").unwrap(), "e7");
+        assert_eq!(picked("Type 'x' into the third field").unwrap(), "e3");
+        // A name that holds the ordinal word is a name, not a position.
+        assert_eq!(
+            picked("Type 'Lovelace' into the Last name field").unwrap(),
+            "e2"
+        );
+        assert_eq!(
+            picked("Type 'Ada' into the First name field").unwrap(),
+            "e1"
+        );
+        // A role alone picks only when the page has one of it.
+        assert!(picked("Click the button").is_err());
+        let one = vec![node("button", "Send feedback", "e9")];
+        let d = decide(&input("Press the button", one)).unwrap();
+        assert_eq!(d.action.args.reference.as_deref(), Some("e9"));
     }
 
     #[test]
