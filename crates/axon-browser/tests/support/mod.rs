@@ -48,14 +48,8 @@ pub struct Fixture {
     pub base: String,
 }
 
-/// The browser tools and `browser_act` (deciding with `translator`, keeping
-/// translations in `cache`) on a real Chromium; each call one attempt, no
-/// breaker: what the act tests and the act corpus drive.
-pub fn act_executor(
-    config: BrowserConfig,
-    translator: Arc<dyn axon_browser::act::ActionTranslator>,
-    cache: Arc<dyn axon_browser::act::ActStore>,
-) -> (Executor, Arc<Browsers>) {
+/// The browser tools on a real Chromium (which must be installed).
+fn browser_tools(config: BrowserConfig) -> (ToolRegistry, Arc<Browsers>) {
     assert!(
         config.executable_path().exists(),
         "Chromium is not installed at {} (apt-get install chromium; .ci/run does)",
@@ -64,6 +58,18 @@ pub fn act_executor(
     let browsers = Arc::new(Browsers::new(config));
     let mut registry = ToolRegistry::new();
     axon_browser::register(&mut registry, browsers.clone()).unwrap();
+    (registry, browsers)
+}
+
+/// The browser tools and `browser_act` (deciding with `translator`, keeping
+/// translations in `cache`) on a real Chromium; each call one attempt, no
+/// breaker: what the act tests and the act corpus drive.
+pub fn act_executor(
+    config: BrowserConfig,
+    translator: Arc<dyn axon_browser::act::ActionTranslator>,
+    cache: Arc<dyn axon_browser::act::ActStore>,
+) -> (Executor, Arc<Browsers>) {
+    let (mut registry, browsers) = browser_tools(config);
     axon_browser::act::register_with_cache(&mut registry, browsers.clone(), translator, cache)
         .unwrap();
     let executor = Executor::builder(registry)
@@ -75,14 +81,7 @@ pub fn act_executor(
 }
 
 pub async fn fixture(config: BrowserConfig) -> Fixture {
-    assert!(
-        config.executable_path().exists(),
-        "Chromium is not installed at {} (apt-get install chromium; .ci/run does)",
-        config.executable_path().display()
-    );
-    let browsers = Arc::new(Browsers::new(config));
-    let mut registry = ToolRegistry::new();
-    axon_browser::register(&mut registry, browsers.clone()).unwrap();
+    let (registry, browsers) = browser_tools(config);
     let executor = Executor::builder(registry)
         .shared_state(SharedState::new())
         // No breaker: these tests provoke failures on purpose, many per tool.
