@@ -54,7 +54,50 @@
         if (textMatches(el.getAttribute("placeholder"), want, exact)) add(el);
       }
     }
+    if (!found.length) for (const el of byNearbyText(want, exact)) add(el);
     return pick(found);
+  };
+
+  const CONTROL = new Set(["INPUT", "TEXTAREA", "SELECT"]);
+  const unlabelled = (el) =>
+    !(el.labels && el.labels.length) && !el.getAttribute("aria-label") && !el.getAttribute("aria-labelledby");
+  // Fields named by the text just before them (a table cell, a <span>, a
+  // <label> without `for`), as browser_snapshot names them "(by nearby
+  // text)": the first unlabelled control after a text that matches, with no
+  // other text between them.
+  const byNearbyText = (want, exact) => {
+    const out = [];
+    if (!document.body) return out;
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      if (!norm(t.data) || !textMatches(t.data.replace(/[:*\s]+$/, ""), want, exact)) continue;
+      const after = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+      after.currentNode = t;
+      for (let n = after.nextNode(), seen = 0; n && seen < 40; n = after.nextNode(), seen++) {
+        if (n.nodeType === Node.TEXT_NODE) {
+          if (norm(n.data) && !(n.parentElement && CONTROL.has(n.parentElement.tagName))) break;
+          continue;
+        }
+        if (CONTROL.has(n.tagName) && n.type !== "hidden") {
+          if (unlabelled(n)) out.push(n);
+          break;
+        }
+      }
+      // A checkbox or radio takes the text just after it.
+      const back = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+      back.currentNode = t;
+      for (let n = back.previousNode(), seen = 0; n && seen < 10; n = back.previousNode(), seen++) {
+        if (n.nodeType === Node.TEXT_NODE) {
+          if (norm(n.data)) break;
+          continue;
+        }
+        if (n.tagName === "INPUT" && (n.type === "checkbox" || n.type === "radio")) {
+          if (unlabelled(n)) out.push(n);
+          break;
+        }
+      }
+    }
+    return out;
   };
 
   const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "TITLE"]);
@@ -119,6 +162,9 @@
     if (want === "type") {
       el.focus();
       out.password = el.tagName === "INPUT" && el.type === "password";
+      // Fields whose value is not typed character by character (a date
+      // picker's segments, a colour, a range): set as Playwright's fill does.
+      out.set_value = el.tagName === "INPUT" && VALUE_INPUTS.includes(el.type);
       return out;
     }
     if (want !== "click") return out;
@@ -129,12 +175,30 @@
     }
     const x = Math.min(Math.max(r.left + r.width / 2, 0), innerWidth - 1);
     const y = Math.min(Math.max(r.top + r.height / 2, 0), innerHeight - 1);
-    const hit = document.elementFromPoint(x, y);
+    // Hit-test in the element's own tree: a shadow root answers with its own
+    // nodes where the document would answer with the host.
+    const root = el.getRootNode();
+    const hit = (root.elementFromPoint ? root : el.ownerDocument).elementFromPoint(x, y);
     const ours = (n) => n && (el.contains(n) || (el.labels && Array.from(el.labels).some((l) => l.contains(n))));
     if (!ours(hit)) return { ok: false, reason: "covered by " + describe(hit) };
     out.x = x;
     out.y = y;
+    // In an iframe, x and y are the frame's: the caller maps them to the page.
+    if (el.ownerDocument.defaultView !== el.ownerDocument.defaultView.top) out.framed = true;
     return out;
+  };
+
+  const VALUE_INPUTS = ["date", "time", "datetime-local", "month", "week", "color", "range"];
+  // Set such a field's value as a person's input would leave it (input and
+  // change events); an error when the field refuses the text.
+  const setValue = (node, value) => {
+    const el = elementOf(node);
+    el.focus();
+    el.value = value;
+    if (value && el.value === "") return { error: JSON.stringify(value) + " is not a valid " + el.type + " value" + (el.type === "date" ? " (yyyy-mm-dd)" : "") };
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+    el.dispatchEvent(new Event("change", { bubbles: true }));
+    return { value: el.value };
   };
 
   const clearField = (node) => {
@@ -259,5 +323,5 @@
     return { form: describe(form), action: form.action, method: form.method };
   };
 
-  return { find, check, clearField, text, selectOption, table, searchBox, submit, describe, visible, elementOf };
+  return { find, check, clearField, setValue, text, selectOption, table, searchBox, submit, describe, visible, elementOf };
 })()

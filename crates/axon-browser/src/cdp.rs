@@ -145,7 +145,7 @@ pub(crate) async fn evaluate(
             "awaitPromise": true,
         })
     };
-    run_with_helpers(page, "Runtime.evaluate", params).await
+    run_with_helpers(page, "Runtime.evaluate", params, None).await
 }
 
 /// Call `function` with `this` bound to `object` and `args` as its arguments
@@ -165,21 +165,43 @@ pub(crate) async fn call_on(
             "awaitPromise": true,
         })
     };
-    run_with_helpers(page, "Runtime.callFunctionOn", params).await
+    run_with_helpers(page, "Runtime.callFunctionOn", params, Some(object)).await
 }
 
 /// Send a script command; when it failed only for want of the helpers,
 /// install them and send it again (the params are built again then, not
 /// copied up front on every call).
+///
+/// A call on `object` installs them in the object's own document (an
+/// iframe's element lives in the frame's window, not the page's).
 async fn run_with_helpers(
     page: &Page,
     method: &'static str,
     params: impl Fn() -> Value,
+    object: Option<&str>,
 ) -> Result<Evaluated, ToolError> {
     let result = evaluated(send(page, method, params()).await?);
     if !helpers_missing(&result) {
         return Ok(result);
     }
-    install_helpers(page).await?;
+    match object {
+        Some(object) => install_helpers_on(page, object).await?,
+        None => install_helpers(page).await?,
+    }
     send(page, method, params()).await.map(evaluated)
+}
+
+/// Install the page-side helpers in the document `object` belongs to.
+async fn install_helpers_on(page: &Page, object: &str) -> Result<(), ToolError> {
+    let params = json!({
+        "objectId": object,
+        "functionDeclaration": *locate::INSTALL_ON,
+        "returnByValue": true,
+    });
+    match evaluated(send(page, "Runtime.callFunctionOn", params).await?) {
+        Evaluated::Thrown(text) => Err(ToolError::internal(format!(
+            "installing the page helpers: {text}"
+        ))),
+        _ => Ok(()),
+    }
 }

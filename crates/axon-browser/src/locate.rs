@@ -42,6 +42,12 @@ pub(crate) static HELPERS: LazyLock<String> =
 pub(crate) static INSTALL: LazyLock<String> =
     LazyLock::new(|| format!("window.__axon = {HELPERS_JS}\n; true"));
 
+/// The same as a function called on an element: installs the helpers in the
+/// element's own document (an iframe's, which the page's evaluation does not
+/// reach).
+pub(crate) static INSTALL_ON: LazyLock<String> =
+    LazyLock::new(|| format!("function() {{ window.__axon = {HELPERS_JS}\n; return true; }}"));
+
 /// Which element: exactly one of `selector`, `ref`, `role`, `label`,
 /// `has_text`.
 #[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
@@ -376,6 +382,10 @@ pub(crate) async fn wait_for(
     loop {
         match locate(page, target).await {
             Ok(Some(object)) => match check(page, &object, want).await {
+                Ok(info) if info["framed"] == json!(true) => {
+                    let info = in_page_coordinates(page, &object, info).await;
+                    return Ok(Found { object, info });
+                }
                 Ok(info) => return Ok(Found { object, info }),
                 Err(reason) if reason.starts_with('!') => {
                     return Err(ToolError::failed(format!("{target}: {}", &reason[1..]))
@@ -411,6 +421,23 @@ pub(crate) async fn wait_for(
             .with_code("element_not_interactable")
             .before_acting(),
     })
+}
+
+/// An element in an iframe is checked in its frame, so its click point is
+/// the frame's: take the page's from the browser (`DOM.getContentQuads`
+/// maps through every frame). Left as it was if the browser cannot say.
+async fn in_page_coordinates(page: &Page, object: &str, mut info: Value) -> Value {
+    let quads = cdp::send(page, "DOM.getContentQuads", json!({"objectId": object})).await;
+    let quad: Vec<f64> = quads
+        .ok()
+        .and_then(|q| q["quads"].get(0).and_then(Value::as_array).cloned())
+        .map(|q| q.iter().filter_map(Value::as_f64).collect())
+        .unwrap_or_default();
+    if quad.len() == 8 {
+        info["x"] = json!((quad[0] + quad[2] + quad[4] + quad[6]) / 4.0);
+        info["y"] = json!((quad[1] + quad[3] + quad[5] + quad[7]) / 4.0);
+    }
+    info
 }
 
 /// Call helper `method` of `axon.js` on `found`'s element with `args`; the

@@ -277,6 +277,8 @@ struct Live {
 struct Slot {
     page: Page,
     used: Instant,
+    /// The last snapshot taken in this session (for `changes_since`).
+    last_snapshot: Vec<crate::snapshot::SnapshotNode>,
     context: Option<BrowserContextId>,
     /// Opened by `browser_session_new` (a handle), not for a correlation id.
     handle: bool,
@@ -370,6 +372,21 @@ impl Browsers {
         HANDLE
             .try_with(|h| h.to_string())
             .unwrap_or_else(|_| ctx.correlation_id().to_string())
+    }
+
+    /// Keep `nodes` as the session's last snapshot and return the one before
+    /// (empty when there was none, or the session's page is gone).
+    pub(crate) async fn swap_snapshot(
+        &self,
+        ctx: &axon_core::ToolContext,
+        nodes: Vec<crate::snapshot::SnapshotNode>,
+    ) -> Vec<crate::snapshot::SnapshotNode> {
+        let session = Self::session_for(ctx);
+        let mut live = self.live.lock().await;
+        match live.as_mut().and_then(|l| l.pages.get_mut(&session)) {
+            Some(slot) => std::mem::replace(&mut slot.last_snapshot, nodes),
+            None => Vec::new(),
+        }
     }
 
     /// Open a session under `id` (a handle) with `options`; fails when one is
@@ -472,6 +489,7 @@ impl Browsers {
             Slot {
                 page: page.clone(),
                 used: now,
+                last_snapshot: Vec::new(),
                 context: Some(context),
                 handle,
                 seeded,
@@ -619,6 +637,16 @@ impl Browsers {
             .user_data_dir(&profile)
             .launch_timeout(Duration::from_millis(self.config.launch_timeout_ms))
             .args(FLAGS)
+            // One renderer process for a page and its cross-origin iframes, so
+            // the snapshot reads a frame's accessibility tree and the element
+            // tools resolve its refs through the page's own connection.
+            // Costs the per-site process isolation an agent's browser gains
+            // little from (docs/browser.md).
+            .arg("disable-site-isolation-trials")
+            .arg((
+                "disable-features",
+                ["IsolateOrigins", "site-per-process"].as_slice(),
+            ))
             .window_size(self.config.viewport_width, self.config.viewport_height)
             .viewport(Viewport {
                 width: self.config.viewport_width,

@@ -5,10 +5,23 @@
 //! landmarks, table structure, images with a name, and text not already
 //! carried by an element's name. Dropped: ignored (hidden) nodes and generic
 //! wrappers, whose children move up. Every element gets a `ref` (`e` + its
-//! backend node id, stable while the document lives) that the element tools
-//! take as an address.
+//! backend node id, stable while the element lives, so an unchanged element
+//! keeps its ref from one snapshot to the next) that the element tools take
+//! as an address.
+//!
+//! Pages do not always say what is a control, so the snapshot reaches further
+//! than the accessibility tree ([`Reach`]):
+//! - an element that acts as a control without a role (a click listener or an
+//!   `onclick`, `cursor: pointer` that its parent does not have, a
+//!   `tabindex`) is kept with its text as its name and the state `clickable`;
+//! - a field with no accessible name takes the text just before it (a
+//!   checkbox or radio, the text just after), and says so: `textbox
+//!   "Password" (by nearby text)`;
+//! - the documents of iframes (same-origin and cross-origin: the browser runs
+//!   them in the page's process) are read under their `iframe` node; open
+//!   shadow roots are already in the tree.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use axon_core::ToolError;
 use chromiumoxide::page::Page;
@@ -28,6 +41,22 @@ pub struct SnapshotArgs {
     /// Also return the nodes as a list (the text carries the same).
     #[serde(default)]
     pub nodes: bool,
+    /// Only this element and what is inside it (a ref from an earlier
+    /// snapshot), depths counted from it.
+    #[serde(rename = "ref", default)]
+    pub reference: Option<String>,
+    /// Only nodes this deep (0: the top level).
+    #[serde(default)]
+    pub depth: Option<usize>,
+    /// Only nodes whose name or value contains this text (case-insensitive),
+    /// or matches `/regex/`, each under its ancestors (its path).
+    #[serde(default)]
+    pub find: Option<String>,
+    /// Only what changed since this session's last snapshot: new elements
+    /// carry the state `new`, changed ones `changed`; `removed` counts those
+    /// gone.
+    #[serde(default)]
+    pub changes_since: bool,
 }
 
 fn default_max_nodes() -> usize {
@@ -50,10 +79,60 @@ pub struct SnapshotNode {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// States that hold: checked, disabled, expanded, focused, required,
-    /// selected, and `level=N` for headings.
+    /// selected, `level=N` for headings, and `clickable` for an element that
+    /// acts as a control without a role saying so.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub states: Vec<String>,
+    /// Where the name came from when the page did not give one: `nearby
+    /// text` (the text just before a field). Such a name is not the element's
+    /// accessible name, so a locator by role and name would not find it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_from: Option<String>,
 }
+
+impl SnapshotNode {
+    /// Whether an agent can act on this node: an interactive role, or an
+    /// element that acts as a control without one.
+    pub fn actionable(&self) -> bool {
+        self.reference.is_some()
+            && (INTERACTIVE.contains(&self.role.as_str()) || self.is_clickable())
+    }
+
+    /// An element kept because it behaves as a control (click listener,
+    /// pointer cursor, tabindex) though its role does not say so.
+    pub fn is_clickable(&self) -> bool {
+        self.states.iter().any(|s| s == CLICKABLE)
+    }
+
+    /// The node as one line of the snapshot text, indented by its depth:
+    /// `- button "Log in" [ref=e12]`.
+    pub fn line(&self) -> String {
+        let mut s = format!("{}- {}", "  ".repeat(self.depth), self.role);
+        if !self.name.is_empty() {
+            s.push_str(&format!(" {:?}", self.name));
+        }
+        if let Some(from) = &self.name_from {
+            s.push_str(&format!(" (by {from})"));
+        }
+        if let Some(value) = &self.value {
+            s.push_str(&format!(" value={value:?}"));
+        }
+        for state in &self.states {
+            s.push_str(&format!(" [{state}]"));
+        }
+        if let Some(r) = &self.reference {
+            s.push_str(&format!(" [ref={r}]"));
+        }
+        s.push('\n');
+        s
+    }
+}
+
+/// The state of an element kept because it acts as a control.
+pub(crate) const CLICKABLE: &str = "clickable";
+
+/// Where a name taken from the text around a field came from.
+pub(crate) const NEARBY_TEXT: &str = "nearby text";
 
 #[cfg(test)]
 impl SnapshotNode {
@@ -66,6 +145,7 @@ impl SnapshotNode {
             depth: 0,
             value: None,
             states: Vec::new(),
+            name_from: None,
         }
     }
 }
@@ -85,10 +165,16 @@ pub struct Snapshot {
     pub text: String,
     /// Nodes left out past `max_nodes`.
     pub truncated: usize,
+    /// With `find`: how many nodes matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matches: Option<usize>,
+    /// With `changes_since`: nodes of the last snapshot no longer there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub removed: Option<usize>,
 }
 
 /// Roles an agent acts on.
-pub(crate) const INTERACTIVE: [&str; 18] = [
+pub(crate) const INTERACTIVE: [&str; 22] = [
     "button",
     "link",
     "textbox",
@@ -107,6 +193,19 @@ pub(crate) const INTERACTIVE: [&str; 18] = [
     "spinbutton",
     "treeitem",
     "textarea",
+    // Chromium's role for a <details> element's <summary>.
+    "DisclosureTriangle",
+    "date",
+    "time",
+    "datetime",
+];
+
+/// Chromium's roles for date and time inputs, and the role the snapshot
+/// gives them (typed into as `yyyy-mm-dd`, `hh:mm`, `yyyy-mm-ddThh:mm`).
+const FIELD_KINDS: [(&str, &str); 3] = [
+    ("Date", "date"),
+    ("InputTime", "time"),
+    ("DateTime", "datetime"),
 ];
 
 /// Roles kept for structure or reading.
@@ -138,6 +237,33 @@ const STATES: [&str; 7] = [
 ];
 
 pub(crate) async fn snapshot(page: &Page, max_nodes: usize) -> Result<Snapshot, ToolError> {
+    let (url, title, all) = read(page).await?;
+    Ok(assemble(url, title, all, max_nodes))
+}
+
+/// The snapshot's text and counts over `nodes`, cut at `max_nodes`.
+pub(crate) fn assemble(
+    url: String,
+    title: String,
+    mut nodes: Vec<SnapshotNode>,
+    max_nodes: usize,
+) -> Snapshot {
+    let truncated = nodes.len().saturating_sub(max_nodes);
+    nodes.truncate(max_nodes);
+    let text = render(&nodes, truncated);
+    Snapshot {
+        url,
+        title,
+        nodes,
+        text,
+        truncated,
+        matches: None,
+        removed: None,
+    }
+}
+
+/// The page's URL, title and whole pruned tree.
+pub(crate) async fn read(page: &Page) -> Result<(String, String, Vec<SnapshotNode>), ToolError> {
     // Chromium serialises the accessibility tree apart from the DOM: right after
     // a navigation (sooner seen on a busy machine) it can still be the previous
     // document's tree, or an empty root. Read it until it is this document's:
@@ -166,17 +292,153 @@ pub(crate) async fn snapshot(page: &Page, max_nodes: usize) -> Result<Snapshot, 
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
     };
-    let mut all = prune(&nodes);
-    let truncated = all.len().saturating_sub(max_nodes);
-    all.truncate(max_nodes);
-    let text = render(&all, truncated);
-    Ok(Snapshot {
-        url,
-        title,
-        nodes: all,
-        text,
-        truncated,
+    let reach = reach(page).await;
+    Ok((url, title, prune_with(&nodes, &reach)))
+}
+
+/// The part of a snapshot `args` asks for (`ref`, `depth`, `find`,
+/// `changes_since` against `previous`), and the `matches` / `removed` counts.
+pub(crate) fn view(
+    mut nodes: Vec<SnapshotNode>,
+    args: &SnapshotArgs,
+    previous: &[SnapshotNode],
+) -> Result<View, ToolError> {
+    let removed = args.changes_since.then(|| {
+        let now: HashSet<&str> = nodes
+            .iter()
+            .filter_map(|n| n.reference.as_deref())
+            .collect();
+        previous
+            .iter()
+            .filter_map(|n| n.reference.as_deref())
+            .filter(|r| !now.contains(r))
+            .count()
+    });
+    if let Some(r) = &args.reference {
+        let Some(at) = nodes.iter().position(|n| n.reference.as_ref() == Some(r)) else {
+            return Err(ToolError::failed(format!(
+                "/ref: no element {r} on the page now (take a new browser_snapshot)"
+            ))
+            .with_code("stale_ref"));
+        };
+        let base = nodes[at].depth;
+        let end = nodes[at + 1..]
+            .iter()
+            .position(|n| n.depth <= base)
+            .map_or(nodes.len(), |p| at + 1 + p);
+        nodes = nodes.drain(at..end).collect();
+        for n in &mut nodes {
+            n.depth -= base;
+        }
+    }
+    if let Some(depth) = args.depth {
+        nodes.retain(|n| n.depth <= depth);
+    }
+    let mut matches = None;
+    if let Some(find) = &args.find {
+        let pattern = Finder::new(find)?;
+        let hit: Vec<bool> = nodes.iter().map(|n| pattern.matches(n)).collect();
+        matches = Some(hit.iter().filter(|h| **h).count());
+        nodes = with_ancestors(nodes, &hit);
+    }
+    if args.changes_since {
+        let before: HashMap<&str, &SnapshotNode> = previous
+            .iter()
+            .filter_map(|n| n.reference.as_deref().map(|r| (r, n)))
+            .collect();
+        let texts: HashSet<&str> = previous
+            .iter()
+            .filter(|n| n.reference.is_none())
+            .map(|n| n.name.as_str())
+            .collect();
+        let mut hit = Vec::with_capacity(nodes.len());
+        for n in &mut nodes {
+            let changed = match n.reference.as_deref().map(|r| before.get(r)) {
+                Some(None) => Some("new"),
+                Some(Some(old))
+                    if old.role != n.role
+                        || old.name != n.name
+                        || old.value != n.value
+                        || old.states != n.states =>
+                {
+                    Some("changed")
+                }
+                Some(Some(_)) => None,
+                None => (!texts.contains(n.name.as_str())).then_some("new"),
+            };
+            if let Some(mark) = changed {
+                n.states.push(mark.to_string());
+            }
+            hit.push(changed.is_some());
+        }
+        nodes = with_ancestors(nodes, &hit);
+    }
+    Ok(View {
+        nodes,
+        matches,
+        removed,
     })
+}
+
+/// The part of a snapshot asked for, and its counts.
+#[derive(Debug)]
+pub(crate) struct View {
+    pub nodes: Vec<SnapshotNode>,
+    /// With `find`: the nodes that matched.
+    pub matches: Option<usize>,
+    /// With `changes_since`: the last snapshot's elements no longer there.
+    pub removed: Option<usize>,
+}
+
+/// The nodes `hit` marks, each under its ancestors (in the order of the tree).
+fn with_ancestors(nodes: Vec<SnapshotNode>, hit: &[bool]) -> Vec<SnapshotNode> {
+    let mut keep = vec![false; nodes.len()];
+    for (i, _) in hit.iter().enumerate().filter(|(_, h)| **h) {
+        keep[i] = true;
+        let mut depth = nodes[i].depth;
+        for j in (0..i).rev() {
+            if depth == 0 {
+                break;
+            }
+            if nodes[j].depth < depth {
+                keep[j] = true;
+                depth = nodes[j].depth;
+            }
+        }
+    }
+    nodes
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(n, k)| k.then_some(n))
+        .collect()
+}
+
+/// `find`: a case-insensitive text, or `/regex/`.
+enum Finder {
+    Text(String),
+    Regex(regex::Regex),
+}
+
+impl Finder {
+    fn new(find: &str) -> Result<Self, ToolError> {
+        match find.strip_prefix('/').and_then(|f| f.strip_suffix('/')) {
+            Some(pattern) if !pattern.is_empty() => regex::RegexBuilder::new(pattern)
+                .case_insensitive(true)
+                .size_limit(1 << 20)
+                .build()
+                .map(Finder::Regex)
+                .map_err(|e| ToolError::invalid_arguments(format!("/find: {e}"))),
+            _ => Ok(Finder::Text(find.to_lowercase())),
+        }
+    }
+
+    fn matches(&self, n: &SnapshotNode) -> bool {
+        let fields = [Some(n.name.as_str()), n.value.as_deref()];
+        fields.into_iter().flatten().any(|f| match self {
+            Finder::Text(t) => f.to_lowercase().contains(t.as_str()),
+            Finder::Regex(r) => r.is_match(f),
+        })
+    }
 }
 
 /// Whether a `getFullAXTree` answer is the current document's: its root web
@@ -194,71 +456,385 @@ fn tree_is_current(nodes: &[Value], title: &str, body_elements: u64) -> bool {
     same_title && filled
 }
 
-/// The pruned tree of a `getFullAXTree` node list, in document order.
-pub(crate) fn prune(nodes: &[Value]) -> Vec<SnapshotNode> {
-    let by_id: HashMap<&str, &Value> = nodes
-        .iter()
-        .filter_map(|n| n["nodeId"].as_str().map(|id| (id, n)))
+/// What the snapshot reads beyond the main document's accessibility tree.
+#[derive(Debug, Default)]
+pub(crate) struct Reach {
+    /// Backend node ids of elements that act as controls without a role.
+    pub clickable: HashSet<i64>,
+    /// The accessibility tree of each iframe's document, by the backend node
+    /// id of its `<iframe>` element.
+    pub frames: HashMap<i64, Vec<Value>>,
+}
+
+/// Read [`Reach`] for `page`: one DOM snapshot (listeners, cursors,
+/// tabindex) and one accessibility tree per iframe. A frame or a DOM snapshot
+/// that cannot be read (it navigated meanwhile) is left out, not an error.
+pub(crate) async fn reach(page: &Page) -> Reach {
+    let capture = cdp::send(
+        page,
+        "DOMSnapshot.captureSnapshot",
+        json!({"computedStyles": ["cursor"]}),
+    );
+    let frames = frame_trees(page);
+    let (capture, frames) = tokio::join!(capture, frames);
+    Reach {
+        clickable: capture.map(|c| clickables(&c)).unwrap_or_default(),
+        frames,
+    }
+}
+
+/// Every iframe's accessibility tree, by its owner element's backend id.
+async fn frame_trees(page: &Page) -> HashMap<i64, Vec<Value>> {
+    let mut out = HashMap::new();
+    let Ok(tree) = cdp::send(page, "Page.getFrameTree", json!({})).await else {
+        return out;
+    };
+    let mut ids = Vec::new();
+    let mut stack: Vec<&Value> = tree["frameTree"]["childFrames"]
+        .as_array()
+        .into_iter()
+        .flatten()
         .collect();
-    let mut out = Vec::new();
-    if let Some(root) = nodes.first() {
-        walk(root, &by_id, 0, "", &mut out);
+    while let Some(frame) = stack.pop() {
+        if let Some(id) = frame["frame"]["id"].as_str() {
+            ids.push(id.to_string());
+        }
+        stack.extend(frame["childFrames"].as_array().into_iter().flatten());
+    }
+    for id in ids {
+        let owner = cdp::send(page, "DOM.getFrameOwner", json!({"frameId": id})).await;
+        let Some(owner) = owner.ok().and_then(|o| o["backendNodeId"].as_i64()) else {
+            continue;
+        };
+        let frame_tree =
+            cdp::send(page, "Accessibility.getFullAXTree", json!({"frameId": id})).await;
+        if let Some(nodes) = frame_tree.ok().and_then(|t| t["nodes"].as_array().cloned()) {
+            out.insert(owner, nodes);
+        }
     }
     out
 }
 
-fn walk(
-    node: &Value,
-    by_id: &HashMap<&str, &Value>,
-    depth: usize,
-    carried: &str,
-    out: &mut Vec<SnapshotNode>,
-) {
-    let role = node["role"]["value"].as_str().unwrap_or_default();
-    let name = collapse(node["name"]["value"].as_str().unwrap_or_default());
-    let ignored = node["ignored"] == json!(true);
-    let mut child_depth = depth;
-    let mut child_carried = carried.to_string();
-    if !ignored {
-        if role == "StaticText" {
-            if !name.is_empty() && !carried.contains(&name) {
-                out.push(SnapshotNode {
-                    reference: None,
-                    role: "text".into(),
-                    name,
-                    depth,
-                    value: None,
-                    states: Vec::new(),
-                });
-            }
-            // Its InlineTextBox children repeat it.
-            return;
+/// Elements that act as controls, from a `DOMSnapshot.captureSnapshot` with
+/// the `cursor` style: rendered elements with a click listener (or an
+/// `onclick`), a `tabindex` of 0 or more, or `cursor: pointer` where their
+/// parent's cursor is not (the outermost element of a pointer area). The
+/// document and `<html>`/`<body>` are not (a listener there is delegation),
+/// nor a `<label>` (its click goes to its field).
+pub(crate) fn clickables(capture: &Value) -> HashSet<i64> {
+    let strings: Vec<&str> = capture["strings"]
+        .as_array()
+        .map(|a| a.iter().map(|s| s.as_str().unwrap_or_default()).collect())
+        .unwrap_or_default();
+    let string = |v: &Value| {
+        v.as_i64()
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| strings.get(i).copied())
+            .unwrap_or_default()
+    };
+    let ints = |v: &Value| -> Vec<i64> {
+        v.as_array()
+            .map(|a| a.iter().map(|x| x.as_i64().unwrap_or(-1)).collect())
+            .unwrap_or_default()
+    };
+    let mut out = HashSet::new();
+    for doc in capture["documents"].as_array().into_iter().flatten() {
+        let nodes = &doc["nodes"];
+        let parents = ints(&nodes["parentIndex"]);
+        let types = ints(&nodes["nodeType"]);
+        let backend = ints(&nodes["backendNodeId"]);
+        let names = nodes["nodeName"].as_array().cloned().unwrap_or_default();
+        let attributes = nodes["attributes"].as_array().cloned().unwrap_or_default();
+        let listened: HashSet<i64> = ints(&nodes["isClickable"]["index"]).into_iter().collect();
+        let pseudo: HashSet<i64> = ints(&nodes["pseudoType"]["index"]).into_iter().collect();
+        // The cursor of each rendered node (its first layout box).
+        let mut cursor: HashMap<i64, &str> = HashMap::new();
+        let layout = &doc["layout"];
+        let styles = layout["styles"].as_array().cloned().unwrap_or_default();
+        for (k, node) in ints(&layout["nodeIndex"]).into_iter().enumerate() {
+            let value = styles.get(k).and_then(|s| s.get(0)).map(string);
+            cursor.entry(node).or_insert(value.unwrap_or_default());
         }
-        let interactive = INTERACTIVE.contains(&role);
-        let keep = interactive
-            || (STRUCTURE.contains(&role)
-                && (role != "image" && role != "img" || !name.is_empty()));
-        if keep {
-            out.push(SnapshotNode {
-                reference: node["backendDOMNodeId"].as_i64().map(|id| format!("e{id}")),
-                role: role.to_string(),
-                name: name.clone(),
-                depth,
-                value: node["value"]["value"]
-                    .as_str()
-                    .filter(|v| !v.is_empty())
-                    .map(str::to_string),
-                states: states(node, role),
+        for (i, &kind) in types.iter().enumerate() {
+            let index = i as i64;
+            if kind != 1 || pseudo.contains(&index) {
+                continue;
+            }
+            let Some(&own) = cursor.get(&index) else {
+                continue; // not rendered
+            };
+            let name = names.get(i).map(string).unwrap_or_default();
+            // A label's click goes to its field, which is listed already.
+            if matches!(name, "HTML" | "BODY" | "IFRAME" | "LABEL") {
+                continue;
+            }
+            let parent = parents.get(i).copied().unwrap_or(-1);
+            let pointer = own == "pointer" && cursor.get(&parent).copied() != Some("pointer");
+            let attrs = attributes.get(i).map(ints).unwrap_or_default();
+            let tabbable = attrs.chunks(2).any(|pair| {
+                pair.len() == 2
+                    && string(&Value::from(pair[0])) == "tabindex"
+                    && string(&Value::from(pair[1]))
+                        .trim()
+                        .parse::<i64>()
+                        .is_ok_and(|t| t >= 0)
             });
-            child_depth = depth + 1;
-            if !name.is_empty() {
-                child_carried = name;
+            if (pointer || tabbable || listened.contains(&index))
+                && let Some(&id) = backend.get(i)
+            {
+                out.insert(id);
             }
         }
     }
-    for child in node["childIds"].as_array().into_iter().flatten() {
-        if let Some(child) = child.as_str().and_then(|id| by_id.get(id)) {
-            walk(child, by_id, child_depth, &child_carried, out);
+    out
+}
+
+/// The pruned tree of a `getFullAXTree` node list, in document order.
+#[cfg(test)]
+pub(crate) fn prune(nodes: &[Value]) -> Vec<SnapshotNode> {
+    prune_with(nodes, &Reach::default())
+}
+
+/// [`prune`], reaching into `reach`'s frames and keeping its clickable
+/// elements; fields without a name are named by the text near them.
+pub(crate) fn prune_with(nodes: &[Value], reach: &Reach) -> Vec<SnapshotNode> {
+    let mut walker = Walker {
+        reach,
+        out: Vec::new(),
+    };
+    walker.tree(nodes, 0, "");
+    name_by_nearby_text(&mut walker.out);
+    walker.out
+}
+
+/// Nodes of one accessibility tree, by id.
+type ById<'a> = HashMap<&'a str, &'a Value>;
+
+struct Walker<'r> {
+    reach: &'r Reach,
+    out: Vec<SnapshotNode>,
+}
+
+impl Walker<'_> {
+    /// Walk a whole tree (the page's, or a frame's) from its root.
+    fn tree(&mut self, nodes: &[Value], depth: usize, carried: &str) {
+        let by_id: ById = nodes
+            .iter()
+            .filter_map(|n| n["nodeId"].as_str().map(|id| (id, n)))
+            .collect();
+        if let Some(root) = nodes.first() {
+            self.walk(root, &by_id, depth, carried);
+        }
+    }
+
+    fn walk(&mut self, node: &Value, by_id: &ById, depth: usize, carried: &str) {
+        let chromium = node["role"]["value"].as_str().unwrap_or_default();
+        // Date and time fields: Chromium's own roles, and their insides
+        // (spin buttons per segment, a picker button) are the browser's.
+        let field_kind = FIELD_KINDS.iter().find(|(c, _)| *c == chromium);
+        let role = field_kind.map_or(chromium, |(_, r)| *r);
+        let mut name = collapse(node["name"]["value"].as_str().unwrap_or_default());
+        let ignored = node["ignored"] == json!(true);
+        let backend = node["backendDOMNodeId"].as_i64();
+        let reference = backend.map(|id| format!("e{id}"));
+        let mut child_depth = depth;
+        let mut child_carried = carried.to_string();
+        let interactive = INTERACTIVE.contains(&role);
+        // An element acting as a control that its role does not declare.
+        let clickable = !interactive
+            && role != "StaticText"
+            && backend.is_some_and(|id| self.reach.clickable.contains(&id))
+            && !has_interactive(node, by_id);
+        if clickable {
+            if name.is_empty() {
+                name = text_of(node, by_id);
+            }
+            if !name.is_empty() {
+                let shown = match role {
+                    "" | "none" | "generic" | "paragraph" | "LabelText" => "generic",
+                    other => other,
+                };
+                let mut states = states(node, role);
+                states.push(CLICKABLE.into());
+                self.out.push(SnapshotNode {
+                    reference,
+                    role: shown.to_string(),
+                    name: name.clone(),
+                    depth,
+                    value: None,
+                    states,
+                    name_from: None,
+                });
+                child_depth = depth + 1;
+                child_carried = name;
+            }
+        } else if role == "Iframe" {
+            self.out.push(SnapshotNode {
+                reference,
+                role: "iframe".into(),
+                name: name.clone(),
+                depth,
+                value: None,
+                states: Vec::new(),
+                name_from: None,
+            });
+            if let Some(frame) = backend.and_then(|id| self.reach.frames.get(&id)) {
+                self.tree(frame, depth + 1, carried);
+            }
+            return;
+        } else if !ignored {
+            if role == "StaticText" {
+                if !name.is_empty() && !carried.contains(&name) {
+                    self.out.push(SnapshotNode {
+                        reference: None,
+                        role: "text".into(),
+                        name,
+                        depth,
+                        value: None,
+                        states: Vec::new(),
+                        name_from: None,
+                    });
+                }
+                // Its InlineTextBox children repeat it.
+                return;
+            }
+            let keep = interactive
+                || (STRUCTURE.contains(&role)
+                    && (role != "image" && role != "img" || !name.is_empty()));
+            if keep {
+                self.out.push(SnapshotNode {
+                    reference,
+                    role: role.to_string(),
+                    name: name.clone(),
+                    depth,
+                    value: node["value"]["value"]
+                        .as_str()
+                        .filter(|v| !v.is_empty())
+                        .map(str::to_string),
+                    states: states(node, role),
+                    name_from: None,
+                });
+                child_depth = depth + 1;
+                if !name.is_empty() {
+                    child_carried = name;
+                }
+                if field_kind.is_some() {
+                    return;
+                }
+            }
+        }
+        for child in node["childIds"].as_array().into_iter().flatten() {
+            if let Some(child) = child.as_str().and_then(|id| by_id.get(id)) {
+                self.walk(child, by_id, child_depth, &child_carried);
+            }
+        }
+    }
+}
+
+/// How many nodes below an element are looked at for its text or for an
+/// interactive descendant (a wrapper around half the page is not a control).
+const SUBTREE_LOOK: usize = 200;
+
+/// Whether an interactive element is below `node` (a clickable wrapper
+/// around buttons or links is not itself the control: they are). A subtree
+/// too big to look through counts as having one.
+fn has_interactive(node: &Value, by_id: &ById) -> bool {
+    let mut stack: Vec<&Value> = vec![node];
+    let mut seen = 0;
+    while let Some(n) = stack.pop() {
+        seen += 1;
+        if seen > SUBTREE_LOOK {
+            return true;
+        }
+        for child in n["childIds"].as_array().into_iter().flatten() {
+            if let Some(c) = child.as_str().and_then(|id| by_id.get(id)) {
+                let role = c["role"]["value"].as_str().unwrap_or_default();
+                if (c["ignored"] != json!(true) && INTERACTIVE.contains(&role)) || role == "Iframe"
+                {
+                    return true;
+                }
+                stack.push(c);
+            }
+        }
+    }
+    false
+}
+
+/// The text below `node`, in order, at most 100 characters.
+fn text_of(node: &Value, by_id: &ById) -> String {
+    let mut parts = Vec::new();
+    let mut stack: Vec<&Value> = vec![node];
+    let mut seen = 0;
+    while let Some(n) = stack.pop() {
+        seen += 1;
+        if seen > SUBTREE_LOOK {
+            break;
+        }
+        if n["role"]["value"] == "StaticText" {
+            parts.push(n["name"]["value"].as_str().unwrap_or_default());
+            continue;
+        }
+        let children: Vec<&Value> = n["childIds"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.as_str().and_then(|id| by_id.get(id)).copied())
+            .collect();
+        stack.extend(children.into_iter().rev());
+    }
+    let text = collapse(&parts.join(" "));
+    match text.char_indices().nth(100) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}
+
+/// Roles named by the text before them when the page gives them no name.
+const NAMED_BEFORE: [&str; 10] = [
+    "textbox",
+    "searchbox",
+    "combobox",
+    "spinbutton",
+    "listbox",
+    "slider",
+    "textarea",
+    "date",
+    "time",
+    "datetime",
+];
+
+/// Give each unnamed field the text just before it (a checkbox or radio, the
+/// text just after), looking past unnamed structure (an empty table cell) but
+/// not past another control.
+fn name_by_nearby_text(nodes: &mut [SnapshotNode]) {
+    for i in 0..nodes.len() {
+        let n = &nodes[i];
+        if !n.name.is_empty() || n.reference.is_none() {
+            continue;
+        }
+        let before = NAMED_BEFORE.contains(&n.role.as_str());
+        let after = n.role == "checkbox" || n.role == "radio" || n.role == "switch";
+        let range: Vec<usize> = if before {
+            (i.saturating_sub(4)..i).rev().collect()
+        } else if after {
+            (i + 1..nodes.len().min(i + 3)).collect()
+        } else {
+            continue;
+        };
+        let mut label = None;
+        for j in range {
+            let other = &nodes[j];
+            if other.actionable() || other.role == "iframe" {
+                break;
+            }
+            if !other.name.is_empty() {
+                label = Some(other.name.trim_end_matches([':', '*', ' ']).to_string());
+                break;
+            }
+        }
+        if let Some(label) = label.filter(|l| !l.is_empty() && l.chars().count() <= 60) {
+            nodes[i].name = label;
+            nodes[i].name_from = Some(NEARBY_TEXT.into());
         }
     }
 }
@@ -287,25 +863,7 @@ fn states(node: &Value, role: &str) -> Vec<String> {
 }
 
 fn render(nodes: &[SnapshotNode], truncated: usize) -> String {
-    let mut text = String::new();
-    for n in nodes {
-        text.push_str(&"  ".repeat(n.depth));
-        text.push_str("- ");
-        text.push_str(&n.role);
-        if !n.name.is_empty() {
-            text.push_str(&format!(" {:?}", n.name));
-        }
-        if let Some(value) = &n.value {
-            text.push_str(&format!(" value={value:?}"));
-        }
-        for state in &n.states {
-            text.push_str(&format!(" [{state}]"));
-        }
-        if let Some(r) = &n.reference {
-            text.push_str(&format!(" [ref={r}]"));
-        }
-        text.push('\n');
-    }
+    let mut text: String = nodes.iter().map(SnapshotNode::line).collect();
     if truncated > 0 {
         text.push_str(&format!("… {truncated} more nodes\n"));
     }
@@ -391,5 +949,178 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("… 2 more nodes\n"));
+    }
+
+    #[test]
+    fn clickables_are_listeners_tabindex_and_the_outermost_pointer() {
+        // Strings: 0 "HTML", 1 "BODY", 2 "DIV", 3 "SPAN", 4 "pointer", 5 "auto",
+        // 6 "tabindex", 7 "0", 8 "LI", 9 "-1".
+        let capture = json!({
+            "strings": ["HTML", "BODY", "DIV", "SPAN", "pointer", "auto", "tabindex", "0", "LI", "-1"],
+            "documents": [{
+                "nodes": {
+                    "parentIndex": [-1, 0, 1, 2, 1, 1, 1, 1],
+                    "nodeType": [1, 1, 1, 1, 1, 1, 1, 1],
+                    "nodeName": [0, 1, 2, 3, 8, 2, 2, 3],
+                    "backendNodeId": [10, 11, 12, 13, 14, 15, 16, 17],
+                    "attributes": [[], [], [], [], [], [6, 7], [6, 9], []],
+                    "isClickable": {"index": [1, 4]},
+                    "pseudoType": {"index": [], "value": []},
+                },
+                // Node 7 is not rendered (no layout box).
+                "layout": {
+                    "nodeIndex": [0, 1, 2, 3, 4, 5, 6],
+                    "styles": [[5], [5], [4], [4], [5], [5], [5]],
+                },
+            }],
+        });
+        let found = clickables(&capture);
+        // The pointer div (not its span, which inherits the cursor), the
+        // listener on the li, tabindex=0; not the body's delegated listener,
+        // tabindex=-1, or an element with no box.
+        let mut ids: Vec<i64> = found.into_iter().collect();
+        ids.sort();
+        assert_eq!(ids, vec![12, 14, 15]);
+    }
+
+    #[test]
+    fn unnamed_fields_take_the_text_next_to_them() {
+        let text = |name: &str| SnapshotNode {
+            reference: None,
+            role: "text".into(),
+            name: name.into(),
+            depth: 0,
+            value: None,
+            states: Vec::new(),
+            name_from: None,
+        };
+        let mut nodes = vec![
+            text("Password:"),
+            SnapshotNode::element("textbox", "", "e1"),
+            SnapshotNode::element("button", "Go", "e2"),
+            SnapshotNode::element("textbox", "", "e3"),
+            SnapshotNode::element("checkbox", "", "e4"),
+            text("I agree"),
+            SnapshotNode::element("textbox", "Named", "e5"),
+        ];
+        name_by_nearby_text(&mut nodes);
+        assert_eq!(nodes[1].name, "Password");
+        assert_eq!(nodes[1].name_from.as_deref(), Some(NEARBY_TEXT));
+        // A control between the text and the field: no name taken across it.
+        assert_eq!(nodes[3].name, "");
+        assert_eq!(nodes[4].name, "I agree");
+        assert_eq!(nodes[6].name_from, None);
+        assert!(
+            nodes[1]
+                .line()
+                .contains("textbox \"Password\" (by nearby text) [ref=e1]")
+        );
+    }
+
+    fn tree() -> Vec<SnapshotNode> {
+        let at = |role: &str, name: &str, r: &str, depth: usize| SnapshotNode {
+            depth,
+            ..SnapshotNode::element(role, name, r)
+        };
+        vec![
+            at("main", "", "e1", 0),
+            at("form", "Login", "e2", 1),
+            at("textbox", "User", "e3", 2),
+            at("button", "Log in", "e4", 2),
+            at("navigation", "", "e5", 0),
+            at("link", "Help", "e6", 1),
+        ]
+    }
+
+    fn args(json: Value) -> SnapshotArgs {
+        serde_json::from_value(json).unwrap()
+    }
+
+    fn names(nodes: &[SnapshotNode]) -> Vec<(String, usize)> {
+        nodes
+            .iter()
+            .map(|n| (format!("{} {}", n.role, n.name).trim().to_string(), n.depth))
+            .collect()
+    }
+
+    #[test]
+    fn ref_depth_and_find_cut_the_tree() {
+        let View {
+            nodes: sub,
+            matches: _,
+            removed: _,
+        } = view(tree(), &args(json!({"ref": "e2"})), &[]).unwrap();
+        assert_eq!(
+            names(&sub),
+            [
+                ("form Login".into(), 0),
+                ("textbox User".into(), 1),
+                ("button Log in".into(), 1)
+            ]
+        );
+        let View {
+            nodes: top,
+            matches: _,
+            removed: _,
+        } = view(tree(), &args(json!({"depth": 0})), &[]).unwrap();
+        assert_eq!(names(&top), [("main".into(), 0), ("navigation".into(), 0)]);
+        // A match comes with its path.
+        let View {
+            nodes: found,
+            matches,
+            removed: _,
+        } = view(tree(), &args(json!({"find": "log in"})), &[]).unwrap();
+        assert_eq!(matches, Some(1));
+        assert_eq!(
+            names(&found),
+            [
+                ("main".into(), 0),
+                ("form Login".into(), 1),
+                ("button Log in".into(), 2)
+            ]
+        );
+        let View {
+            nodes: found,
+            matches,
+            removed: _,
+        } = view(tree(), &args(json!({"find": "/^(user|help)$/"})), &[]).unwrap();
+        assert_eq!(matches, Some(2));
+        assert_eq!(found.len(), 5, "{:?}", names(&found));
+        let bad = view(tree(), &args(json!({"find": "/(/"})), &[]).unwrap_err();
+        assert!(bad.message.starts_with("/find:"), "{bad:?}");
+        let stale = view(tree(), &args(json!({"ref": "e99"})), &[]).unwrap_err();
+        assert_eq!(stale.code.as_deref(), Some("stale_ref"));
+    }
+
+    #[test]
+    fn changes_since_marks_new_and_changed_and_counts_removed() {
+        let before = tree();
+        let mut after = tree();
+        after[2].value = Some("ada".into());
+        after.remove(5);
+        after.push(SnapshotNode {
+            depth: 1,
+            ..SnapshotNode::element("alert", "Saved", "e7")
+        });
+        let View {
+            nodes: changed,
+            matches: _,
+            removed,
+        } = view(after, &args(json!({"changes_since": true})), &before).unwrap();
+        assert_eq!(removed, Some(1));
+        let marked: Vec<(String, Vec<String>)> = changed
+            .iter()
+            .map(|n| (n.name.clone(), n.states.clone()))
+            .collect();
+        assert_eq!(
+            marked,
+            [
+                ("".into(), vec![]),
+                ("Login".into(), vec![]),
+                ("User".into(), vec!["changed".into()]),
+                ("".into(), vec![]),
+                ("Saved".into(), vec!["new".into()]),
+            ]
+        );
     }
 }

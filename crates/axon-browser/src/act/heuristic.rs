@@ -86,13 +86,22 @@ fn unquoted(text: &str, quotes: &[String]) -> String {
     t
 }
 
+/// Lower case, words only (a close sign reads as the word "close").
 fn norm(s: &str) -> String {
+    let s = if s.contains(CLOSE_SIGNS) {
+        s.replace(CLOSE_SIGNS, " close ")
+    } else {
+        s.to_string()
+    };
     s.to_lowercase()
         .split(|c: char| !c.is_alphanumeric() && c != '@' && c != '.' && c != '-')
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Signs that label a close button.
+const CLOSE_SIGNS: [char; 4] = ['×', '✕', '✖', '⨯'];
 
 /// Where `phrase` occurs in `lower` as whole words.
 fn find_words(lower: &str, phrase: &str) -> Option<usize> {
@@ -124,10 +133,12 @@ enum Verb {
     Select,
     Check,
     Click,
+    Close,
+    Set,
     Scroll,
 }
 
-const VERBS: [(&str, Verb); 31] = [
+const VERBS: [(&str, Verb); 49] = [
     ("go to", Verb::Navigate),
     ("navigate to", Verb::Navigate),
     ("navigate", Verb::Navigate),
@@ -142,6 +153,8 @@ const VERBS: [(&str, Verb); 31] = [
     ("fill", Verb::Type),
     ("write", Verb::Type),
     ("input", Verb::Type),
+    ("put", Verb::Type),
+    ("use", Verb::Type),
     ("select", Verb::Select),
     ("choose", Verb::Select),
     ("pick", Verb::Select),
@@ -150,7 +163,15 @@ const VERBS: [(&str, Verb); 31] = [
     ("check", Verb::Check),
     ("tick", Verb::Check),
     ("toggle", Verb::Check),
+    ("turn on", Verb::Check),
+    ("turn off", Verb::Check),
+    ("turn", Verb::Check),
+    ("enable", Verb::Check),
+    ("disable", Verb::Check),
+    ("switch to", Verb::Click),
+    ("switch", Verb::Check),
     ("click", Verb::Click),
+    ("clicking", Verb::Click),
     ("tap", Verb::Click),
     ("press", Verb::Click),
     ("hit", Verb::Click),
@@ -158,6 +179,14 @@ const VERBS: [(&str, Verb); 31] = [
     ("submit", Verb::Click),
     ("log in", Verb::Click),
     ("sign in", Verb::Click),
+    ("expand", Verb::Click),
+    ("collapse", Verb::Click),
+    ("show", Verb::Click),
+    ("reveal", Verb::Click),
+    ("close", Verb::Close),
+    ("dismiss", Verb::Close),
+    ("set", Verb::Set),
+    ("change", Verb::Set),
     ("scroll", Verb::Scroll),
 ];
 
@@ -184,17 +213,19 @@ const KEYS: [(&str, &str); 18] = [
 ];
 
 /// Words that say which kind of element, and the roles they mean.
-const ROLE_WORDS: [(&str, &[&str]); 14] = [
+const ROLE_WORDS: [(&str, &[&str]); 19] = [
     ("button", &["button"]),
     ("link", &["link"]),
     ("checkbox", &["checkbox", "switch"]),
     ("check box", &["checkbox", "switch"]),
+    ("switch", &["switch", "checkbox"]),
     ("radio", &["radio"]),
     ("tab", &["tab"]),
-    ("field", &["textbox", "searchbox", "combobox", "spinbutton"]),
-    ("input", &["textbox", "searchbox", "combobox", "spinbutton"]),
+    ("field", &FIELD_ROLES),
+    ("input", &FIELD_ROLES),
     ("textbox", &["textbox", "searchbox"]),
     ("text box", &["textbox", "searchbox"]),
+    ("text area", &["textbox"]),
     ("dropdown", &["combobox", "listbox"]),
     ("drop-down", &["combobox", "listbox"]),
     (
@@ -202,10 +233,24 @@ const ROLE_WORDS: [(&str, &[&str]); 14] = [
         &["menuitem", "menuitemcheckbox", "menuitemradio"],
     ),
     ("option", &["option", "radio"]),
+    ("item", &["listitem", "option", "menuitem", "treeitem"]),
+    ("entry", &["listitem", "option", "treeitem"]),
+    ("folder", &["treeitem"]),
+];
+
+/// Roles a value is typed into (the role words "field" and "input").
+const FIELD_ROLES: [&str; 7] = [
+    "textbox",
+    "searchbox",
+    "combobox",
+    "spinbutton",
+    "date",
+    "time",
+    "datetime",
 ];
 
 /// Words that never name a target (articles, role nouns, politeness).
-const FILLER: [&str; 29] = [
+const FILLER: [&str; 35] = [
     "the",
     "a",
     "an",
@@ -235,6 +280,12 @@ const FILLER: [&str; 29] = [
     "textbox",
     "value",
     "labelled",
+    "list",
+    "entry",
+    "area",
+    "section",
+    "folder",
+    "widget",
 ];
 
 /// Words that join a target to the rest of the step ("into the Username
@@ -243,8 +294,16 @@ const JOINERS: [&str; 11] = [
     "on", "to", "in", "into", "of", "for", "from", "with", "as", "at", "and",
 ];
 
-const EDITABLE: [&str; 4] = ["textbox", "searchbox", "combobox", "spinbutton"];
-const CLICKABLE: [&str; 15] = [
+const EDITABLE: [&str; 7] = [
+    "textbox",
+    "searchbox",
+    "combobox",
+    "spinbutton",
+    "date",
+    "time",
+    "datetime",
+];
+const CLICKABLE: [&str; 16] = [
     "button",
     "link",
     "checkbox",
@@ -260,6 +319,7 @@ const CLICKABLE: [&str; 15] = [
     "textbox",
     "searchbox",
     "listbox",
+    "DisclosureTriangle",
 ];
 
 /// Whether `text` has an ordinal ("second", "3rd", "last", "#2", "number 2").
@@ -305,8 +365,54 @@ fn target_words(text: &str, verb: &str) -> String {
     words.join(" ")
 }
 
+/// A word without its inflection ("wrapping", "colours", "opened").
 fn stem(w: &str) -> &str {
+    if let Some(s) = w.strip_suffix("ing").filter(|s| s.len() > 2) {
+        // "wrapping" → "wrap", "setting" → "set".
+        let b = s.as_bytes();
+        if b.len() >= 2 && b[b.len() - 1] == b[b.len() - 2] {
+            return &s[..s.len() - 1];
+        }
+        return s;
+    }
+    if let Some(s) = w.strip_suffix("ed").filter(|s| s.len() > 3) {
+        return s;
+    }
     w.strip_suffix('s').filter(|s| s.len() > 2).unwrap_or(w)
+}
+
+/// Whether two words are the same word, allowing one typo (a letter
+/// missing, extra, wrong or two swapped) in words of five letters or more.
+fn same_word(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len().min(b.len()) < 5 || a.len().abs_diff(b.len()) > 1 {
+        return false;
+    }
+    // Optimal string alignment distance, at most 1.
+    let mut prev2 = vec![0usize; b.len() + 1];
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut row = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (prev[j] + 1).min(row[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(prev2[j - 2] + 1);
+            }
+        }
+        prev2 = std::mem::replace(&mut prev, row);
+    }
+    prev[b.len()] <= 1
+}
+
+/// Whether `n` is a candidate among `roles`: one of them, or (for a click) an
+/// element that acts as a control without a role.
+fn is_candidate(n: &SnapshotNode, roles: &[&str]) -> bool {
+    n.reference.is_some()
+        && (roles.contains(&n.role.as_str()) || (roles.contains(&"button") && n.is_clickable()))
 }
 
 /// How well `name` fits `target`, 0..=1.
@@ -327,7 +433,10 @@ fn similarity(target: &str, name: &str) -> f64 {
     }
     let tw: Vec<&str> = t.split(' ').map(stem).collect();
     let nw: Vec<&str> = n.split(' ').map(stem).collect();
-    let common = tw.iter().filter(|w| nw.contains(w)).count() as f64;
+    let common = tw
+        .iter()
+        .filter(|w| nw.iter().any(|n| same_word(w, n)))
+        .count() as f64;
     let union = (tw.len() + nw.len()) as f64 - common;
     0.8 * common / union
 }
@@ -342,15 +451,17 @@ fn best<'a>(
 ) -> Result<(&'a SnapshotNode, f64), ToolError> {
     let mut scored: Vec<(&SnapshotNode, f64)> = nodes
         .iter()
-        .filter(|n| roles.contains(&n.role.as_str()) && n.reference.is_some())
+        .filter(|n| is_candidate(n, roles))
         .map(|n| {
             let mut s = similarity(target, &n.name);
             if let Some(hint) = hint {
-                s += if hint.contains(&n.role.as_str()) {
-                    0.15
-                } else {
-                    -0.3
-                };
+                // An element without a role may be what the word says (a
+                // `<div>` tab): neither helped nor pushed down.
+                if hint.contains(&n.role.as_str()) {
+                    s += 0.15;
+                } else if !n.is_clickable() {
+                    s -= 0.3;
+                }
             }
             (n, s.min(1.0))
         })
@@ -449,6 +560,25 @@ pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
     if let Some(at) = find_words(&lower, "wait") {
         return wait(&lower[at..]);
     }
+    // "Submit the form by clicking the button": the means is the action.
+    let lower_ascii = step.to_ascii_lowercase();
+    if let Some(at) = [
+        "by clicking",
+        "by pressing",
+        "by tapping",
+        "by selecting",
+        "by choosing",
+    ]
+    .iter()
+    .filter_map(|w| find_words(&lower_ascii, w))
+    .min()
+    {
+        let means = StepInput {
+            plan_step: step[at + 3..].to_string(),
+            ..input.clone()
+        };
+        return decide(&means);
+    }
     // The step without its quoted strings, lowercased (quotes keep their case).
     let unq = unquoted(step, &quotes).to_lowercase();
     if let Some(pressed) = press(&lower, &unq, &quotes) {
@@ -461,15 +591,25 @@ pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
         .filter_map(|(word, verb)| find_words(&unq, word).map(|at| (at, *word, *verb)))
         .min_by_key(|(at, word, _)| (*at, usize::MAX - word.len()));
     let Some((_, word, verb)) = found else {
-        return Err(fail(
-            "ambiguous_step",
-            format!(
-                "no action in {step:?}: say what to do (click, type, select, search, scroll, go to, press, wait)"
-            ),
-        ));
+        // No verb ("Send the feedback", "Month view", "Item 13"): the step
+        // names what to press, when one element's name fits it well.
+        let no_action = || {
+            fail(
+                "ambiguous_step",
+                format!(
+                    "no action in {step:?}: say what to do (click, type, select, search, scroll, go to, press, wait)"
+                ),
+            )
+        };
+        return match click(nodes, &quotes, step, "", role_hint(&unq)) {
+            Ok(d) if d.confidence >= 0.5 => Ok(d),
+            _ => Err(no_action()),
+        };
     };
     let hint = role_hint(&unq);
     match verb {
+        Verb::Close => close(nodes, &quotes, step, word),
+        Verb::Set => set(nodes, &quotes, step, word),
         Verb::Navigate => navigate(nodes, &quotes, step, word, hint, &input.url),
         Verb::Search => search(&quotes, &unq, word),
         Verb::Type => type_into(nodes, &quotes, step, &unq, word),
@@ -751,6 +891,16 @@ fn by_position<'a>(
         {
             position = Some(n);
             i += 1;
+        } else if let Some(n) = w.parse::<usize>().ok().filter(|_| {
+            // "tab 3": a number after a role word, unless it is a name
+            // on the page ("Item 37").
+            i > 0
+                && ROLE_WORDS.iter().any(|(r, _)| *r == words[i - 1])
+                && !nodes
+                    .iter()
+                    .any(|n| find_words(&norm(&n.name), &format!("{} {w}", words[i - 1])).is_some())
+        }) {
+            position = Some(n);
         } else if !FILLER.contains(&w) && !JOINERS.contains(&w) {
             rest.push(w);
         }
@@ -758,9 +908,7 @@ fn by_position<'a>(
     }
     let hinted = hint.filter(|h| h.iter().any(|r| roles.contains(r)));
     let of_role = |n: &&SnapshotNode| {
-        n.reference.is_some()
-            && roles.contains(&n.role.as_str())
-            && hinted.is_none_or(|h| h.contains(&n.role.as_str()))
+        is_candidate(n, roles) && hinted.is_none_or(|h| h.contains(&n.role.as_str()))
     };
     // "the Last name field" names a field; it is not the last one.
     if let Some(word) = ordinal_word
@@ -794,7 +942,71 @@ fn by_position<'a>(
     Some((pick, format!("{how} of {} {}", candidates.len(), pick.role)))
 }
 
+/// Words that name a container, and its roles.
+const CONTAINER_WORDS: [(&str, &[&str]); 12] = [
+    ("frame", &["iframe"]),
+    ("iframe", &["iframe"]),
+    ("dialog", &["dialog", "alertdialog"]),
+    ("popup", &["dialog", "alertdialog"]),
+    ("modal", &["dialog", "alertdialog"]),
+    ("navbar", &["navigation"]),
+    ("navigation", &["navigation"]),
+    ("menu bar", &["navigation", "menubar"]),
+    ("form", &["form"]),
+    ("header", &["banner"]),
+    ("footer", &["contentinfo"]),
+    ("table", &["table"]),
+];
+
+/// "… in the frame", "… inside the Cookies dialog", "… within the navbar":
+/// the one container the words name (by its kind or its name), and the step
+/// without them. `None` when the step names no container on the page.
+fn container<'a>(nodes: &'a [SnapshotNode], step: &str) -> Option<(Vec<SnapshotNode>, String)> {
+    let lower = step.to_ascii_lowercase();
+    let (at, len) = ["inside", "within", "in"]
+        .iter()
+        .filter_map(|w| find_words(&lower, w).map(|at| (at, w.len())))
+        .max()?;
+    let phrase = norm(&lower[at + len..]);
+    let roles: Vec<&str> = CONTAINER_WORDS
+        .iter()
+        .filter(|(w, _)| find_words(&phrase, w).is_some())
+        .flat_map(|(_, roles)| roles.iter().copied())
+        .collect();
+    let kinds: Vec<&'a SnapshotNode> = nodes
+        .iter()
+        .filter(|n| {
+            roles.contains(&n.role.as_str())
+                || (CONTAINER_WORDS
+                    .iter()
+                    .any(|(_, r)| r.contains(&n.role.as_str()))
+                    && !n.name.is_empty()
+                    && similarity(&phrase, &n.name) >= 0.6)
+        })
+        .collect();
+    let [one] = kinds.as_slice() else {
+        return None;
+    };
+    Some((below(nodes, one).to_vec(), step[..at].to_string()))
+}
+
 fn click(
+    nodes: &[SnapshotNode],
+    quotes: &[String],
+    step: &str,
+    verb: &str,
+    hint: Option<&[&str]>,
+) -> Result<Decision, ToolError> {
+    // A step that says where ("the button in the frame") looks there first.
+    if let Some((inside, rest)) = container(nodes, step)
+        && let Ok(d) = click_among(&inside, quotes, &rest, verb, hint)
+    {
+        return Ok(d);
+    }
+    click_among(nodes, quotes, step, verb, hint)
+}
+
+fn click_among(
     nodes: &[SnapshotNode],
     quotes: &[String],
     step: &str,
@@ -833,6 +1045,133 @@ fn click(
     )
 }
 
+/// Names of the buttons that close what they sit in.
+const CLOSERS: [&str; 7] = [
+    "close",
+    "dismiss",
+    "x",
+    "no thanks",
+    "got it",
+    "close dialog",
+    "close modal",
+];
+
+/// "Close the dialog", "Dismiss the cookie banner", "Close it": the page's
+/// close button (named "Close", "×", "Dismiss", …) when it has one, or the
+/// named element when the step names something else to close ("Close the
+/// Shipping section"); with neither, Escape (what closes most dialogs).
+fn close(
+    nodes: &[SnapshotNode],
+    quotes: &[String],
+    step: &str,
+    verb: &str,
+) -> Result<Decision, ToolError> {
+    let closers: Vec<&SnapshotNode> = nodes
+        .iter()
+        .filter(|n| is_candidate(n, &["button", "link"]))
+        .filter(|n| {
+            let name = norm(&n.name);
+            CLOSERS.contains(&name.as_str())
+                || name
+                    .split(' ')
+                    .next()
+                    .is_some_and(|w| w == "close" || w == "dismiss")
+        })
+        .collect();
+    match closers.as_slice() {
+        [one] => {
+            return decision(
+                on(one, ActionKind::Click, None),
+                0.8,
+                format!("Click {} {:?} (closes)", one.role, one.name),
+            );
+        }
+        [first, ..]
+            if nodes
+                .iter()
+                .any(|n| n.role == "dialog" || n.role == "alertdialog") =>
+        {
+            // Several: the first close button after the page's dialog.
+            let dialog_at = nodes
+                .iter()
+                .position(|n| n.role == "dialog" || n.role == "alertdialog");
+            let first_in = dialog_at.and_then(|at| {
+                closers.iter().copied().find(|c| {
+                    nodes
+                        .iter()
+                        .position(|n| std::ptr::eq(n, *c))
+                        .is_some_and(|p| p > at)
+                })
+            });
+            let pick = first_in.unwrap_or(first);
+            return decision(
+                on(pick, ActionKind::Click, None),
+                0.6,
+                format!("Click {} {:?} (closes the dialog)", pick.role, pick.name),
+            );
+        }
+        _ => {}
+    }
+    let what = clicked_thing(quotes, step, verb);
+    let dialog_words = [
+        "dialog", "popup", "pop-up", "modal", "banner", "window", "overlay", "cookie", "cookies",
+        "notice", "message", "it",
+    ];
+    let named = what.split_whitespace().any(|w| !dialog_words.contains(&w));
+    if named && let Ok(d) = click(nodes, quotes, step, verb, None) {
+        return Ok(d);
+    }
+    decision(
+        Action {
+            action: ActionKind::PressKey,
+            args: ActionArgs {
+                key: Some("Escape".into()),
+                ..ActionArgs::default()
+            },
+        },
+        0.5,
+        "Press Escape (no close button on the page)".into(),
+    )
+}
+
+/// "Set the country to Germany", "Change the date of birth to 1990-05-17":
+/// a list takes the value as a selection, a field as typed text.
+fn set(
+    nodes: &[SnapshotNode],
+    quotes: &[String],
+    step: &str,
+    verb: &str,
+) -> Result<Decision, ToolError> {
+    let lower = step.to_ascii_lowercase();
+    let (field, value) = match (quotes.first(), find_words(&lower, "to")) {
+        (Some(q), _) => (target_words(&unquoted(step, quotes), verb), q.clone()),
+        (None, Some(at)) => (
+            target_words(&lower[..at], verb),
+            step[at + 2..].trim().trim_end_matches('.').to_string(),
+        ),
+        (None, None) => {
+            return Err(fail(
+                "ambiguous_step",
+                format!("set what to what? say \"set <field> to <value>\" in {step:?}"),
+            ));
+        }
+    };
+    let mut roles: Vec<&str> = EDITABLE.to_vec();
+    roles.extend(["listbox", "slider", "checkbox", "switch"]);
+    let (node, score) = best(nodes, &field, &roles, None)?;
+    let (kind, said) = match node.role.as_str() {
+        "combobox" | "listbox" => (ActionKind::Select, "Select"),
+        "checkbox" | "switch" => (ActionKind::Click, "Click"),
+        _ => (ActionKind::Type, "Type into"),
+    };
+    let text = (kind != ActionKind::Click).then(|| value.clone());
+    decision(
+        on(node, kind, text),
+        score,
+        format!("{said} {} {:?} ({value:?})", node.role, node.name),
+    )
+}
+
 /// "Type 'ada' into the Username field", "Enter 'x' as the password", "Fill in
 /// Email with 'a@b.c'".
 fn type_into(
@@ -846,14 +1185,30 @@ fn type_into(
     let lower = step.to_ascii_lowercase();
     let (text, field) = match quotes.first() {
         Some(text) => (text.clone(), target_words(unq, verb)),
-        None => {
+        None => match find_words(&lower, "with") {
             // "Fill in email with ada@example.com": the value follows "with".
-            let Some(at) = find_words(&lower, "with") else {
-                return Err(fail("ambiguous_step", "type what? put the text in quotes"));
-            };
-            let value = step[at + 4..].trim().trim_end_matches('.').to_string();
-            (value, target_words(&lower[..at], verb))
-        }
+            Some(at) => {
+                let value = step[at + 4..].trim().trim_end_matches('.').to_string();
+                (value, target_words(&lower[..at], verb))
+            }
+            // "Type a@b.io into the email field", "Enter ada as the user
+            // name": the value is between the verb and the joiner.
+            None => {
+                let from = find_words(&lower, verb).map_or(0, |at| at + verb.len());
+                let split = ["into", "in", "as", "on", "for"]
+                    .iter()
+                    .filter_map(|w| find_words(&lower[from..], w).map(|at| (from + at, w.len())))
+                    .min();
+                let Some((at, len)) = split else {
+                    return Err(fail("ambiguous_step", "type what? put the text in quotes"));
+                };
+                let value = step[from..at].trim().to_string();
+                if value.is_empty() {
+                    return Err(fail("ambiguous_step", "type what? put the text in quotes"));
+                }
+                (value, target_words(&lower[at + len..], ""))
+            }
+        },
     };
     let editable: Vec<&SnapshotNode> = nodes
         .iter()
@@ -895,8 +1250,56 @@ fn type_into(
     )
 }
 
-/// "Select 'Green' from the Colour dropdown", or "Select the 'Remember me'
-/// checkbox" (a click).
+/// The nodes below `list` in the tree (its options, for a list).
+fn below<'a>(nodes: &'a [SnapshotNode], list: &SnapshotNode) -> &'a [SnapshotNode] {
+    let Some(at) = nodes.iter().position(|n| std::ptr::eq(n, list)) else {
+        return &[];
+    };
+    let end = nodes[at + 1..]
+        .iter()
+        .position(|n| n.depth <= list.depth)
+        .map_or(nodes.len(), |p| at + 1 + p);
+    &nodes[at + 1..end]
+}
+
+/// "Red and Blue", "red, green & blue" → each value; "only Green" → Green.
+fn split_values(option: &str) -> Vec<String> {
+    let mut text = format!(" {option} ");
+    for sep in [",", " and ", " & ", " plus "] {
+        text = text.replace(sep, "\u{1f}");
+    }
+    text.split('\u{1f}')
+        .map(|v| {
+            let v = v.trim();
+            let v = v.strip_prefix("only ").unwrap_or(v);
+            let v = v.strip_prefix("both ").unwrap_or(v);
+            v.trim().to_string()
+        })
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// What a select step can click instead of selecting in a list: checkboxes,
+/// radios, tabs, options of an open list, menu items, and elements acting as
+/// controls (a list item with a click handler).
+const CHECKABLE: [&str; 9] = [
+    "checkbox",
+    "radio",
+    "option",
+    "tab",
+    "switch",
+    "menuitem",
+    "menuitemradio",
+    "menuitemcheckbox",
+    "treeitem",
+];
+
+/// "Select 'Green' from the Colour dropdown", "Choose Germany in Country",
+/// "Select Red and Blue in the colours list", or "Select the 'Remember me'
+/// checkbox", "Pick express shipping", "Choose pears" (a click on what has
+/// that name). A drop-down (`combobox`) takes the value as a selection; a
+/// list box shows its options, so one value is a click on that option and
+/// several are one selection.
 fn select(
     nodes: &[SnapshotNode],
     quotes: &[String],
@@ -906,24 +1309,16 @@ fn select(
     hint: Option<&[&str]>,
 ) -> Result<Decision, ToolError> {
     let lower = step.to_lowercase();
-    let checkable = [
-        "checkbox",
-        "radio",
-        "option",
-        "tab",
-        "switch",
-        "menuitem",
-        "menuitemradio",
-        "menuitemcheckbox",
-    ];
     let lists: Vec<&SnapshotNode> = nodes
         .iter()
         .filter(|n| n.role == "combobox" || n.role == "listbox")
+        .filter(|n| n.reference.is_some())
         .collect();
-    let (option, field) = match quotes.first() {
-        Some(q) => (q.clone(), target_words(unq, verb)),
-        None => {
-            let split = ["from", "in", "as", "for"]
+    let (mut option, mut field) = match quotes {
+        [one] => (one.clone(), target_words(unq, verb)),
+        [_, ..] => (quotes.join(", "), target_words(unq, verb)),
+        [] => {
+            let split = ["from", "in", "as", "for", "on"]
                 .iter()
                 .filter_map(|w| find_words(&lower, w).map(|at| (at, w.len())))
                 .min();
@@ -936,31 +1331,102 @@ fn select(
             }
         }
     };
-    // A checkbox, radio or option of that name: click it.
-    let pick = hint
-        .filter(|h| h.iter().any(|r| ["checkbox", "radio", "tab"].contains(r)))
-        .is_some()
-        || lists.is_empty();
-    if pick {
-        let (node, score) = best(nodes, &option, &checkable, hint)?;
+    // "Choose the colours red and blue": the list named first.
+    if field.is_empty() {
+        for list in &lists {
+            let name = norm(&list.name);
+            if !name.is_empty()
+                && let Some(rest) = option.strip_prefix(&format!("{name} "))
+            {
+                option = rest.to_string();
+                field = name;
+                break;
+            }
+        }
+    }
+    let values = split_values(&option);
+    // Options of a drop-down are chosen by selecting, not by a click.
+    let in_dropdown: Vec<&SnapshotNode> = lists
+        .iter()
+        .filter(|l| l.role == "combobox")
+        .flat_map(|l| below(nodes, l))
+        .collect();
+    let clickable: Vec<SnapshotNode> = nodes
+        .iter()
+        .filter(|n| !in_dropdown.iter().any(|d| std::ptr::eq(*d, *n)))
+        .cloned()
+        .collect();
+    let mut click_roles = CHECKABLE.to_vec();
+    click_roles.push("button");
+    let wants_click = hint.is_some_and(|h| {
+        h.iter()
+            .any(|r| ["checkbox", "radio", "tab", "listitem", "treeitem"].contains(r))
+    });
+    let list_named = if field.is_empty() {
+        None
+    } else {
+        best(nodes, &field, &["combobox", "listbox"], None).ok()
+    };
+    if values.len() <= 1 && (list_named.is_none() || wants_click) {
+        if let Ok((node, score)) = best(&clickable, &option, &click_roles, hint)
+            && (score >= 0.6 || lists.is_empty() || wants_click)
+        {
+            return decision(
+                on(node, ActionKind::Click, None),
+                score,
+                format!("Click {} {:?}", node.role, node.name),
+            );
+        }
+        if lists.is_empty() {
+            return Err(fail(
+                "element_not_found",
+                format!("nothing on the page to select {option:?} in"),
+            ));
+        }
+    }
+    // The list: the one named; else the one with an option of that value;
+    // else the page's only list.
+    let has_value = |l: &&SnapshotNode| {
+        below(nodes, l)
+            .iter()
+            .any(|o| o.role == "option" && values.iter().any(|v| similarity(v, &o.name) >= 0.9))
+    };
+    let list = match list_named {
+        Some((list, _)) => list,
+        None => match (lists.iter().copied().find(has_value), lists.as_slice()) {
+            (Some(list), _) => list,
+            (None, [only]) => *only,
+            (None, _) => {
+                let what = if field.is_empty() { &option } else { &field };
+                best(nodes, what, &["combobox", "listbox"], None)?.0
+            }
+        },
+    };
+    // A list box shows its options: one value is a click on it.
+    if list.role == "listbox"
+        && let [value] = values.as_slice()
+        && let Ok((opt, score)) = best(below(nodes, list), value, &["option"], None)
+    {
         return decision(
-            on(node, ActionKind::Click, None),
+            on(opt, ActionKind::Click, None),
             score,
-            format!("Click {} {:?}", node.role, node.name),
+            format!("Click option {:?} in {:?}", opt.name, list.name),
         );
     }
-    let list = if field.is_empty() {
-        match lists.as_slice() {
-            [only] => *only,
-            _ => best(nodes, &option, &["combobox", "listbox"], None).map(|(n, _)| n)?,
-        }
-    } else {
-        best(nodes, &field, &["combobox", "listbox"], None)?.0
-    };
+    let mut action = on(list, ActionKind::Select, None);
+    match values.as_slice() {
+        [one] => action.args.text = Some(one.clone()),
+        many => action.args.values = Some(many.to_vec()),
+    }
     decision(
-        on(list, ActionKind::Select, Some(option.clone())),
+        action,
         0.85,
-        format!("Select {option:?} in {} {:?}", list.role, list.name),
+        format!(
+            "Select {} in {} {:?}",
+            values.join(", "),
+            list.role,
+            list.name
+        ),
     )
 }
 

@@ -147,6 +147,10 @@ pub struct ActionArgs {
     /// `scroll`: `top` or `bottom` instead of a direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
+    /// `select`: several options at once, for a list that takes several
+    /// (then `text` is not needed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<String>>,
 }
 
 /// One action, chosen for one plan step.
@@ -520,10 +524,14 @@ async fn run(
                 .map(drop)
         }
         ActionKind::Select => {
-            let option = a.text.clone().ok_or_else(|| missing("text"))?;
+            let values = match (&a.values, &a.text) {
+                (Some(many), _) if !many.is_empty() => OneOrMany::Many(many.clone()),
+                (_, Some(one)) => OneOrMany::One(one.clone()),
+                _ => return Err(missing("text")),
+            };
             let args = tools::SelectArgs {
                 address: address(a, nodes),
-                values: Some(OneOrMany::One(option)),
+                values: Some(values),
                 index: None,
                 timeout_ms: None,
             };
@@ -603,7 +611,8 @@ fn replay(action: &Action, nodes: &[SnapshotNode]) -> ReplayCall {
         }
         ActionKind::Select => {
             target.into_iter().for_each(|(k, v)| put(k, Some(v)));
-            put("values", text(&a.text));
+            let many = a.values.clone().filter(|v| !v.is_empty()).map(Value::from);
+            put("values", many.or_else(|| text(&a.text)));
             "browser_select_option"
         }
     };
@@ -621,6 +630,31 @@ fn stable_address(a: &ActionArgs, nodes: &[SnapshotNode]) -> Vec<(&'static str, 
         .as_ref()
         .and_then(|r| nodes.iter().find(|n| n.reference.as_ref() == Some(r)));
     match (node, &a.role, &a.name) {
+        // A name the page does not give as an accessible name: by the text
+        // it was found by.
+        (Some(n), _, _) if n.name_from.is_some() && !n.name.trim().is_empty() => vec![
+            ("label", Value::from(n.name.clone())),
+            ("exact", Value::Bool(true)),
+        ],
+        // Roles of the snapshot's own that a role locator does not know.
+        (Some(n), _, _)
+            if matches!(n.role.as_str(), "date" | "time" | "datetime")
+                && !n.name.trim().is_empty() =>
+        {
+            vec![
+                ("label", Value::from(n.name.clone())),
+                ("exact", Value::Bool(true)),
+            ]
+        }
+        (Some(n), _, _)
+            if (n.is_clickable() || n.role == "DisclosureTriangle")
+                && !n.name.trim().is_empty() =>
+        {
+            vec![
+                ("has_text", Value::from(n.name.clone())),
+                ("exact", Value::Bool(true)),
+            ]
+        }
         (Some(n), _, _) if !n.name.trim().is_empty() => vec![
             ("role", Value::from(n.role.clone())),
             ("name", Value::from(n.name.clone())),
@@ -711,7 +745,9 @@ pub fn validate(action: &Action, snapshot: &CompressedSnapshot) -> Result<(), St
         },
         ActionKind::Click => target_in_snapshot(a, snapshot),
         ActionKind::Select => {
-            need(&a.text, "text")?;
+            if a.values.as_ref().is_none_or(|v| v.is_empty()) {
+                need(&a.text, "text")?;
+            }
             target_in_snapshot(a, snapshot)
         }
     }

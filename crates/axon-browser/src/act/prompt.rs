@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::StepInput;
-use crate::snapshot::{INTERACTIVE, SnapshotNode};
+use crate::snapshot::SnapshotNode;
 
 /// At most this many nodes reach a prompt.
 pub(crate) const MAX_PROMPT_NODES: usize = 300;
@@ -15,10 +15,15 @@ pub(crate) const MAX_PROMPT_NODES: usize = 300;
 /// cut to this many plus a count.
 const LIST_KEEP: usize = 10;
 
+/// Containers a step may name ("the button in the dialog"), kept as the
+/// parents of what they hold.
+const CONTAINERS: [&str; 5] = ["iframe", "dialog", "alertdialog", "navigation", "form"];
+
 /// The snapshot, compressed for a prompt.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct CompressedSnapshot {
-    /// The kept nodes.
+    /// The kept nodes, a long list's overflow included (the text shows
+    /// its first 10 and a count; the heuristic and validation see them all).
     pub nodes: Vec<SnapshotNode>,
     /// The same as lines, what the prompt shows.
     pub text: String,
@@ -28,13 +33,14 @@ pub struct CompressedSnapshot {
     pub tokens: usize,
 }
 
-/// Keep interactive elements, headings, and text right before an element (a
-/// label, a price next to a button); cut long lists; cap at `max`.
+/// Keep interactive elements, headings, containers (frames, dialogs, forms,
+/// navigation), and text right before an element (a label, a price next to a
+/// button); cut long lists; cap at `max`.
 pub fn compress(nodes: &[SnapshotNode], max: usize) -> CompressedSnapshot {
-    let interactive = |n: &SnapshotNode| INTERACTIVE.contains(&n.role.as_str());
+    let interactive = |n: &SnapshotNode| n.actionable();
     let mut keep = vec![false; nodes.len()];
     for (i, n) in nodes.iter().enumerate() {
-        if interactive(n) || n.role == "heading" {
+        if interactive(n) || n.role == "heading" || CONTAINERS.contains(&n.role.as_str()) {
             keep[i] = true;
             // The text just before an element names or explains it.
             if i > 0 && nodes[i - 1].role == "text" && interactive(n) {
@@ -58,7 +64,12 @@ pub fn compress(nodes: &[SnapshotNode], max: usize) -> CompressedSnapshot {
             if let Some((_, _, count)) = run.as_mut() {
                 *count += 1;
                 if *count > LIST_KEEP {
+                    // Not shown, but still an element the translator may
+                    // name ("Item 37") and the reply may pick.
                     dropped += 1;
+                    if out.len() < max {
+                        out.push(n.clone());
+                    }
                     continue;
                 }
             }
@@ -70,7 +81,7 @@ pub fn compress(nodes: &[SnapshotNode], max: usize) -> CompressedSnapshot {
             dropped += 1;
             continue;
         }
-        text.push_str(&line(n));
+        text.push_str(&n.line());
         out.push(n.clone());
     }
     flush_run(&mut run, &mut text);
@@ -93,24 +104,6 @@ fn flush_run(run: &mut Option<(String, usize, usize)>, text: &mut String) {
             count - LIST_KEEP
         ));
     }
-}
-
-fn line(n: &SnapshotNode) -> String {
-    let mut s = format!("{}- {}", "  ".repeat(n.depth), n.role);
-    if !n.name.is_empty() {
-        s.push_str(&format!(" {:?}", n.name));
-    }
-    if let Some(v) = &n.value {
-        s.push_str(&format!(" value={v:?}"));
-    }
-    for state in &n.states {
-        s.push_str(&format!(" [{state}]"));
-    }
-    if let Some(r) = &n.reference {
-        s.push_str(&format!(" [ref={r}]"));
-    }
-    s.push('\n');
-    s
 }
 
 /// The execution agent's system prompt: role, boundaries, tool selection rules, one JSON
@@ -168,6 +161,7 @@ mod tests {
             depth,
             value: None,
             states: Vec::new(),
+            name_from: None,
         }
     }
 
@@ -187,7 +181,7 @@ mod tests {
         let c = compress(&nodes, 100);
         let names: Vec<&str> = c.nodes.iter().map(|n| n.name.as_str()).collect();
         assert_eq!(&names[..4], ["Pick", "Price: 3 €", "Buy", "Fruit"]);
-        assert_eq!(names.len(), 4 + 10 + 1);
+        assert_eq!(names.len(), 4 + 25 + 1, "the overflow is kept, unshown");
         assert!(
             c.text.contains("- … 15 more option\n  ") || c.text.contains("  - … 15 more option\n"),
             "{}",

@@ -147,6 +147,20 @@ pub(crate) async fn type_text(
     if password {
         ctx.mark_secret("/text");
     }
+    if let Some(found) = found
+        .as_ref()
+        .filter(|f| f.info["set_value"] == json!(true))
+    {
+        let set = locate::helper(&page, found, "setValue", &[json!(args.text)]).await?;
+        if let Some(error) = set["error"].as_str() {
+            return Err(ToolError::invalid_arguments(format!("/text: {error}")));
+        }
+        return Ok(Typed {
+            element,
+            chars: args.text.chars().count(),
+            password,
+        });
+    }
     if args.clear {
         match &found {
             Some(found) => {

@@ -205,7 +205,12 @@ async fn take_snapshot(
     ctx: &ToolContext,
 ) -> Result<Snapshot, ToolError> {
     let page = b.page_for(ctx).await?;
-    let mut snap = snapshot::snapshot(&page, args.max_nodes).await?;
+    let (url, title, all) = snapshot::read(&page).await?;
+    let previous = b.swap_snapshot(ctx, all.clone()).await;
+    let view = snapshot::view(all, &args, &previous)?;
+    let mut snap = snapshot::assemble(url, title, view.nodes, args.max_nodes);
+    snap.matches = view.matches;
+    snap.removed = view.removed;
     if !args.nodes {
         snap.nodes.clear();
     }
