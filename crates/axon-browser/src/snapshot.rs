@@ -824,7 +824,8 @@ fn name_by_nearby_text(nodes: &mut [SnapshotNode]) {
         let mut label = None;
         for j in range {
             let other = &nodes[j];
-            if other.actionable() || other.role == "iframe" {
+            // A heading titles a section; it does not label a field.
+            if other.actionable() || other.role == "iframe" || other.role == "heading" {
                 break;
             }
             if !other.name.is_empty() {

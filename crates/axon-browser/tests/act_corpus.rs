@@ -35,12 +35,12 @@ struct Case {
     split: String,
 }
 
-/// The floors: the success rates when they were last raised (dev 33.3 %,
-/// held-out 34.9 %, 2026-11-24, after ordinals and role-only targets; the
-/// baseline was 21.5 % and 28.4 %), less a few cases, so that they only stop
-/// a slide.
-const DEV_FLOOR: f64 = 30.0;
-const HELD_OUT_FLOOR: f64 = 31.0;
+/// The floors: the success rates when they were last raised (dev 98.9 %,
+/// held-out 90.8 %, 2026-11-24, after the snapshot's reach and the
+/// translator's categories; the baseline was 21.5 % and 28.4 %), less about
+/// three cases each, so that they only stop a slide.
+const DEV_FLOOR: f64 = 95.0;
+const HELD_OUT_FLOOR: f64 = 88.0;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_corpus_of_plan_steps() {

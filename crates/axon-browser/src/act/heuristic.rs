@@ -213,7 +213,7 @@ const KEYS: [(&str, &str); 18] = [
 ];
 
 /// Words that say which kind of element, and the roles they mean.
-const ROLE_WORDS: [(&str, &[&str]); 19] = [
+const ROLE_WORDS: [(&str, &[&str]); 20] = [
     ("button", &["button"]),
     ("link", &["link"]),
     ("checkbox", &["checkbox", "switch"]),
@@ -236,6 +236,7 @@ const ROLE_WORDS: [(&str, &[&str]); 19] = [
     ("item", &["listitem", "option", "menuitem", "treeitem"]),
     ("entry", &["listitem", "option", "treeitem"]),
     ("folder", &["treeitem"]),
+    ("box", &["textbox", "searchbox", "combobox", "checkbox"]),
 ];
 
 /// Roles a value is typed into (the role words "field" and "input").
@@ -494,6 +495,31 @@ fn best<'a>(
         ));
     }
     Ok((top, score))
+}
+
+/// An element and why it was taken: `button "Log in" (matched: "login" ≈
+/// "Log in", words)`; the name's source when the page did not give it.
+fn matched(target: &str, node: &SnapshotNode) -> String {
+    let t = norm(target);
+    let n = norm(&node.name);
+    let how = if t.is_empty() {
+        "the only one"
+    } else if t == n {
+        "the name"
+    } else if find_words(&n, &t).is_some() || find_words(&t, &n).is_some() {
+        "part of the name"
+    } else {
+        "words of the name"
+    };
+    let source = match (&node.name_from, node.is_clickable()) {
+        (Some(from), _) => format!(" {from}"),
+        (None, true) => " text of a clickable element".to_string(),
+        (None, false) => String::new(),
+    };
+    format!(
+        "{} {:?} (matched: {target:?} ≈{source} {:?}, {how})",
+        node.role, node.name, node.name
+    )
 }
 
 fn on(node: &SnapshotNode, action: ActionKind, text: Option<String>) -> Action {
@@ -774,7 +800,7 @@ fn click_verb(
         return decision(
             on(node, ActionKind::Click, None),
             score,
-            format!("Click {} {:?}", node.role, node.name),
+            format!("Click {}", matched(word, node)),
         );
     }
     click(nodes, quotes, step, word, hint)
@@ -841,7 +867,7 @@ fn clicked_thing(quotes: &[String], step: &str, verb: &str) -> String {
 }
 
 /// Ordinal words and the position they name (1-based; 0 is "last").
-const ORDINALS: [(&str, usize); 17] = [
+const ORDINALS: [(&str, usize); 23] = [
     ("first", 1),
     ("1st", 1),
     ("second", 2),
@@ -856,10 +882,26 @@ const ORDINALS: [(&str, usize); 17] = [
     ("6th", 6),
     ("seventh", 7),
     ("7th", 7),
+    ("eighth", 8),
+    ("8th", 8),
+    ("ninth", 9),
+    ("9th", 9),
+    ("tenth", 10),
+    ("10th", 10),
     ("last", 0),
     ("final", 0),
     ("only", 1),
 ];
+
+/// "3" or "three" (up to ten).
+fn number(word: &str) -> Option<usize> {
+    const WORDS: [&str; 10] = [
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    word.parse()
+        .ok()
+        .or_else(|| WORDS.iter().position(|w| *w == word).map(|i| i + 1))
+}
 
 /// An element picked by position or by role alone, generally (no page
 /// knowledge): "the second link", "the 4th input", "link number 2", "Save #2",
@@ -887,11 +929,11 @@ fn by_position<'a>(
         } else if let Some(n) = w.strip_prefix('#').and_then(|d| d.parse::<usize>().ok()) {
             position = Some(n);
         } else if w == "number"
-            && let Some(n) = words.get(i + 1).and_then(|d| d.parse::<usize>().ok())
+            && let Some(n) = words.get(i + 1).and_then(|d| number(d))
         {
             position = Some(n);
             i += 1;
-        } else if let Some(n) = w.parse::<usize>().ok().filter(|_| {
+        } else if let Some(n) = number(w).filter(|_| {
             // "tab 3": a number after a role word, unless it is a name
             // on the page ("Item 37").
             i > 0
@@ -1037,11 +1079,29 @@ fn click_among(
             format!("{verb} what? name the element in {step:?}"),
         ));
     }
-    let (node, score) = best(nodes, &target, &CLICKABLE, hint)?;
+    let (node, score) = match best(nodes, &target, &CLICKABLE, hint) {
+        Ok(found) => found,
+        Err(e) => {
+            // "Press the submit button" on a page with one button: no name
+            // fits, but the role the step names has one element.
+            let named_role = role_hint(&norm(step));
+            let lone: Vec<&SnapshotNode> = nodes
+                .iter()
+                .filter(|n| {
+                    n.reference.is_some()
+                        && named_role.is_some_and(|r| r.contains(&n.role.as_str()))
+                })
+                .collect();
+            match lone.as_slice() {
+                [only] => (*only, 0.5),
+                _ => return Err(e),
+            }
+        }
+    };
     decision(
         on(node, ActionKind::Click, None),
         score,
-        format!("Click {} {:?}", node.role, node.name),
+        format!("Click {}", matched(&target, node)),
     )
 }
 
@@ -1183,9 +1243,20 @@ fn type_into(
 ) -> Result<Decision, ToolError> {
     // ASCII lowercasing keeps byte offsets, so `lower`'s positions index `step`.
     let lower = step.to_ascii_lowercase();
-    let (text, field) = match quotes.first() {
-        Some(text) => (text.clone(), target_words(unq, verb)),
-        None => match find_words(&lower, "with") {
+    let (text, field) = match quotes {
+        // "Type 'ada' into 'User name'", "Fill 'Email' with 'a@b.c'": the
+        // quote after "with" is the text, the one after "into"/"in" the field.
+        [first, second, ..] => {
+            let with = find_words(&lower, "with");
+            let second_at = lower.rfind(&second.to_ascii_lowercase()).unwrap_or(0);
+            if with.is_some_and(|w| w < second_at) {
+                (second.clone(), first.clone())
+            } else {
+                (first.clone(), second.clone())
+            }
+        }
+        [text] => (text.clone(), target_words(unq, verb)),
+        [] => match find_words(&lower, "with") {
             // "Fill in email with ada@example.com": the value follows "with".
             Some(at) => {
                 let value = step[at + 4..].trim().trim_end_matches('.').to_string();
@@ -1200,7 +1271,9 @@ fn type_into(
                     .filter_map(|w| find_words(&lower[from..], w).map(|at| (from + at, w.len())))
                     .min();
                 let Some((at, len)) = split else {
-                    return Err(fail("ambiguous_step", "type what? put the text in quotes"));
+                    // "Enter the phone number 555-0100": a field's name, then
+                    // the value.
+                    return field_then_value(nodes, step, from, verb);
                 };
                 let value = step[from..at].trim().to_string();
                 if value.is_empty() {
@@ -1242,11 +1315,16 @@ fn type_into(
             "Type into the focused element".into(),
         );
     }
-    let (node, score) = best(nodes, &field, &EDITABLE, None)?;
+    let (node, score) = match (best(nodes, &field, &EDITABLE, None), editable.as_slice()) {
+        (Ok(found), _) => found,
+        // The page has one field: it is the one the step means.
+        (Err(_), [only]) => (*only, 0.5),
+        (Err(e), _) => return Err(e),
+    };
     decision(
         on(node, ActionKind::Type, Some(text)),
         score,
-        format!("Type into {} {:?}", node.role, node.name),
+        format!("Type into {}", matched(&field, node)),
     )
 }
 
@@ -1294,6 +1372,39 @@ const CHECKABLE: [&str; 9] = [
     "treeitem",
 ];
 
+/// "Enter the phone number 555-0100", "Type the user name ada": the longest
+/// run of words after the verb that names a field well, and the rest as the
+/// text.
+fn field_then_value(
+    nodes: &[SnapshotNode],
+    step: &str,
+    from: usize,
+    verb: &str,
+) -> Result<Decision, ToolError> {
+    let rest = step[from..].trim().trim_end_matches('.');
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    for k in (1..words.len()).rev() {
+        let field = target_words(&words[..k].join(" "), "");
+        if field.is_empty() {
+            continue;
+        }
+        if let Ok((node, score)) = best(nodes, &field, &EDITABLE, None)
+            && score >= 0.6
+        {
+            let text = words[k..].join(" ");
+            return decision(
+                on(node, ActionKind::Type, Some(text)),
+                score * 0.9,
+                format!("Type into {}", matched(&field, node)),
+            );
+        }
+    }
+    Err(fail(
+        "ambiguous_step",
+        format!("{verb} what where? put the text in quotes in {step:?}"),
+    ))
+}
+
 /// "Select 'Green' from the Colour dropdown", "Choose Germany in Country",
 /// "Select Red and Blue in the colours list", or "Select the 'Remember me'
 /// checkbox", "Pick express shipping", "Choose pears" (a click on what has
@@ -1316,6 +1427,15 @@ fn select(
         .collect();
     let (mut option, mut field) = match quotes {
         [one] => (one.clone(), target_words(unq, verb)),
+        // "Select 'Germany' from 'Country'": the last quote names the list
+        // when a joiner comes before it; else all are values.
+        [.., last]
+            if ["from", "in", "on"].iter().any(|w| {
+                find_words(&lower, w).is_some_and(|at| lower[at..].contains(&last.to_lowercase()))
+            }) =>
+        {
+            (quotes[..quotes.len() - 1].join(", "), last.clone())
+        }
         [_, ..] => (quotes.join(", "), target_words(unq, verb)),
         [] => {
             let split = ["from", "in", "as", "for", "on"]
@@ -1374,7 +1494,7 @@ fn select(
             return decision(
                 on(node, ActionKind::Click, None),
                 score,
-                format!("Click {} {:?}", node.role, node.name),
+                format!("Click {}", matched(&option, node)),
             );
         }
         if lists.is_empty() {
@@ -1590,5 +1710,142 @@ mod tests {
         assert_eq!(code("Solve the captcha"), "tool_limit");
         assert_eq!(code("Do something useful"), "ambiguous_step");
         assert_eq!(code("Wait 10 minutes"), "tool_limit");
+    }
+
+    fn clickable(name: &str, r: &str) -> SnapshotNode {
+        let mut n = node("generic", name, r);
+        n.states.push(crate::snapshot::CLICKABLE.into());
+        n
+    }
+
+    fn on_page(step: &str, page: &[SnapshotNode]) -> Result<Action, String> {
+        decide(&input(step, page.to_vec()))
+            .map(|d| d.action)
+            .map_err(|e| format!("{}: {}", e.code.unwrap_or_default(), e.message))
+    }
+
+    #[test]
+    fn the_issue_categories_each_have_a_reading() {
+        let mut dialog = node("dialog", "Cookies", "e1");
+        dialog.depth = 0;
+        let mut close = node("button", "Close", "e2");
+        close.depth = 1;
+        let mut date = node("date", "Date of birth", "e9");
+        date.depth = 0;
+        let page = vec![
+            dialog,
+            close,
+            clickable("About us", "e3"),
+            node("textbox", "Password", "e4"),
+            node("button", "Shipping details", "e5"),
+            node("combobox", "Country", "e6"),
+            node("option", "Germany", "e7"),
+            node("listbox", "Colours", "e8"),
+            date,
+            node("switch", "Dark mode", "e10"),
+            node("link", "Terms of service", "e11"),
+        ];
+        let act = |step: &str| on_page(step, &page).unwrap_or_else(|e| panic!("{step}: {e}"));
+        let target = |step: &str| act(step).args.reference.unwrap_or_default();
+        // A control without a role, by its text; a step with no verb.
+        assert_eq!(target("Click on About us"), "e3");
+        assert_eq!(target("About us"), "e3");
+        // Close words: the close button.
+        assert_eq!(target("Close the dialog"), "e2");
+        assert_eq!(target("Click the × button"), "e2");
+        // Disclosure words are clicks; switch / turn on toggle.
+        assert_eq!(target("Show the shipping details"), "e5");
+        assert_eq!(target("Switch dark mode on"), "e10");
+        // A typo per word.
+        assert_eq!(target("click on terms of servcie"), "e11");
+        // Set: a list selects, a field types.
+        let set = act("Set the country to Germany");
+        assert_eq!(
+            (set.action, set.args.text.as_deref()),
+            (ActionKind::Select, Some("Germany"))
+        );
+        let dob = act("Set the Date of birth to 1990-05-17");
+        assert_eq!(
+            (
+                dob.action,
+                dob.args.reference.as_deref(),
+                dob.args.text.as_deref()
+            ),
+            (ActionKind::Type, Some("e9"), Some("1990-05-17"))
+        );
+        // Several values at once (matched to options without case).
+        let many = act("Select Red and Blue in the colours list");
+        assert_eq!(many.args.reference.as_deref(), Some("e8"));
+        assert_eq!(many.args.values, Some(vec!["red".into(), "blue".into()]));
+        // Unquoted values: before the joiner, or after the field's name.
+        let typed = act("Use s3cret as the password");
+        assert_eq!(typed.args.text.as_deref(), Some("s3cret"));
+        let typed = act("Enter the password s3cret");
+        assert_eq!(
+            (typed.args.reference.as_deref(), typed.args.text.as_deref()),
+            (Some("e4"), Some("s3cret"))
+        );
+        // Two quotes: the text, and the field after "into" (or before "with").
+        let two = act("Type 'x' into 'Password'");
+        assert_eq!(two.args.text.as_deref(), Some("x"));
+        let with = act("Fill 'Password' with 'y'");
+        assert_eq!(with.args.text.as_deref(), Some("y"));
+        // The means is the action.
+        assert_eq!(target("Leave the page by clicking About us"), "e3");
+        // The message says which words matched what, and where the name came from.
+        let mut nearby = node("textbox", "Password", "e20");
+        nearby.name_from = Some(crate::snapshot::NEARBY_TEXT.into());
+        let why = decide(&input("Type 'x' into the password field", vec![nearby]))
+            .unwrap()
+            .message;
+        assert_eq!(
+            why,
+            "Type into textbox \"Password\" (matched: \"password\" ≈ nearby text \"Password\", the name)"
+        );
+    }
+
+    #[test]
+    fn a_container_named_in_the_step_is_where_to_look() {
+        let at = |role: &str, name: &str, r: &str, depth: usize| SnapshotNode {
+            depth,
+            ..node(role, name, r)
+        };
+        let page = vec![
+            at("button", "Send", "e1", 0),
+            at("iframe", "", "e2", 0),
+            at("button", "Send", "e3", 1),
+            at("form", "Search", "e4", 0),
+            at("button", "Go", "e5", 1),
+        ];
+        assert_eq!(
+            on_page("Click Send in the frame", &page)
+                .unwrap()
+                .args
+                .reference
+                .as_deref(),
+            Some("e3")
+        );
+        assert_eq!(
+            on_page("Click the button in the frame", &page)
+                .unwrap()
+                .args
+                .reference
+                .as_deref(),
+            Some("e3")
+        );
+        assert_eq!(
+            on_page("Press the button in the Search form", &page)
+                .unwrap()
+                .args
+                .reference
+                .as_deref(),
+            Some("e5")
+        );
+        // Nothing named: the whole page, where two buttons are "Send".
+        assert!(
+            on_page("Click Send", &page)
+                .unwrap_err()
+                .starts_with("ambiguous_step")
+        );
     }
 }
