@@ -41,20 +41,16 @@ pub struct SnapshotArgs {
     /// Also return the nodes as a list (the text carries the same).
     #[serde(default)]
     pub nodes: bool,
-    /// Only this element and what is inside it (a ref from an earlier
-    /// snapshot), depths counted from it.
+    /// Only this element's subtree.
     #[serde(rename = "ref", default)]
     pub reference: Option<String>,
-    /// Only nodes this deep (0: the top level).
+    /// Max depth (0: top level).
     #[serde(default)]
     pub depth: Option<usize>,
-    /// Only nodes whose name or value contains this text (case-insensitive),
-    /// or matches `/regex/`, each under its ancestors (its path).
+    /// Only nodes whose name or value has this text (or /regex/), with their path.
     #[serde(default)]
     pub find: Option<String>,
-    /// Only what changed since this session's last snapshot: new elements
-    /// carry the state `new`, changed ones `changed`; `removed` counts those
-    /// gone.
+    /// Only what changed since the last snapshot ([new], [changed]).
     #[serde(default)]
     pub changes_since: bool,
 }
@@ -79,13 +75,11 @@ pub struct SnapshotNode {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// States that hold: checked, disabled, expanded, focused, required,
-    /// selected, `level=N` for headings, and `clickable` for an element that
-    /// acts as a control without a role saying so.
+    /// selected, and `level=N` for headings; `clickable`: a control without
+    /// a role.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub states: Vec<String>,
-    /// Where the name came from when the page did not give one: `nearby
-    /// text` (the text just before a field). Such a name is not the element's
-    /// accessible name, so a locator by role and name would not find it.
+    /// `nearby text`: the name is the text beside the field, not its own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name_from: Option<String>,
 }
@@ -165,10 +159,10 @@ pub struct Snapshot {
     pub text: String,
     /// Nodes left out past `max_nodes`.
     pub truncated: usize,
-    /// With `find`: how many nodes matched.
+    /// With `find`: nodes matched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matches: Option<usize>,
-    /// With `changes_since`: nodes of the last snapshot no longer there.
+    /// With `changes_since`: elements gone.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub removed: Option<usize>,
 }

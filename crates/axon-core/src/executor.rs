@@ -29,7 +29,10 @@ use crate::error::{CallError, ErrorKind, ToolError};
 use crate::events::{Observer, ToolMetrics};
 use crate::history::{HistoryEntry, HistoryStore, InMemoryHistory};
 use crate::outcome::Outcome;
-use crate::policy::breaker::BreakerState;
+use crate::policy::breaker::{
+    BreakerPolicy, BreakerState, Permit, SharedAdmit, SharedBreakers, SharedOutcome,
+    SharedUnavailable, open_error,
+};
 use crate::policy::cache;
 use crate::policy::chaos::{self, ChaosDice};
 use crate::policy::limit::Limits;
@@ -73,6 +76,8 @@ struct ToolEntry {
     metrics: ToolMetrics,
     /// The dice of `[tools.<name>.chaos]`, seeded once per tool.
     chaos: ChaosDice,
+    /// The cluster's breakers, when there is a shared store.
+    shared_breakers: Option<Arc<dyn SharedBreakers>>,
 }
 
 /// One call on its way through the pipeline: what every stage reads. Built once
@@ -114,9 +119,17 @@ pub struct ExecutorBuilder {
     history: Option<Arc<dyn HistoryStore>>,
     seed: Option<u64>,
     max_parallel: usize,
+    shared_breakers: Option<Arc<dyn SharedBreakers>>,
 }
 
 impl ExecutorBuilder {
+    /// Breakers shared by every replica (Redis, `axon-shared`): they decide
+    /// while they answer; the process's own breakers decide when they do not.
+    pub fn shared_breakers(mut self, shared: Arc<dyn SharedBreakers>) -> Self {
+        self.shared_breakers = Some(shared);
+        self
+    }
+
     /// Policy keys for every tool (`[defaults]`); may be called several times, later
     /// layers win.
     pub fn defaults(mut self, policy: Value) -> Self {
@@ -191,6 +204,7 @@ impl ExecutorBuilder {
                 shared: state.tool(&name),
                 metrics: ToolMetrics::new(&name),
                 chaos: ChaosDice::new(policy.chaos.seed),
+                shared_breakers: self.shared_breakers.clone(),
                 policy,
             };
             entries.insert(name, entry);
@@ -242,6 +256,7 @@ impl Executor {
             state: None,
             history: None,
             seed: None,
+            shared_breakers: None,
             max_parallel: DEFAULT_MAX_PARALLEL,
         }
     }
@@ -316,6 +331,44 @@ impl Executor {
     pub fn observed_p50_ms(&self, tool: &str) -> Option<f64> {
         let entry = self.inner.entries.get(tool)?;
         entry.shared.latency.estimate().map(|e| e.p50_ms)
+    }
+
+    /// The state of a tool's breaker across the cluster: the shared
+    /// breaker's when there is one and it answers, else this process's.
+    pub async fn cluster_breaker_state(&self, tool: &str) -> Option<BreakerState> {
+        let entry = self.inner.entries.get(tool)?;
+        if let Some(shared) = &entry.shared_breakers
+            && let Ok(state) = shared.state(tool).await
+        {
+            return Some(state);
+        }
+        Some(entry.shared.breaker.state())
+    }
+
+    /// Close a tool's breaker by hand, in the shared store too; false if
+    /// there is no such tool.
+    pub async fn reset_cluster_breaker(&self, tool: &str) -> bool {
+        let Some(entry) = self.inner.entries.get(tool) else {
+            return false;
+        };
+        if let Some(shared) = &entry.shared_breakers {
+            let _ = shared.reset(tool).await;
+        }
+        entry.shared.breaker.reset();
+        true
+    }
+
+    /// Open a tool's breaker until reset, in the shared store too; false if
+    /// there is no such tool.
+    pub async fn isolate_cluster_breaker(&self, tool: &str) -> bool {
+        let Some(entry) = self.inner.entries.get(tool) else {
+            return false;
+        };
+        if let Some(shared) = &entry.shared_breakers {
+            let _ = shared.isolate(tool).await;
+        }
+        entry.shared.breaker.isolate();
+        true
     }
 
     /// Close a tool's breaker by hand; false if there is no such tool.
@@ -610,7 +663,7 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
         observer,
         safe_to_repeat,
     } = *call;
-    let permit = match entry.shared.breaker.admit(&policy.breaker) {
+    let permit = match admit(entry, &policy.breaker).await {
         Ok(permit) => permit,
         Err(e) => return Attempt::Refused(e),
     };
@@ -657,8 +710,46 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
         Err(_) => {}
     }
     let result = result.and_then(|data| validate::check_output(data, entry.tool.output.as_deref()));
-    permit.record(&result, &policy.breaker);
+    match permit {
+        Admission::Local(permit) => permit.record(&result, &policy.breaker),
+        Admission::Shared { probe } => {
+            entry.shared.breaker.observe(&result, &policy.breaker);
+            let outcome = SharedOutcome::of(&result);
+            if let Some(shared) = &entry.shared_breakers
+                && (probe || outcome == SharedOutcome::Failure)
+            {
+                // Unreachable now: the probe's slot frees itself after open_ms.
+                let _ = shared
+                    .record(&entry.name, probe, outcome, &policy.breaker)
+                    .await;
+            }
+        }
+    }
     Attempt::Ran(result)
+}
+
+/// Leave to make an attempt: from the cluster's breaker while it answers,
+/// else from the process's own.
+enum Admission<'a> {
+    Local(Permit<'a>),
+    Shared { probe: bool },
+}
+
+async fn admit<'a>(
+    entry: &'a ToolEntry,
+    policy: &BreakerPolicy,
+) -> Result<Admission<'a>, ToolError> {
+    if policy.failure_threshold > 0
+        && let Some(shared) = &entry.shared_breakers
+    {
+        match shared.admit(&entry.name, policy).await {
+            Ok(SharedAdmit::Pass { probe }) => return Ok(Admission::Shared { probe }),
+            Ok(SharedAdmit::Open { retry_after }) => return Err(open_error(retry_after)),
+            Ok(SharedAdmit::Isolated) => return Err(open_error(None).with_code("isolated")),
+            Err(SharedUnavailable) => {}
+        }
+    }
+    entry.shared.breaker.admit(policy).map(Admission::Local)
 }
 
 /// Call the tool itself, turning a panic into an `internal` error.

@@ -147,8 +147,7 @@ pub struct ActionArgs {
     /// `scroll`: `top` or `bottom` instead of a direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
-    /// `select`: several options at once, for a list that takes several
-    /// (then `text` is not needed).
+    /// `select`: several options.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<String>>,
 }

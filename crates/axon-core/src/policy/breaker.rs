@@ -6,7 +6,11 @@
 //! dependency is unhealthy count (see [`ErrorKind::counts_for_breaker`]); a
 //! cancellation never does. Operators can `reset` or `isolate` it by hand.
 //!
-//! One breaker per tool name, shared by every executor in the process.
+//! One breaker per tool name, shared by every executor in the process; and,
+//! when the executor is given a [`SharedBreakers`] (Redis, in `axon-shared`),
+//! one per tool for every replica of a cluster: the shared one decides while
+//! it answers, the local one is kept fed with every outcome and decides when
+//! it does not.
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
@@ -264,7 +268,7 @@ fn public_state(state: &State) -> BreakerState {
     }
 }
 
-fn open_error(retry_after: Option<Duration>) -> ToolError {
+pub(crate) fn open_error(retry_after: Option<Duration>) -> ToolError {
     let message = match retry_after {
         Some(d) => format!(
             "circuit breaker is open; probes allowed in {} ms",
@@ -276,6 +280,91 @@ fn open_error(retry_after: Option<Duration>) -> ToolError {
         retry_after,
         ..ToolError::new(ErrorKind::CircuitOpen, message)
     }
+}
+
+impl Breaker {
+    /// Count an attempt another breaker admitted (the shared one): the local
+    /// breaker stays warm, ready to decide when the shared state is out of reach.
+    pub fn observe(&self, outcome: &Result<Value, ToolError>, policy: &BreakerPolicy) {
+        let kind = outcome.as_ref().err().map(|e| e.kind);
+        if matches!(self.lock().state, State::Closed) {
+            self.on_outcome(false, kind, policy);
+        }
+    }
+}
+
+/// What the shared breaker says to an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharedAdmit {
+    /// Go ahead (`probe`: as one of the half-open breaker's probes).
+    Pass {
+        /// A half-open probe, whose outcome must be reported.
+        probe: bool,
+    },
+    /// Open: rejected, with the time until probes when known.
+    Open {
+        /// Until the next probe.
+        retry_after: Option<Duration>,
+    },
+    /// Opened by hand, until reset.
+    Isolated,
+}
+
+/// An attempt's outcome as a breaker counts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharedOutcome {
+    /// It answered.
+    Success,
+    /// It failed in a way that says the dependency is unhealthy.
+    Failure,
+    /// It failed in a way that says nothing about the dependency.
+    Neutral,
+}
+
+impl SharedOutcome {
+    /// How `outcome` counts.
+    pub fn of(outcome: &Result<Value, ToolError>) -> Self {
+        match outcome {
+            Ok(_) => SharedOutcome::Success,
+            Err(e) if e.kind.counts_for_breaker() => SharedOutcome::Failure,
+            Err(_) => SharedOutcome::Neutral,
+        }
+    }
+}
+
+/// The shared state did not answer (in time): decide on the local breaker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedUnavailable;
+
+/// Breakers kept outside the process, with the same state machine as
+/// [`Breaker`], so that every replica of a cluster sees one breaker per tool:
+/// the threshold-th failure in the window opens it everywhere, and
+/// `half_open_max_calls` probes go out across the cluster. An implementation
+/// answers fast or not at all ([`SharedUnavailable`]): the executor then
+/// decides locally, so a slow store never fails a call.
+#[async_trait::async_trait]
+pub trait SharedBreakers: Send + Sync + 'static {
+    /// Ask to make an attempt at `tool`.
+    async fn admit(
+        &self,
+        tool: &str,
+        policy: &BreakerPolicy,
+    ) -> Result<SharedAdmit, SharedUnavailable>;
+    /// Report an attempt's outcome (the executor sends failures and probes;
+    /// a success outside half-open changes nothing and is not sent).
+    async fn record(
+        &self,
+        tool: &str,
+        probe: bool,
+        outcome: SharedOutcome,
+        policy: &BreakerPolicy,
+    ) -> Result<(), SharedUnavailable>;
+    /// The state now.
+    async fn state(&self, tool: &str) -> Result<BreakerState, SharedUnavailable>;
+    /// Close it by hand and forget past failures.
+    async fn reset(&self, tool: &str) -> Result<(), SharedUnavailable>;
+    /// Open it by hand until reset.
+    async fn isolate(&self, tool: &str) -> Result<(), SharedUnavailable>;
 }
 
 impl Permit<'_> {

@@ -1,0 +1,394 @@
+//! One breaker per tool for a cluster, on the real Redis of this machine
+//! (127.0.0.1:6379; each test under its own key prefix): two executors with
+//! nothing in common but Redis stand for two replicas. The breaker's clock
+//! is turned by hand; Redis outages are a `redis-server` of the test's own.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use axon_core::policy::BreakerState;
+use axon_core::policy::breaker::{BreakerPolicy, SharedAdmit, SharedBreakers};
+use axon_core::{
+    ErrorKind, Executor, SharedState, Tool, ToolCall, ToolContext, ToolError, ToolRegistry,
+    ToolSpec,
+};
+use axon_shared::{Clock, RedisShared, SharedConfig};
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+const REDIS: &str = "redis://127.0.0.1:6379/0";
+
+/// What the test tool does: 0 answer, 1 fail (transient), 2 wait for the gate.
+struct Upstream {
+    spec: ToolSpec,
+    mode: Arc<AtomicU32>,
+    calls: Arc<AtomicU32>,
+    gate: Arc<Semaphore>,
+}
+
+#[async_trait]
+impl Tool for Upstream {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    async fn call(&self, _: &Value, _: ToolContext) -> Result<Value, ToolError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        match self.mode.load(Ordering::SeqCst) {
+            0 => Ok(json!({"ok": true})),
+            1 => Err(ToolError::new(ErrorKind::Transient, "upstream is down")),
+            _ => {
+                let _permit = self.gate.acquire().await;
+                Ok(json!({"ok": true}))
+            }
+        }
+    }
+}
+
+/// The upstream every replica calls: one behaviour, one call count.
+#[derive(Clone)]
+struct World {
+    mode: Arc<AtomicU32>,
+    calls: Arc<AtomicU32>,
+    gate: Arc<Semaphore>,
+    now: Arc<AtomicU64>,
+    prefix: String,
+}
+
+impl World {
+    fn new() -> Self {
+        let unique = format!(
+            "axon-test:{}:{}:",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        );
+        World {
+            mode: Arc::new(AtomicU32::new(0)),
+            calls: Arc::new(AtomicU32::new(0)),
+            gate: Arc::new(Semaphore::new(0)),
+            now: Arc::new(AtomicU64::new(1_000_000)),
+            prefix: unique,
+        }
+    }
+
+    fn clock(&self) -> Clock {
+        let now = self.now.clone();
+        Arc::new(move || now.load(Ordering::SeqCst))
+    }
+
+    fn advance(&self, ms: u64) {
+        self.now.fetch_add(ms, Ordering::SeqCst);
+    }
+
+    async fn shared(&self, url: &str) -> Arc<RedisShared> {
+        let config = SharedConfig {
+            key_prefix: self.prefix.clone(),
+            ..SharedConfig::new(url)
+        };
+        Arc::new(
+            RedisShared::connect_with_clock(&config, self.clock())
+                .await
+                .unwrap_or_else(|e| panic!("Redis must run for these tests (.ci/run checks): {e}")),
+        )
+    }
+
+    /// A replica: its own process-local state, the cluster's Redis.
+    async fn replica(&self, url: &str) -> (Executor, Arc<RedisShared>) {
+        let mut registry = ToolRegistry::new();
+        registry
+            .register(Upstream {
+                spec: ToolSpec::new("upstream", "the shared dependency"),
+                mode: self.mode.clone(),
+                calls: self.calls.clone(),
+                gate: self.gate.clone(),
+            })
+            .unwrap();
+        let shared = self.shared(url).await;
+        let executor = Executor::builder(registry)
+            .shared_state(SharedState::new())
+            .shared_breakers(shared.clone())
+            .defaults(json!({
+                "retry": {"max_attempts": 1},
+                "breaker": {"failure_threshold": 3, "window_ms": 10_000, "open_ms": 30_000, "half_open_max_calls": 2},
+            }))
+            .build()
+            .unwrap();
+        (executor, shared)
+    }
+}
+
+async fn call(ex: &Executor) -> Result<Value, (ErrorKind, Option<String>)> {
+    let r = ex.call(ToolCall::new("upstream", json!({}))).await;
+    match r.error {
+        None => Ok(r.data),
+        Some(e) => Err((e.kind, e.code)),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_seen_by_one_replica_open_the_breaker_on_the_others() {
+    let world = World::new();
+    let (a, _) = world.replica(REDIS).await;
+    let (b, _) = world.replica(REDIS).await;
+    let (c, _) = world.replica(REDIS).await;
+    world.mode.store(1, Ordering::SeqCst);
+    for _ in 0..2 {
+        assert_eq!(call(&a).await.unwrap_err().0, ErrorKind::Transient);
+    }
+    assert_eq!(
+        b.cluster_breaker_state("upstream").await,
+        Some(BreakerState::Closed)
+    );
+    // The third failure in the window, seen on B, opens it for all three.
+    assert_eq!(call(&b).await.unwrap_err().0, ErrorKind::Transient);
+    for replica in [&a, &b, &c] {
+        assert_eq!(
+            replica.cluster_breaker_state("upstream").await,
+            Some(BreakerState::Open)
+        );
+    }
+    let calls = world.calls.load(Ordering::SeqCst);
+    assert_eq!(call(&c).await.unwrap_err().0, ErrorKind::CircuitOpen);
+    assert_eq!(call(&a).await.unwrap_err().0, ErrorKind::CircuitOpen);
+    assert_eq!(
+        world.calls.load(Ordering::SeqCst),
+        calls,
+        "the upstream was spared"
+    );
+    // C never saw a failure itself: its own breaker is closed.
+    assert_eq!(c.breaker_state("upstream"), Some(BreakerState::Closed));
+
+    // Failures spread wider than the window do not add up across replicas.
+    let world = World::new();
+    let (a, _) = world.replica(REDIS).await;
+    let (b, _) = world.replica(REDIS).await;
+    world.mode.store(1, Ordering::SeqCst);
+    for replica in [&a, &b, &a, &b] {
+        call(replica).await.unwrap_err();
+        world.advance(5_000);
+    }
+    assert_eq!(
+        a.cluster_breaker_state("upstream").await,
+        Some(BreakerState::Closed)
+    );
+
+    // A reset on one replica closes it for all.
+    let world = World::new();
+    let (a, _) = world.replica(REDIS).await;
+    let (b, _) = world.replica(REDIS).await;
+    assert!(a.isolate_cluster_breaker("upstream").await);
+    assert_eq!(
+        call(&b).await.unwrap_err(),
+        (ErrorKind::CircuitOpen, Some("isolated".into()))
+    );
+    assert!(b.reset_cluster_breaker("upstream").await);
+    assert!(call(&a).await.is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exactly_half_open_max_calls_probes_go_out_across_the_cluster() {
+    let world = World::new();
+    let (a, _) = world.replica(REDIS).await;
+    let (b, _) = world.replica(REDIS).await;
+    world.mode.store(1, Ordering::SeqCst);
+    for replica in [&a, &b, &a] {
+        call(replica).await.unwrap_err();
+    }
+    assert_eq!(call(&b).await.unwrap_err().0, ErrorKind::CircuitOpen);
+    // open_ms later: half-open. The upstream now holds every call until the
+    // gate opens, so probes stay in flight while the others ask.
+    world.advance(30_000);
+    world.mode.store(2, Ordering::SeqCst);
+    let before = world.calls.load(Ordering::SeqCst);
+    let a = Arc::new(a);
+    let b = Arc::new(b);
+    let mut tasks = Vec::new();
+    for i in 0..6 {
+        let ex = if i % 2 == 0 { a.clone() } else { b.clone() };
+        tasks.push(tokio::spawn(async move { call(&ex).await }));
+    }
+    // Wait until the four that are not probes have been refused (the two
+    // probes are held in the upstream by the gate).
+    for _ in 0..500 {
+        if tasks.iter().filter(|t| t.is_finished()).count() == 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        world.calls.load(Ordering::SeqCst) - before,
+        2,
+        "two probes, cluster-wide"
+    );
+    world.gate.add_permits(10);
+    let (mut passed, mut refused) = (0, 0);
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(_) => passed += 1,
+            Err((kind, _)) => {
+                assert_eq!(kind, ErrorKind::CircuitOpen);
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!((passed, refused), (2, 4));
+    // A probe succeeded: closed everywhere.
+    assert_eq!(
+        a.cluster_breaker_state("upstream").await,
+        Some(BreakerState::Closed)
+    );
+    world.mode.store(0, Ordering::SeqCst);
+    assert!(call(&b).await.is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_probe_lost_with_its_replica_frees_its_slot_after_open_ms() {
+    let world = World::new();
+    let shared = world.shared(REDIS).await;
+    let policy = BreakerPolicy {
+        failure_threshold: 1,
+        window_ms: 10_000,
+        open_ms: 5_000,
+        half_open_max_calls: 1,
+    };
+    use axon_core::policy::breaker::SharedOutcome;
+    shared
+        .record("t", false, SharedOutcome::Failure, &policy)
+        .await
+        .unwrap();
+    assert!(matches!(
+        shared.admit("t", &policy).await.unwrap(),
+        SharedAdmit::Open { retry_after: Some(d) } if d == Duration::from_millis(5_000)
+    ));
+    world.advance(5_000);
+    // A probe goes out, and its replica dies: it never reports.
+    assert_eq!(
+        shared.admit("t", &policy).await.unwrap(),
+        SharedAdmit::Pass { probe: true }
+    );
+    assert!(matches!(
+        shared.admit("t", &policy).await.unwrap(),
+        SharedAdmit::Open { .. }
+    ));
+    world.advance(5_000);
+    assert_eq!(
+        shared.admit("t", &policy).await.unwrap(),
+        SharedAdmit::Pass { probe: true }
+    );
+}
+
+/// A `redis-server` of the test's own on a free port, to stop and start.
+struct OwnRedis {
+    port: u16,
+    child: Option<tokio::process::Child>,
+}
+
+impl OwnRedis {
+    async fn start(port: u16) -> Self {
+        let child = tokio::process::Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("redis-server must be installed (.ci/run installs it)");
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        OwnRedis {
+            port,
+            child: Some(child),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+
+    async fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill().await;
+            let _ = child.wait().await;
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(16_379)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_redis_down_calls_go_on_on_local_state_and_recover_when_it_returns() {
+    let mut redis = OwnRedis::start(free_port()).await;
+    let world = World::new();
+    let (a, shared) = world.replica(&redis.url()).await;
+    assert!(call(&a).await.is_ok());
+    assert_eq!(shared.health(), None);
+
+    redis.stop().await;
+    // Redis is gone: not one call fails for it.
+    for _ in 0..20 {
+        assert!(call(&a).await.is_ok());
+    }
+    let why = shared.health().expect("degraded while Redis is down");
+    assert!(!why.is_empty());
+    // The local breaker decides meanwhile (it was kept fed).
+    world.mode.store(1, Ordering::SeqCst);
+    for _ in 0..3 {
+        call(&a).await.unwrap_err();
+    }
+    assert_eq!(call(&a).await.unwrap_err().0, ErrorKind::CircuitOpen);
+    assert!(a.reset_cluster_breaker("upstream").await);
+    world.mode.store(0, Ordering::SeqCst);
+
+    // Back on the same port: after the client's backoff, shared again.
+    let port = redis.port;
+    let _back = OwnRedis::start(port).await;
+    let mut healthy = false;
+    for _ in 0..400 {
+        assert!(call(&a).await.is_ok());
+        if shared.health().is_none() {
+            healthy = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(
+        healthy,
+        "Redis answered again but the client did not come back"
+    );
+    // And the cluster state is Redis's again: an isolation there rejects here.
+    let (b, _) = world.replica(&format!("redis://127.0.0.1:{port}/0")).await;
+    assert!(b.isolate_cluster_breaker("upstream").await);
+    assert_eq!(call(&a).await.unwrap_err().0, ErrorKind::CircuitOpen);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_that_cannot_be_reached_at_start_up_is_named() {
+    let port = free_port();
+    let config = SharedConfig::new(format!("redis://:secret@127.0.0.1:{port}/0"));
+    let e = RedisShared::connect(&config).await.unwrap_err();
+    assert!(e.contains(&format!("127.0.0.1:{port}")), "{e}");
+    assert!(!e.contains("secret"), "the password is not shown: {e}");
+}
