@@ -149,7 +149,7 @@ pub(crate) fn register(
         browser_fn!(
             browsers,
             "browser_session_new",
-            "Opens a browser session (own cookies and storage), optionally from a saved storage state. Pass its handle as `session` to browser tools (default: this connection's session).",
+            "Opens a browser session (own cookies and storage), optionally from a saved storage state; pass its handle as `session` to browser tools.",
             new_session
         )
         .annotations(session_tool()),

@@ -35,22 +35,22 @@ use crate::cdp::{self, Evaluated};
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SnapshotArgs {
-    /// At most this many nodes (the rest are counted in `truncated`).
+    /// Node limit (the rest counted in `truncated`).
     #[serde(default = "default_max_nodes")]
     pub max_nodes: usize,
-    /// Also return the nodes as a list (the text carries the same).
+    /// Also return the nodes as a list.
     #[serde(default)]
     pub nodes: bool,
-    /// Only this element's subtree.
+    /// Only this ref's subtree.
     #[serde(rename = "ref", default)]
     pub reference: Option<String>,
-    /// Max depth (0: top level).
+    /// Max depth.
     #[serde(default)]
     pub depth: Option<usize>,
-    /// Only nodes whose name or value has this text (or /regex/), with their path.
+    /// Text or /regex/: only matching nodes, with their path.
     #[serde(default)]
     pub find: Option<String>,
-    /// Only what changed since the last snapshot ([new], [changed]).
+    /// Only changes since the last snapshot.
     #[serde(default)]
     pub changes_since: bool,
 }
@@ -159,12 +159,6 @@ pub struct Snapshot {
     pub text: String,
     /// Nodes left out past `max_nodes`.
     pub truncated: usize,
-    /// With `find`: nodes matched.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub matches: Option<usize>,
-    /// With `changes_since`: elements gone.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub removed: Option<usize>,
 }
 
 /// Roles an agent acts on.
@@ -251,8 +245,6 @@ pub(crate) fn assemble(
         nodes,
         text,
         truncated,
-        matches: None,
-        removed: None,
     }
 }
 

@@ -38,6 +38,23 @@ pub struct Config {
     pub secrets: BTreeMap<String, Secret>,
     /// `[telemetry]`: OpenTelemetry traces over OTLP.
     pub telemetry: Telemetry,
+    /// `[shared]`: policy state shared by every replica (Redis).
+    pub shared: Shared,
+}
+
+/// `[shared]`: where replicas keep the policy state they share
+/// (docs/scaling.md). Unset, every process keeps its own.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Shared {
+    /// `redis://host:port/db`: every replica's circuit breakers live there.
+    pub redis_url: Option<String>,
+    /// Put before every key, so that several deployments share one Redis.
+    /// Default `axon:`.
+    pub key_prefix: Option<String>,
+    /// Each Redis operation's own timeout, ms (1 to 5 000); past it the
+    /// replica decides on its own state. Default 50.
+    pub timeout_ms: Option<u64>,
 }
 
 /// `[telemetry]`: where Axon's spans go (docs/telemetry.md). Each key left out
@@ -324,6 +341,9 @@ impl Config {
                 }
             };
         }
+        if let Some(v) = var("AXON_SHARED_REDIS_URL") {
+            self.shared.redis_url = Some(v);
+        }
         if let Some(v) = var("AXON_LOG_LEVEL") {
             self.log.level = v;
         }
@@ -368,6 +388,26 @@ impl Config {
                     "server.tokens[{i}].env: name the environment variable that holds the token"
                 )));
             }
+        }
+        if let Some(url) = &self.shared.redis_url
+            && !url.starts_with("redis://")
+        {
+            return Err(ConfigError(format!(
+                "shared.redis_url: {:?} is not a redis:// URL",
+                axon_shared::redacted(url)
+            )));
+        }
+        if let Some(ms) = self.shared.timeout_ms
+            && !(1..=5_000).contains(&ms)
+        {
+            return Err(ConfigError(format!(
+                "shared.timeout_ms: {ms} is not between 1 and 5000"
+            )));
+        }
+        if self.shared.key_prefix.as_deref().is_some_and(str::is_empty) {
+            return Err(ConfigError(
+                "shared.key_prefix: give a prefix (or leave the key out for \"axon:\")".into(),
+            ));
         }
         if !matches!(self.history.durability.as_str(), "sync" | "async") {
             return Err(ConfigError(format!(

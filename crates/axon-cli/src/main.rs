@@ -535,7 +535,10 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
         shutdown_grace: std::time::Duration::from_millis(config.server.shutdown_grace_ms),
         mcp_tools: config.mcp.filter(),
     };
-    let server = axon_server::Server::new(runner, store.clone(), options).with_metrics(metrics);
+    let mut server = axon_server::Server::new(runner, store.clone(), options).with_metrics(metrics);
+    if let Some(check) = wiring::shared_health() {
+        server = server.with_component("shared", check);
+    }
     // One line on stdout, so scripts and tests learn the port when it was 0.
     println!("axon: listening on http://{local}");
     if !ui.quiet {

@@ -9,6 +9,7 @@ use axon_browser::act::{ActStore, CachedStep};
 use axon_cli::config::{self, Config, HistoryBackend};
 use axon_core::{Executor, HistoryStore, ToolRegistry};
 use axon_plan::{Plan, PlanRunner};
+use axon_shared::{RedisShared, SharedConfig};
 use axon_store::{Retention, SqliteStore, Store};
 
 use crate::output::Ui;
@@ -179,11 +180,52 @@ pub(crate) async fn executor(
     if let Some(history) = history {
         builder = builder.history(history);
     }
+    // Only commands that make calls share the cluster's breakers.
+    if store.is_some()
+        && let Some(shared) = shared(config).await?
+    {
+        builder = builder.shared_breakers(shared);
+    }
     let executor = builder.build().map_err(|e| usage(format!("config: {e}")))?;
     if let Some(store) = store {
         seed_latencies(&executor, &store).await;
     }
     Ok(executor)
+}
+
+/// The process's connection to `[shared] redis_url`, made once: a Redis that
+/// cannot be reached at start-up stops the command (exit 3, naming it);
+/// later outages only degrade (docs/scaling.md).
+pub(crate) async fn shared(config: &Config) -> Result<Option<Arc<RedisShared>>, Fail> {
+    let Some(url) = &config.shared.redis_url else {
+        return Ok(None);
+    };
+    if let Some(shared) = SHARED.get() {
+        return Ok(Some(shared.clone()));
+    }
+    let mut settings = SharedConfig::new(url.clone());
+    if let Some(prefix) = &config.shared.key_prefix {
+        settings.key_prefix = prefix.clone();
+    }
+    if let Some(ms) = config.shared.timeout_ms {
+        settings.timeout = std::time::Duration::from_millis(ms);
+    }
+    let shared = RedisShared::connect(&settings)
+        .await
+        .map_err(|e| infra(format!("shared: {e}")))?;
+    Ok(Some(SHARED.get_or_init(|| Arc::new(shared)).clone()))
+}
+
+/// The shared Redis connection of this process, once made.
+static SHARED: std::sync::OnceLock<Arc<RedisShared>> = std::sync::OnceLock::new();
+
+/// `/healthz`'s `shared` component: Redis answering or not.
+pub(crate) fn shared_health() -> Option<axon_server::HealthCheck> {
+    let shared = SHARED.get()?.clone();
+    Some(Arc::new(move || match shared.health() {
+        None => Ok(shared.target().to_string()),
+        Some(why) => Err((shared.target().to_string(), why)),
+    }))
 }
 
 /// Each tool's latency sketch starts from the last day of its history (the

@@ -139,7 +139,7 @@ pub(crate) fn register(registry: &mut ToolRegistry) -> Result<(), RegistryError>
     )?;
     registry.register(tool_fn(
             "flaky",
-            "Fails the first `fail_times` calls per `key` in this process with error `kind`, then succeeds with {\"attempt\", \"data\"}.",
+            "Fails the first `fail_times` calls per `key` with `kind`, then answers {\"attempt\", \"data\"}.",
             flaky,
         ))?;
     Ok(())

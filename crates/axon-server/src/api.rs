@@ -300,14 +300,16 @@ pub(crate) async fn tool(
     };
     access.check_tool(&name, "/name")?;
     Ok(Json(
-        json!({"tool": tool.spec(), "policy": policy, "breaker": breaker_json(executor, &name)}),
+        json!({"tool": tool.spec(), "policy": policy, "breaker": breaker_json(executor, &name).await}),
     ))
 }
 
 /// A tool's breaker as the API shows it: its state, and while open how long
 /// until it lets a probe through.
-fn breaker_json(executor: &Executor, name: &str) -> Value {
-    let mut breaker = json!({"tool": name, "state": executor.breaker_state(name)});
+/// With a shared store the state is the cluster's (docs/scaling.md).
+async fn breaker_json(executor: &Executor, name: &str) -> Value {
+    let state = executor.cluster_breaker_state(name).await;
+    let mut breaker = json!({"tool": name, "state": state});
     if let Some(wait) = executor.breaker_next_probe(name) {
         breaker["next_probe_ms"] = json!(wait.as_millis() as u64);
     }
@@ -352,32 +354,26 @@ pub(crate) async fn history(
 pub(crate) async fn stats(State(state): State<Arc<AppState>>) -> Result<Json<Value>, Problem> {
     let stats = state.store.tool_stats().await.map_err(store_failed)?;
     let executor = state.executor();
-    let tools: Vec<Value> = stats
-        .into_iter()
-        .map(|s| {
-            let breaker = executor.breaker_state(&s.tool);
-            let mut v = json!(s);
-            v["breaker"] = json!(breaker);
-            // The latency this process has seen and the timeout and hedge delay
-            // in force from it (`"auto"` policies, policy/adaptive.rs).
-            v["adaptive"] = json!(executor.adaptive(&s.tool));
-            v
-        })
-        .collect();
+    let mut tools: Vec<Value> = Vec::with_capacity(stats.len());
+    for s in stats {
+        let breaker = executor.cluster_breaker_state(&s.tool).await;
+        let mut v = json!(s);
+        v["breaker"] = json!(breaker);
+        // The latency this process has seen and the timeout and hedge delay
+        // in force from it (`"auto"` policies, policy/adaptive.rs).
+        v["adaptive"] = json!(executor.adaptive(&s.tool));
+        tools.push(v);
+    }
     Ok(Json(json!({ "tools": tools })))
 }
 
 /// `GET /v1/breakers`: every tool's breaker.
 pub(crate) async fn breakers(State(state): State<Arc<AppState>>) -> Json<Value> {
     let executor = state.executor();
-    let breakers: Vec<Value> = executor
-        .registry()
-        .iter()
-        .map(|t| {
-            let name = &t.spec().name;
-            breaker_json(executor, name)
-        })
-        .collect();
+    let mut breakers: Vec<Value> = Vec::new();
+    for t in executor.registry().iter() {
+        breakers.push(breaker_json(executor, &t.spec().name).await);
+    }
     Json(json!({ "breakers": breakers }))
 }
 
@@ -389,10 +385,9 @@ pub(crate) async fn reset_breaker(
 ) -> Result<Json<Value>, Problem> {
     access.check_admin("resetting a breaker")?;
     let executor = state.executor();
-    if !executor.reset_breaker(&tool) {
+    if !executor.reset_cluster_breaker(&tool).await {
         return Err(Problem::not_found(format!("no tool {tool:?}")));
     }
-    Ok(Json(
-        json!({"tool": tool, "state": executor.breaker_state(&tool)}),
-    ))
+    let state = executor.cluster_breaker_state(&tool).await;
+    Ok(Json(json!({"tool": tool, "state": state})))
 }

@@ -102,7 +102,15 @@ pub(crate) struct AppState {
     watchers: Mutex<HashMap<String, tokio::sync::broadcast::Sender<axon_plan::PlanEvent>>>,
     /// The tasks running plans, awaited on shutdown.
     tasks: TaskTracker,
+    /// Components `/healthz` reports besides the store (the shared Redis).
+    components: Vec<(String, HealthCheck)>,
 }
+
+/// A component's health for `/healthz`: `Ok(target)` when it answers,
+/// `Err((target, why))` when it does not. A failing component makes the
+/// status `degraded` but not 503: calls go on without it (the store is the
+/// one component whose failure is a 503).
+pub type HealthCheck = Arc<dyn Fn() -> Result<String, (String, String)> + Send + Sync>;
 
 impl AppState {
     fn executor(&self) -> &Executor {
@@ -140,6 +148,7 @@ impl Server {
                 runs: Mutex::new(HashMap::new()),
                 watchers: Mutex::new(HashMap::new()),
                 tasks: TaskTracker::new(),
+                components: Vec::new(),
             }),
         }
     }
@@ -150,6 +159,14 @@ impl Server {
     pub fn with_metrics(mut self, handle: PrometheusHandle) -> Self {
         if let Some(state) = Arc::get_mut(&mut self.state) {
             state.metrics = Some(handle);
+        }
+        self
+    }
+
+    /// Report `check` as component `name` in `/healthz`.
+    pub fn with_component(mut self, name: &str, check: HealthCheck) -> Self {
+        if let Some(state) = Arc::get_mut(&mut self.state) {
+            state.components.push((name.to_string(), check));
         }
         self
     }

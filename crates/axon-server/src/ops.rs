@@ -40,10 +40,23 @@ pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Response {
         }
     };
     let healthy = store["status"] == "ok";
+    let mut components = serde_json::Map::new();
+    components.insert("store".into(), store);
+    let mut all_ok = healthy;
+    for (name, check) in &state.components {
+        let report = match check() {
+            Ok(target) => json!({"status": "ok", "target": target}),
+            Err((target, error)) => {
+                all_ok = false;
+                json!({"status": "failing", "target": target, "error": error})
+            }
+        };
+        components.insert(name.clone(), report);
+    }
     let body = json!({
-        "status": if healthy { "ok" } else { "degraded" },
+        "status": if all_ok { "ok" } else { "degraded" },
         "version": env!("CARGO_PKG_VERSION"),
-        "components": {"store": store},
+        "components": components,
         "runs_in_flight": state.runs.lock().map(|r| r.len()).unwrap_or(0),
     });
     let status = if healthy {

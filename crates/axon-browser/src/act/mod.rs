@@ -305,7 +305,7 @@ pub fn register_with_cache(
     registry.register(crate::handles::WithSession::new(
         tool_fn(
             "browser_act",
-            "Carries out one plan step given in words (\"Click the Log in button\"): reads the page, picks one action (navigate, click, type, search, scroll, press_key, wait, select) and runs it. Failure codes: element_not_found, ambiguous_step, tool_limit, navigation_blocked, unknown.",
+            "Carries out one plan step given in words (\"Click the Log in button\"): reads the page, picks one action and runs it. Failure codes: element_not_found, ambiguous_step, tool_limit, navigation_blocked, unknown.",
             move |args: ActArgs, ctx: ToolContext| {
                 let b = browsers.clone();
                 let t = translator.clone();

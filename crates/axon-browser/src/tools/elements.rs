@@ -25,8 +25,8 @@ pub struct ClickArgs {
     #[serde(flatten)]
     /// The element (exactly one of selector, ref, role, label, has_text).
     pub address: Address,
-    /// With role+name: if none appears, click the first of that role, else
-    /// the element with name as its text.
+    /// With role+name: if none appears, the first of that role, else the
+    /// name as text.
     #[serde(default)]
     pub fallback: bool,
     /// Max wait, ms.

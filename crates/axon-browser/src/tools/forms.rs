@@ -231,7 +231,7 @@ pub(super) fn register(
         browsers,
         "browser_submit_form",
         acting(),
-        "Submits a form (the addressed one, the one around the focused element, else the first) and waits for the next page. Invalid fields fail with code invalid_form.",
+        "Submits a form (the addressed one, the focused element's, else the first) and waits for the next page; invalid fields fail with code invalid_form.",
         submit_form
     );
     browser_tool!(

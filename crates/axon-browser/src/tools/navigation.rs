@@ -186,8 +186,8 @@ fn navigation_error(url: &str, text: &str) -> ToolError {
 pub struct UrlChangeArgs {
     /// Wait until the URL differs from this (default: the URL now).
     pub from: Option<String>,
-    /// Or until the URL fits this pattern: `*` matches any characters; a
-    /// pattern without `*` matches any URL that contains it.
+    /// Or until the URL fits this pattern (`*`: any characters; without `*`:
+    /// contains).
     pub to: Option<String>,
     /// Max wait, ms.
     pub timeout_ms: Option<u64>,

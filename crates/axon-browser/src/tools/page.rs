@@ -425,7 +425,7 @@ pub(super) fn register(
         browsers,
         "browser_scroll",
         idempotent(),
-        "Scrolls the page by `pixels` (default 800) in a direction, to the top or bottom, or until an element is in view.",
+        "Scrolls by `pixels` (default 800) up or down, to the top or bottom, or until an element is in view.",
         scroll
     );
     browser_tool!(

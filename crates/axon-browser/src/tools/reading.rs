@@ -209,8 +209,14 @@ async fn take_snapshot(
     let previous = b.swap_snapshot(ctx, all.clone()).await;
     let view = snapshot::view(all, &args, &previous)?;
     let mut snap = snapshot::assemble(url, title, view.nodes, args.max_nodes);
-    snap.matches = view.matches;
-    snap.removed = view.removed;
+    // The counts go in the text (the listing stays lean without more fields).
+    if let Some(n) = view.matches {
+        snap.text.push_str(&format!("({n} matching)\n"));
+    }
+    if let Some(n) = view.removed {
+        snap.text
+            .push_str(&format!("({n} removed since the last snapshot)\n"));
+    }
     if !args.nodes {
         snap.nodes.clear();
     }
@@ -235,7 +241,7 @@ pub(super) fn register(
         browsers,
         "browser_verify_element_exists",
         read_only(),
-        "Whether an element exists (and is visible), as a boolean; never fails for absence. timeout_ms keeps looking that long.",
+        "Whether an element exists (and is visible), as a boolean; timeout_ms keeps looking.",
         verify_exists
     );
     browser_tool!(
@@ -243,7 +249,7 @@ pub(super) fn register(
         browsers,
         "browser_extract_table",
         read_only(),
-        "A table (default: the first on the page) as rows keyed by header, colspan and rowspan filled in; format csv adds a CSV string.",
+        "A table (default: the first) as rows keyed by header, spans filled in; format csv adds a CSV string.",
         extract_table
     );
     browser_tool!(
