@@ -392,3 +392,50 @@ async fn a_redis_that_cannot_be_reached_at_start_up_is_named() {
     assert!(e.contains(&format!("127.0.0.1:{port}")), "{e}");
     assert!(!e.contains("secret"), "the password is not shown: {e}");
 }
+
+/// The commands a breaker client sends (scripts, their loading, PING) that a
+/// Redis has run (`INFO commandstats`; the commands a script runs inside are
+/// counted under their own names, so they are left out): round trips.
+async fn round_trips(url: &str) -> u64 {
+    let client = redis::Client::open(url).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let calls = |name: &str| {
+        info.lines()
+            .find_map(|l| l.strip_prefix(&format!("cmdstat_{name}:calls=")))
+            .and_then(|v| v.split(',').next())
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    ["evalsha", "eval", "script|load", "ping"]
+        .iter()
+        .map(|c| calls(c))
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_on_the_happy_path_is_one_redis_round_trip() {
+    // A Redis of the test's own: no other test's commands in its counter.
+    let redis = OwnRedis::start(free_port()).await;
+    let world = World::new();
+    let (a, _) = world.replica(&redis.url()).await;
+    // The first call loads the scripts (EVALSHA, NOSCRIPT, EVAL).
+    assert!(call(&a).await.is_ok());
+    let before = round_trips(&redis.url()).await;
+    for _ in 0..20 {
+        assert!(call(&a).await.is_ok());
+    }
+    // 20 calls, 20 admissions.
+    assert_eq!(round_trips(&redis.url()).await - before, 20);
+    // A failure adds its record: two round trips (once the record script is
+    // loaded by a first failure; the threshold is 3).
+    world.mode.store(1, Ordering::SeqCst);
+    call(&a).await.unwrap_err();
+    let before = round_trips(&redis.url()).await;
+    call(&a).await.unwrap_err();
+    assert_eq!(round_trips(&redis.url()).await - before, 2);
+}
