@@ -138,7 +138,7 @@ enum Verb {
     Scroll,
 }
 
-const VERBS: [(&str, Verb); 49] = [
+const VERBS: [(&str, Verb); 50] = [
     ("go to", Verb::Navigate),
     ("navigate to", Verb::Navigate),
     ("navigate", Verb::Navigate),
@@ -180,6 +180,7 @@ const VERBS: [(&str, Verb); 49] = [
     ("log in", Verb::Click),
     ("sign in", Verb::Click),
     ("expand", Verb::Click),
+    ("focus", Verb::Click),
     ("collapse", Verb::Click),
     ("show", Verb::Click),
     ("reveal", Verb::Click),
@@ -1790,6 +1791,8 @@ mod tests {
         assert_eq!(two.args.text.as_deref(), Some("x"));
         let with = act("Fill 'Password' with 'y'");
         assert_eq!(with.args.text.as_deref(), Some("y"));
+        // Focus is a click into the field.
+        assert_eq!(target("Focus the password field"), "e4");
         // The means is the action.
         assert_eq!(target("Leave the page by clicking About us"), "e3");
         // The message says which words matched what, and where the name came from.
