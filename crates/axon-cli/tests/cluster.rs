@@ -177,3 +177,57 @@ async fn a_redis_that_cannot_be_reached_at_start_up_stops_the_replica_naming_it(
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("shared.redis_url"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripts_cluster_starts_replicas_that_share_redis_and_stops_them() {
+    use std::io::BufRead;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut child = Command::new(root.join("scripts/cluster"))
+        .arg("2")
+        .env("AXON_BIN", env!("CARGO_BIN_EXE_axon"))
+        .env("CLUSTER_PORT", "0")
+        .env("CLUSTER_PREFIX", prefix())
+        .env("REDIS_URL", REDIS)
+        .env_remove("AXON_CONFIG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("scripts/cluster runs");
+    let stdout = child.stdout.take().unwrap();
+    let mut urls = Vec::new();
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        if line == "cluster: ready" {
+            break;
+        }
+        if let Some((_, url)) = line.split_once(": ") {
+            urls.push(url.to_string());
+        }
+    }
+    assert_eq!(urls.len(), 2, "{urls:?}");
+    axon_http::install_crypto_provider();
+    let client = reqwest::Client::new();
+    for url in &urls {
+        let health: Value = client
+            .get(format!("{url}/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(health["components"]["shared"]["status"], "ok", "{health}");
+    }
+    // TERM stops the script and, through its trap, every replica.
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    for url in &urls {
+        assert!(
+            client.get(format!("{url}/healthz")).send().await.is_err(),
+            "{url} still answers after the cluster stopped"
+        );
+    }
+}
