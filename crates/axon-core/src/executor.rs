@@ -716,7 +716,9 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
             entry.shared.breaker.observe(&result, &policy.breaker);
             let outcome = SharedOutcome::of(&result);
             if let Some(shared) = &entry.shared_breakers
-                && (probe || outcome == SharedOutcome::Failure)
+                && (probe
+                    || outcome == SharedOutcome::Failure
+                    || (policy.breaker.failure_ratio > 0.0 && outcome == SharedOutcome::Success))
             {
                 // Unreachable now: the probe's slot frees itself after open_ms.
                 let _ = shared
@@ -739,7 +741,7 @@ async fn admit<'a>(
     entry: &'a ToolEntry,
     policy: &BreakerPolicy,
 ) -> Result<Admission<'a>, ToolError> {
-    if policy.failure_threshold > 0
+    if policy.enabled()
         && let Some(shared) = &entry.shared_breakers
     {
         match shared.admit(&entry.name, policy).await {

@@ -8,7 +8,8 @@
 //! core keeps no Redis dependency. Each operation is one Lua script (atomic
 //! on the server; one key pair per tool, in one hash slot): a call on the
 //! happy path makes one round trip (the admission), a failure or a probe one
-//! more (its outcome).
+//! more (its outcome) — and, with the ratio rule on (`failure_ratio`), a
+//! success too, since the ratio counts every call.
 //!
 //! **Redis down or slow.** Every operation has its own short timeout
 //! (`[shared] timeout_ms`, 50 ms by default). When one fails, the client stops
@@ -83,7 +84,10 @@ return {1, -1}
 "#;
 
 /// An attempt's outcome. ARGV: now, kind (fail|ok|neutral), probe (0|1),
-/// threshold, window_ms, open_ms, a unique id. Returns the state after it.
+/// threshold, window_ms, open_ms, a unique id, failure_ratio,
+/// minimum_throughput. Returns the state after it. The ratio rule keeps its
+/// window as ten buckets in the breaker's hash (`r<i>n` bucket number,
+/// `r<i>c` calls, `r<i>f` failures).
 const RECORD: &str = r#"
 local now = tonumber(ARGV[1])
 local kind = ARGV[2]
@@ -91,11 +95,17 @@ local probe = ARGV[3] == '1'
 local threshold = tonumber(ARGV[4])
 local window = tonumber(ARGV[5])
 local open_ms = tonumber(ARGV[6])
+local ratio = tonumber(ARGV[8])
+local minimum = tonumber(ARGV[9])
 local state = redis.call('HGET', KEYS[1], 'state') or 'closed'
+local function clear_ratio()
+  for i = 0, 9 do redis.call('HDEL', KEYS[1], 'r'..i..'n', 'r'..i..'c', 'r'..i..'f') end
+end
 if probe and state == 'half' then
   if kind == 'ok' then
     redis.call('HSET', KEYS[1], 'state', 'closed', 'probes', 0)
     redis.call('DEL', KEYS[2])
+    clear_ratio()
     return 'closed'
   end
   if kind == 'fail' then
@@ -106,15 +116,39 @@ if probe and state == 'half' then
   if p > 0 then redis.call('HSET', KEYS[1], 'probes', p - 1) end
   return state
 end
-if (not probe) and state == 'closed' and kind == 'fail' then
+if probe or state ~= 'closed' or kind == 'neutral' then return state end
+local opened = false
+if kind == 'fail' and threshold > 0 then
   redis.call('ZADD', KEYS[2], now, now .. ':' .. ARGV[7])
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
   redis.call('PEXPIRE', KEYS[2], window)
-  if redis.call('ZCARD', KEYS[2]) >= threshold then
-    redis.call('HSET', KEYS[1], 'state', 'open', 'until', now + open_ms, 'probes', 0)
-    redis.call('DEL', KEYS[2])
-    return 'open'
+  if redis.call('ZCARD', KEYS[2]) >= threshold then opened = true end
+end
+if ratio > 0 then
+  local width = math.max(1, math.floor(window / 10))
+  local n = math.floor(now / width)
+  local slot = n % 10
+  if tonumber(redis.call('HGET', KEYS[1], 'r'..slot..'n') or '-1') ~= n then
+    redis.call('HSET', KEYS[1], 'r'..slot..'n', n, 'r'..slot..'c', 0, 'r'..slot..'f', 0)
   end
+  redis.call('HINCRBY', KEYS[1], 'r'..slot..'c', 1)
+  if kind == 'fail' then redis.call('HINCRBY', KEYS[1], 'r'..slot..'f', 1) end
+  local calls, failed = 0, 0
+  for i = 0, 9 do
+    local b = redis.call('HMGET', KEYS[1], 'r'..i..'n', 'r'..i..'c', 'r'..i..'f')
+    local bn = tonumber(b[1])
+    if bn and bn <= n and bn > n - 10 then
+      calls = calls + tonumber(b[2])
+      failed = failed + tonumber(b[3])
+    end
+  end
+  if kind == 'fail' and calls >= minimum and failed >= ratio * calls then opened = true end
+end
+if opened then
+  redis.call('HSET', KEYS[1], 'state', 'open', 'until', now + open_ms, 'probes', 0)
+  redis.call('DEL', KEYS[2])
+  clear_ratio()
+  return 'open'
 end
 return state
 "#;
@@ -349,7 +383,9 @@ impl SharedBreakers for RedisShared {
             .arg(policy.failure_threshold)
             .arg(policy.window_ms)
             .arg(policy.open_ms)
-            .arg(unique);
+            .arg(unique)
+            .arg(policy.failure_ratio)
+            .arg(policy.minimum_throughput);
         let _: String = self.run(call.invoke_async(&mut conn)).await?;
         Ok(())
     }

@@ -255,6 +255,7 @@ async fn a_probe_lost_with_its_replica_frees_its_slot_after_open_ms() {
         window_ms: 10_000,
         open_ms: 5_000,
         half_open_max_calls: 1,
+        ..BreakerPolicy::default()
     };
     use axon_core::policy::breaker::SharedOutcome;
     shared
@@ -438,4 +439,44 @@ async fn a_call_on_the_happy_path_is_one_redis_round_trip() {
     let before = round_trips(&redis.url()).await;
     call(&a).await.unwrap_err();
     assert_eq!(round_trips(&redis.url()).await - before, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ratio_rule_counts_every_replicas_calls() {
+    let world = World::new();
+    let a = world.shared(REDIS).await;
+    let b = world.shared(REDIS).await;
+    let policy = BreakerPolicy {
+        failure_threshold: 0,
+        window_ms: 10_000,
+        open_ms: 5_000,
+        half_open_max_calls: 1,
+        failure_ratio: 0.5,
+        minimum_throughput: 10,
+    };
+    use axon_core::policy::breaker::SharedOutcome::{Failure, Success};
+    // A: 4 failures; B: 6 successes (4 of 10 failed); then one failure each
+    // side: 5 of 11, then 6 of 12, which opens it.
+    for _ in 0..4 {
+        a.record("t", false, Failure, &policy).await.unwrap();
+    }
+    for _ in 0..6 {
+        b.record("t", false, Success, &policy).await.unwrap();
+    }
+    a.record("t", false, Failure, &policy).await.unwrap();
+    assert_eq!(b.state("t").await.unwrap(), BreakerState::Closed);
+    b.record("t", false, Failure, &policy).await.unwrap();
+    assert_eq!(a.state("t").await.unwrap(), BreakerState::Open);
+    // Older than the window: not counted.
+    let world = World::new();
+    let a = world.shared(REDIS).await;
+    for _ in 0..9 {
+        a.record("u", false, Failure, &policy).await.unwrap();
+    }
+    world.advance(10_000);
+    for _ in 0..9 {
+        a.record("u", false, Success, &policy).await.unwrap();
+    }
+    a.record("u", false, Failure, &policy).await.unwrap();
+    assert_eq!(a.state("u").await.unwrap(), BreakerState::Closed);
 }

@@ -27,7 +27,8 @@ use crate::policy::PolicyError;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct BreakerPolicy {
-    /// Failures within the window that open the breaker. 0 = no breaker. Default 5.
+    /// Failures within the window that open the breaker; 0 = no count rule
+    /// (and no breaker unless `failure_ratio` is set). Default 5.
     pub failure_threshold: u32,
     /// The sliding window, ms: 1 ms to a day. Default 60 000.
     pub window_ms: u64,
@@ -36,6 +37,13 @@ pub struct BreakerPolicy {
     pub open_ms: u64,
     /// Probes allowed at once while half-open, ≥ 1. Default 1.
     pub half_open_max_calls: u32,
+    /// The ratio rule (as Polly's and resilience4j's): the share of failed
+    /// calls within the window that opens the breaker, once the window holds
+    /// `minimum_throughput` calls; 0 = off (default), else at most 1.
+    pub failure_ratio: f64,
+    /// Calls the window must hold before the ratio rule may open it, ≥ 1.
+    /// Default 10.
+    pub minimum_throughput: u32,
 }
 
 impl Default for BreakerPolicy {
@@ -45,13 +53,32 @@ impl Default for BreakerPolicy {
             window_ms: 60_000,
             open_ms: 30_000,
             half_open_max_calls: 1,
+            failure_ratio: 0.0,
+            minimum_throughput: 10,
         }
     }
 }
 
 impl BreakerPolicy {
+    /// Whether there is a breaker at all (a count or a ratio rule).
+    pub fn enabled(&self) -> bool {
+        self.failure_threshold > 0 || self.failure_ratio > 0.0
+    }
+
     pub(crate) fn check(&self) -> Result<(), PolicyError> {
-        if self.failure_threshold == 0 {
+        if !(0.0..=1.0).contains(&self.failure_ratio) {
+            return Err(PolicyError::new(
+                "breaker.failure_ratio",
+                "must be between 0 (off) and 1",
+            ));
+        }
+        if self.failure_ratio > 0.0 && self.minimum_throughput == 0 {
+            return Err(PolicyError::new(
+                "breaker.minimum_throughput",
+                "must be at least 1 (the calls the ratio is measured over)",
+            ));
+        }
+        if !self.enabled() {
             return Ok(());
         }
         if self.window_ms == 0 {
@@ -109,6 +136,40 @@ enum State {
 struct Inner {
     state: State,
     failures: VecDeque<Instant>,
+    /// The ratio rule's window: calls and failures per tenth of it.
+    ratio: RatioWindow,
+}
+
+/// Calls and failures over a sliding window kept as ten buckets (a tenth of
+/// the window each), so that a busy tool costs ten counters, not a queue of
+/// every call.
+#[derive(Debug, Default)]
+struct RatioWindow {
+    origin: Option<Instant>,
+    /// (bucket number since `origin`, calls, failures).
+    buckets: [(u64, u32, u32); 10],
+}
+
+impl RatioWindow {
+    fn add(&mut self, now: Instant, window: Duration, failed: bool) -> (u32, u32) {
+        let origin = *self.origin.get_or_insert(now);
+        let width = (window.as_millis() as u64 / 10).max(1);
+        let n = now.duration_since(origin).as_millis() as u64 / width;
+        let slot = &mut self.buckets[(n % 10) as usize];
+        if slot.0 != n {
+            *slot = (n, 0, 0);
+        }
+        slot.1 += 1;
+        slot.2 += u32::from(failed);
+        self.buckets
+            .iter()
+            .filter(|(b, _, _)| *b + 10 > n && *b <= n)
+            .fold((0, 0), |(c, f), (_, bc, bf)| (c + bc, f + bf))
+    }
+
+    fn clear(&mut self) {
+        self.buckets = Default::default();
+    }
 }
 
 /// The breaker of one tool.
@@ -136,6 +197,7 @@ impl Breaker {
             inner: Mutex::new(Inner {
                 state: State::Closed,
                 failures: VecDeque::new(),
+                ratio: RatioWindow::default(),
             }),
             gauge,
         }
@@ -160,7 +222,7 @@ impl Breaker {
             probe,
             recorded: false,
         };
-        if policy.failure_threshold == 0 {
+        if !policy.enabled() {
             return Ok(permit(false));
         }
         let mut inner = self.lock();
@@ -184,13 +246,14 @@ impl Breaker {
     }
 
     fn on_outcome(&self, probe: bool, kind: Option<ErrorKind>, policy: &BreakerPolicy) {
-        if policy.failure_threshold == 0 {
+        if !policy.enabled() {
             return;
         }
         let failure = kind.is_some_and(ErrorKind::counts_for_breaker);
         let success = kind.is_none();
-        if success && !probe {
-            // The hot path: a success outside half-open changes nothing.
+        if success && !probe && policy.failure_ratio == 0.0 {
+            // The hot path: a success outside half-open changes nothing (the
+            // ratio rule counts it).
             return;
         }
         let mut inner = self.lock();
@@ -198,6 +261,7 @@ impl Breaker {
         match (&mut inner.state, probe) {
             (State::HalfOpen { .. }, true) if success => {
                 inner.failures.clear();
+                inner.ratio.clear();
                 self.set(&mut inner, State::Closed);
             }
             (State::HalfOpen { .. }, true) if failure => {
@@ -205,18 +269,28 @@ impl Breaker {
                 self.set(&mut inner, State::Open { until });
             }
             (State::HalfOpen { probes }, true) => *probes = probes.saturating_sub(1),
-            (State::Closed, false) if failure => {
+            (State::Closed, false) if failure || success => {
                 let window = Duration::from_millis(policy.window_ms);
-                inner.failures.push_back(now);
-                while inner
-                    .failures
-                    .front()
-                    .is_some_and(|t| now.duration_since(*t) >= window)
-                {
-                    inner.failures.pop_front();
+                let by_ratio = policy.failure_ratio > 0.0 && {
+                    let (calls, failed) = inner.ratio.add(now, window, failure);
+                    calls >= policy.minimum_throughput
+                        && f64::from(failed) >= policy.failure_ratio * f64::from(calls)
+                };
+                let mut by_count = false;
+                if failure && policy.failure_threshold > 0 {
+                    inner.failures.push_back(now);
+                    while inner
+                        .failures
+                        .front()
+                        .is_some_and(|t| now.duration_since(*t) >= window)
+                    {
+                        inner.failures.pop_front();
+                    }
+                    by_count = inner.failures.len() >= policy.failure_threshold as usize;
                 }
-                if inner.failures.len() >= policy.failure_threshold as usize {
+                if by_count || (by_ratio && failure) {
                     inner.failures.clear();
+                    inner.ratio.clear();
                     let until = now + Duration::from_millis(policy.open_ms);
                     self.set(&mut inner, State::Open { until });
                 }
@@ -249,6 +323,7 @@ impl Breaker {
     pub fn reset(&self) {
         let mut inner = self.lock();
         inner.failures.clear();
+        inner.ratio.clear();
         self.set(&mut inner, State::Closed);
     }
 
@@ -397,6 +472,7 @@ mod tests {
             window_ms: 1_000,
             open_ms: 5_000,
             half_open_max_calls: 1,
+            ..BreakerPolicy::default()
         }
     }
 
@@ -462,5 +538,62 @@ mod tests {
         assert_eq!(b.state(), BreakerState::Isolated);
         b.reset();
         assert!(b.admit(&p).is_ok());
+    }
+
+    fn succeed(b: &Breaker, p: &BreakerPolicy) {
+        b.admit(p).unwrap().record(&Ok(Value::Null), p);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_ratio_rule_opens_on_a_share_of_failures_once_the_window_is_full_enough() {
+        let p = BreakerPolicy {
+            failure_threshold: 0,
+            window_ms: 10_000,
+            failure_ratio: 0.5,
+            minimum_throughput: 10,
+            ..BreakerPolicy::default()
+        };
+        assert!(p.check().is_ok());
+        let b = Breaker::new("t");
+        // 4 failures of 4: a high share, but below the minimum throughput.
+        for _ in 0..4 {
+            fail(&b, &p);
+        }
+        assert_eq!(b.state(), BreakerState::Closed);
+        // 6 successes: 4 of 10 failed (40 %).
+        for _ in 0..6 {
+            succeed(&b, &p);
+        }
+        assert_eq!(b.state(), BreakerState::Closed);
+        // The fifth failure: 5 of 11 (45 %); the sixth: 6 of 12 (50 %) opens it.
+        fail(&b, &p);
+        assert_eq!(b.state(), BreakerState::Closed);
+        fail(&b, &p);
+        assert_eq!(b.state(), BreakerState::Open);
+
+        // Calls older than the window no longer count.
+        let b = Breaker::new("u");
+        for _ in 0..9 {
+            fail(&b, &p);
+        }
+        tokio::time::advance(Duration::from_millis(10_000)).await;
+        for _ in 0..9 {
+            succeed(&b, &p);
+        }
+        fail(&b, &p);
+        assert_eq!(b.state(), BreakerState::Closed, "1 of 10 in the window");
+
+        // Bad values are named.
+        let bad = BreakerPolicy {
+            failure_ratio: 1.5,
+            ..BreakerPolicy::default()
+        };
+        assert_eq!(bad.check().unwrap_err().key, "breaker.failure_ratio");
+        let bad = BreakerPolicy {
+            failure_ratio: 0.5,
+            minimum_throughput: 0,
+            ..BreakerPolicy::default()
+        };
+        assert_eq!(bad.check().unwrap_err().key, "breaker.minimum_throughput");
     }
 }
