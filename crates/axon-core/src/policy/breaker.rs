@@ -425,8 +425,9 @@ pub trait SharedBreakers: Send + Sync + 'static {
         tool: &str,
         policy: &BreakerPolicy,
     ) -> Result<SharedAdmit, SharedUnavailable>;
-    /// Report an attempt's outcome (the executor sends failures and probes;
-    /// a success outside half-open changes nothing and is not sent).
+    /// Report an attempt's outcome (the executor sends failures and probes,
+    /// and successes only when the ratio rule is on: otherwise a success
+    /// outside half-open changes nothing and is not sent).
     async fn record(
         &self,
         tool: &str,
