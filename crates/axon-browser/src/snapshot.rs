@@ -529,14 +529,15 @@ pub(crate) fn clickables(capture: &Value) -> HashSet<i64> {
         let parents = ints(&nodes["parentIndex"]);
         let types = ints(&nodes["nodeType"]);
         let backend = ints(&nodes["backendNodeId"]);
-        let names = nodes["nodeName"].as_array().cloned().unwrap_or_default();
-        let attributes = nodes["attributes"].as_array().cloned().unwrap_or_default();
+        let none = Vec::new();
+        let names = nodes["nodeName"].as_array().unwrap_or(&none);
+        let attributes = nodes["attributes"].as_array().unwrap_or(&none);
         let listened: HashSet<i64> = ints(&nodes["isClickable"]["index"]).into_iter().collect();
         let pseudo: HashSet<i64> = ints(&nodes["pseudoType"]["index"]).into_iter().collect();
         // The cursor of each rendered node (its first layout box).
         let mut cursor: HashMap<i64, &str> = HashMap::new();
         let layout = &doc["layout"];
-        let styles = layout["styles"].as_array().cloned().unwrap_or_default();
+        let styles = layout["styles"].as_array().unwrap_or(&none);
         for (k, node) in ints(&layout["nodeIndex"]).into_iter().enumerate() {
             let value = styles.get(k).and_then(|s| s.get(0)).map(string);
             cursor.entry(node).or_insert(value.unwrap_or_default());
@@ -622,7 +623,8 @@ impl Walker<'_> {
         let mut name = collapse(node["name"]["value"].as_str().unwrap_or_default());
         let ignored = node["ignored"] == json!(true);
         let backend = node["backendDOMNodeId"].as_i64();
-        let reference = backend.map(|id| format!("e{id}"));
+        // Built only for the nodes kept (not for every text run).
+        let reference = || backend.map(|id| format!("e{id}"));
         let mut child_depth = depth;
         let mut child_carried = carried.to_string();
         let interactive = INTERACTIVE.contains(&role);
@@ -643,7 +645,7 @@ impl Walker<'_> {
                 let mut states = states(node, role);
                 states.push(CLICKABLE.into());
                 self.out.push(SnapshotNode {
-                    reference,
+                    reference: reference(),
                     role: shown.to_string(),
                     name: name.clone(),
                     depth,
@@ -656,7 +658,7 @@ impl Walker<'_> {
             }
         } else if role == "Iframe" {
             self.out.push(SnapshotNode {
-                reference,
+                reference: reference(),
                 role: "iframe".into(),
                 name: name.clone(),
                 depth,
@@ -689,7 +691,7 @@ impl Walker<'_> {
                     && (role != "image" && role != "img" || !name.is_empty()));
             if keep {
                 self.out.push(SnapshotNode {
-                    reference,
+                    reference: reference(),
                     role: role.to_string(),
                     name: name.clone(),
                     depth,

@@ -1466,17 +1466,6 @@ fn select(
         }
     }
     let values = split_values(&option);
-    // Options of a drop-down are chosen by selecting, not by a click.
-    let in_dropdown: Vec<&SnapshotNode> = lists
-        .iter()
-        .filter(|l| l.role == "combobox")
-        .flat_map(|l| below(nodes, l))
-        .collect();
-    let clickable: Vec<SnapshotNode> = nodes
-        .iter()
-        .filter(|n| !in_dropdown.iter().any(|d| std::ptr::eq(*d, *n)))
-        .cloned()
-        .collect();
     let mut click_roles = CHECKABLE.to_vec();
     click_roles.push("button");
     let wants_click = hint.is_some_and(|h| {
@@ -1489,6 +1478,22 @@ fn select(
         best(nodes, &field, &["combobox", "listbox"], None).ok()
     };
     if values.len() <= 1 && (list_named.is_none() || wants_click) {
+        // Options of a drop-down are chosen by selecting, not by a click.
+        let in_dropdown: std::collections::HashSet<&str> = lists
+            .iter()
+            .filter(|l| l.role == "combobox")
+            .flat_map(|l| below(nodes, l))
+            .filter_map(|n| n.reference.as_deref())
+            .collect();
+        let clickable: Vec<SnapshotNode> = nodes
+            .iter()
+            .filter(|n| {
+                n.reference
+                    .as_deref()
+                    .is_none_or(|r| !in_dropdown.contains(r))
+            })
+            .cloned()
+            .collect();
         if let Ok((node, score)) = best(&clickable, &option, &click_roles, hint)
             && (score >= 0.6 || lists.is_empty() || wants_click)
         {
