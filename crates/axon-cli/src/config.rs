@@ -164,8 +164,20 @@ impl Default for Server {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Store {
-    /// The SQLite file; the platform data dir when unset.
+    /// The SQLite file; the platform data dir when unset. Ignored with `url`.
     pub path: Option<PathBuf>,
+    /// A PostgreSQL database (`postgres://user@host:5432/db`) instead of the
+    /// file: what several `axon serve` replicas share (docs/scaling.md).
+    pub url: Option<String>,
+    /// With `url`: the schema the tables live in (created if missing), so that
+    /// several deployments share one database. The URL's default when unset.
+    pub schema: Option<String>,
+    /// Whether `axon serve` hands its runs to the other replicas: a run whose
+    /// replica died (its lease unbeaten for 15 s, or its process gone from
+    /// this host) is resumed by another one, and queued runs
+    /// (`POST /v1/runs?queue=true`) are taken by whichever has room. Default:
+    /// on with `url`, off with the file.
+    pub takeover: Option<bool>,
 }
 
 /// `[history]`: what is kept of calls and runs, and for how long.
@@ -341,6 +353,9 @@ impl Config {
                 }
             };
         }
+        if let Some(v) = var("AXON_STORE_URL") {
+            self.store.url = Some(v);
+        }
         if let Some(v) = var("AXON_SHARED_REDIS_URL") {
             self.shared.redis_url = Some(v);
         }
@@ -396,6 +411,29 @@ impl Config {
                 "shared.redis_url: {:?} is not a redis:// URL",
                 axon_shared::redacted(url)
             )));
+        }
+        if let Some(url) = &self.store.url
+            && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
+        {
+            return Err(ConfigError(format!(
+                "store.url: {:?} is not a postgres:// URL",
+                axon_shared::redacted(url)
+            )));
+        }
+        if let Some(schema) = &self.store.schema
+            && (schema.is_empty()
+                || !schema
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        {
+            return Err(ConfigError(format!(
+                "store.schema: {schema:?} may hold only letters, digits and _"
+            )));
+        }
+        if self.store.schema.is_some() && self.store.url.is_none() {
+            return Err(ConfigError(
+                "store.schema: only with store.url (a PostgreSQL store)".into(),
+            ));
         }
         if let Some(ms) = self.shared.timeout_ms
             && !(1..=5_000).contains(&ms)
@@ -473,6 +511,12 @@ impl Config {
         table_json(&self.defaults)
     }
 
+    /// Whether `axon serve` takes runs over from other replicas
+    /// (`[store] takeover`; on with a PostgreSQL store by default).
+    pub fn takeover(&self) -> bool {
+        self.store.takeover.unwrap_or(self.store.url.is_some())
+    }
+
     /// The SQLite file: configured, or `<data dir>/axon/axon.db`.
     pub fn store_path(&self) -> PathBuf {
         self.store.path.clone().unwrap_or_else(|| {
@@ -499,7 +543,15 @@ impl Config {
                 }
             }
         }
-        masked.store.path = Some(self.store_path());
+        if let Some(url) = &mut masked.store.url {
+            *url = axon_shared::redacted(url);
+        }
+        if let Some(url) = &mut masked.shared.redis_url {
+            *url = axon_shared::redacted(url);
+        }
+        if masked.store.url.is_none() {
+            masked.store.path = Some(self.store_path());
+        }
         toml::to_string_pretty(&masked).unwrap_or_default()
     }
 }

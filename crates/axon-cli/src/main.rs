@@ -470,7 +470,7 @@ async fn history(config: &Config, ui: output::Ui, id: &str) -> Outcome {
     } else {
         Err(usage(format!(
             "no call, run or correlation id {id:?} in {}",
-            config.store_path().display()
+            store.describe()
         )))
     }
 }
@@ -481,7 +481,7 @@ async fn stats(config: &Config, ui: output::Ui) -> Outcome {
     let executor = executor(config, ui, None, Imports::None).await?;
     // The latency figures and `"auto"` values come from history: this process
     // has observed nothing itself.
-    wiring::seed_latencies(&executor, &store).await;
+    wiring::seed_latencies(&executor, store.as_ref()).await;
     store.close().await;
     output::stats(ui, &stats, &executor);
     Ok(Exit::Success)
@@ -535,7 +535,9 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
         shutdown_grace: std::time::Duration::from_millis(config.server.shutdown_grace_ms),
         mcp_tools: config.mcp.filter(),
     };
-    let mut server = axon_server::Server::new(runner, store.clone(), options).with_metrics(metrics);
+    let mut server = axon_server::Server::new(runner, store.clone(), options)
+        .with_metrics(metrics)
+        .taking_over_runs(config.takeover());
     if let Some(check) = wiring::shared_health() {
         server = server.with_component("shared", check);
     }
@@ -544,7 +546,7 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
     if !ui.quiet {
         eprintln!(
             "axon: history in {}; Ctrl-C stops (runs in flight finish or are checkpointed)",
-            config.store_path().display()
+            store.describe()
         );
     }
     server

@@ -10,7 +10,7 @@ use axon_cli::config::{self, Config, HistoryBackend};
 use axon_core::{Executor, HistoryStore, ToolRegistry};
 use axon_plan::{Plan, PlanRunner};
 use axon_shared::{RedisShared, SharedConfig};
-use axon_store::{Retention, SqliteStore, Store};
+use axon_store::{PgStore, Retention, SqliteStore, Store};
 
 use crate::output::Ui;
 use crate::{Fail, infra, usage};
@@ -57,7 +57,7 @@ async fn registry(
     ui: Ui,
     imports: Imports<'_>,
     history: Option<Arc<dyn HistoryStore>>,
-    store: Option<Arc<SqliteStore>>,
+    store: Option<Arc<dyn Store>>,
 ) -> Result<ToolRegistry, Fail> {
     let mut registry = ToolRegistry::with_utilities();
     let http = axon_http::HttpRequest::new(config.http.clone()).map_err(infra)?;
@@ -76,7 +76,7 @@ async fn registry(
     // (another process) translates nothing.
     let act_cache: Arc<dyn ActStore> = match store {
         _ if !config.browser.act_cache => Arc::new(axon_browser::act::NoActStore),
-        Some(store) => Arc::new(SqliteActStore(store)),
+        Some(store) => Arc::new(StoreActCache(store)),
         None => Arc::new(axon_browser::act::MemoryActStore::default()),
     };
     axon_browser::act::register_with_cache(&mut registry, browsers, translator, act_cache)
@@ -111,12 +111,12 @@ async fn registry(
     Ok(registry)
 }
 
-/// browser_act's cache in the store file. Reading or writing it never fails
-/// a step: a failure is logged and the step is translated.
-struct SqliteActStore(Arc<SqliteStore>);
+/// browser_act's cache in the store. Reading or writing it never fails a
+/// step: a failure is logged and the step is translated.
+struct StoreActCache(Arc<dyn Store>);
 
 #[async_trait::async_trait]
-impl ActStore for SqliteActStore {
+impl ActStore for StoreActCache {
     async fn get(&self, key: &str) -> Option<CachedStep> {
         match self.0.act_get(key).await {
             Ok(entry) => entry.and_then(|json| serde_json::from_str(&json).ok()),
@@ -141,8 +141,11 @@ impl ActStore for SqliteActStore {
     }
 }
 
-/// The store file (`[store] path`), with `[history]`'s retention and durability.
-pub(crate) async fn open_store(config: &Config) -> Result<Arc<SqliteStore>, Fail> {
+/// The store: the PostgreSQL database of `[store] url`, else the SQLite file
+/// (`[store] path`), with `[history]`'s retention and durability. A server
+/// that takes runs over (`[store] takeover`) hands its own runs to the other
+/// replicas. A store that cannot be opened is exit 3, naming it.
+pub(crate) async fn open_store(config: &Config) -> Result<Arc<dyn Store>, Fail> {
     let retention = Retention {
         max_per_correlation: config.history.max_per_correlation,
         max_calls: config.history.max_calls,
@@ -152,10 +155,23 @@ pub(crate) async fn open_store(config: &Config) -> Result<Arc<SqliteStore>, Fail
         max_runs: config.history.max_runs,
     };
     let durability = config.history.durability.parse().map_err(usage)?;
-    SqliteStore::open(config.store_path(), retention)
-        .await
-        .map(|store| Arc::new(store.with_durability(durability)))
-        .map_err(|e| infra(e.to_string()))
+    let failed = |e: axon_core::StoreError| infra(format!("store: {e}"));
+    Ok(match &config.store.url {
+        Some(url) => Arc::new(
+            PgStore::open(url, config.store.schema.as_deref(), retention)
+                .await
+                .map_err(failed)?
+                .with_durability(durability)
+                .with_handoff(config.takeover()),
+        ),
+        None => Arc::new(
+            SqliteStore::open(config.store_path(), retention)
+                .await
+                .map_err(failed)?
+                .with_durability(durability)
+                .with_handoff(config.takeover()),
+        ),
+    })
 }
 
 /// The executor with the config's policies, recording into `store` (or into
@@ -164,7 +180,7 @@ pub(crate) async fn open_store(config: &Config) -> Result<Arc<SqliteStore>, Fail
 pub(crate) async fn executor(
     config: &Config,
     ui: Ui,
-    store: Option<Arc<SqliteStore>>,
+    store: Option<Arc<dyn Store>>,
     imports: Imports<'_>,
 ) -> Result<Executor, Fail> {
     let history: Option<Arc<dyn HistoryStore>> = match (&store, config.history.backend) {
@@ -188,7 +204,7 @@ pub(crate) async fn executor(
     }
     let executor = builder.build().map_err(|e| usage(format!("config: {e}")))?;
     if let Some(store) = store {
-        seed_latencies(&executor, &store).await;
+        seed_latencies(&executor, store.as_ref()).await;
     }
     Ok(executor)
 }
@@ -233,7 +249,7 @@ pub(crate) fn shared_health() -> Option<axon_server::HealthCheck> {
 /// `"auto"` timeouts and hedges in a new process start from what the earlier
 /// ones saw. A store that cannot be read leaves them empty: that only costs the
 /// ceiling timeout until the tool has answered a few times.
-pub(crate) async fn seed_latencies(executor: &Executor, store: &SqliteStore) {
+pub(crate) async fn seed_latencies(executor: &Executor, store: &dyn Store) {
     let since = axon_core::Timestamp::now().unix_ms() as i64 - 24 * 3600 * 1000;
     let window = axon_core::policy::adaptive::WINDOW_SAMPLES as u32;
     match store.recent_latencies(window, since).await {
@@ -255,7 +271,7 @@ pub(crate) async fn runner(
     config: &Config,
     ui: Ui,
     imports: Imports<'_>,
-) -> Result<(PlanRunner, Arc<SqliteStore>), Fail> {
+) -> Result<(PlanRunner, Arc<dyn Store>), Fail> {
     let store = open_store(config).await?;
     let executor = executor(config, ui, Some(store.clone()), imports).await?;
     let runner = PlanRunner::with_store(executor, store.clone()).with_secrets(config.secrets());

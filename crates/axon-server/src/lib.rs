@@ -39,6 +39,7 @@ mod openapi;
 mod ops;
 pub mod problem;
 mod runs;
+mod takeover;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -104,6 +105,9 @@ pub(crate) struct AppState {
     tasks: TaskTracker,
     /// Components `/healthz` reports besides the store (the shared Redis).
     components: Vec<(String, HealthCheck)>,
+    /// Whether this replica takes up queued runs and runs of replicas that
+    /// died (`takeover.rs`).
+    takeover: bool,
 }
 
 /// A component's health for `/healthz`: `Ok(target)` when it answers,
@@ -149,6 +153,7 @@ impl Server {
                 watchers: Mutex::new(HashMap::new()),
                 tasks: TaskTracker::new(),
                 components: Vec::new(),
+                takeover: false,
             }),
         }
     }
@@ -159,6 +164,17 @@ impl Server {
     pub fn with_metrics(mut self, handle: PrometheusHandle) -> Self {
         if let Some(state) = Arc::get_mut(&mut self.state) {
             state.metrics = Some(handle);
+        }
+        self
+    }
+
+    /// Take up queued runs (`POST /v1/runs?queue=true`) and the runs of
+    /// replicas that died, from the shared store (`[store] takeover`). The
+    /// store should hand this server's own runs off too
+    /// (`SqliteStore::with_handoff`, `PgStore::with_handoff`).
+    pub fn taking_over_runs(mut self, takeover: bool) -> Self {
+        if let Some(state) = Arc::get_mut(&mut self.state) {
+            state.takeover = takeover;
         }
         self
     }
@@ -256,9 +272,15 @@ impl Server {
                 }
             });
         }
-        axum::serve(listener, self.router())
+        let stop_taking = CancellationToken::new();
+        if state.takeover {
+            tokio::spawn(takeover::take_over(state.clone(), stop_taking.clone()));
+        }
+        let served = axum::serve(listener, self.router())
             .with_graceful_shutdown(signal)
-            .await?;
+            .await;
+        stop_taking.cancel();
+        served?;
         state.tasks.close();
         if tokio::time::timeout(grace, state.tasks.wait())
             .await

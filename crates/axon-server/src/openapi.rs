@@ -28,7 +28,7 @@ fn running(description: &str) -> Value {
         "headers": {"Location": {"schema": {"type": "string"}}},
         "content": {"application/json": {"schema": {
             "type": "object", "required": ["run_id", "status", "href"],
-            "properties": {"run_id": {"type": "string"}, "status": {"const": "running"}, "href": {"type": "string"}},
+            "properties": {"run_id": {"type": "string"}, "status": {"enum": ["running", "queued"]}, "href": {"type": "string"}},
         }}},
     })
 }
@@ -209,12 +209,12 @@ fn build() -> Value {
     schemas.insert(
         "RunState".into(),
         json!({
-            "description": "A run as stored: `running`, `interrupted` (begun, never finished: POST /v1/runs?run_id= resumes it) or its final status.",
+            "description": "A run as stored: `running` (on some replica), `queued` (a replica will take it up), `interrupted` (begun, never finished: POST /v1/runs?run_id= resumes it) or its final status.",
             "type": "object",
             "required": ["run_id", "status", "steps_total", "steps_finished", "steps", "result"],
             "properties": {
                 "run_id": {"type": "string"},
-                "status": {"type": "string", "enum": ["running", "interrupted", "succeeded", "failed", "cancelled"]},
+                "status": {"type": "string", "enum": ["running", "queued", "interrupted", "succeeded", "failed", "cancelled"]},
                 "steps_total": {"type": ["integer", "null"]},
                 "steps_finished": {"type": "integer"},
                 "steps": {"type": "array", "items": step_outcome},
@@ -352,7 +352,7 @@ fn build() -> Value {
             "operationId": "listRuns",
             "summary": "Runs, most recently updated first, a page at a time.",
             "parameters": [
-                query_param("status", "Only runs in this state.", json!({"type": "string", "enum": ["running", "interrupted", "succeeded", "failed", "cancelled"]})),
+                query_param("status", "Only runs in this state.", json!({"type": "string", "enum": ["running", "queued", "interrupted", "succeeded", "failed", "cancelled"]})),
                 query_param("before", "Only runs updated before this time (ms since the epoch): the previous page's `next_before`.", json!({"type": "integer"})),
                 query_param("limit", "At most this many (default 50).", json!({"type": "integer", "minimum": 1, "maximum": 500})),
             ],
@@ -374,11 +374,12 @@ fn build() -> Value {
                 query_param("wait", "Block until the run ends and return its result.", json!({"type": "boolean"})),
                 query_param("run_id", "Run (or resume) under this id.", json!({"type": "string"})),
                 query_param("correlation_id", "Correlation id of the run's calls.", json!({"type": "string"})),
+                query_param("queue", "Queue the run for whichever replica has room (`[store] takeover`): 202 `queued`.", json!({"type": "boolean"})),
             ],
             "requestBody": plan_body(),
             "responses": guarded(responses(vec![
                 ("200", start_ok),
-                ("202", running("Started; `Location` is the run.")),
+                ("202", running("Started (or queued); `Location` is the run.")),
                 ("400", problem("Not a plan document, or a bad query.")),
                 ("409", problem("That run id is running, or began with another plan.")),
                 ("413", problem("The body is too large.")),

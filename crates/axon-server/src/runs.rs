@@ -84,13 +84,17 @@ pub(crate) struct StartQuery {
     run_id: Option<String>,
     /// Correlation id of the run's calls.
     correlation_id: Option<String>,
+    /// Keep the run for whichever replica has room (`[store] takeover`): 202
+    /// with status `queued`.
+    #[serde(default)]
+    queue: bool,
 }
 
 /// Start `plan` in the background; the receiver gets its result. Unless the
 /// caller waits for it (`wait`), the result is read back from the store, so
 /// the run streams its steps' data out as they finish instead of holding it
 /// ([`RunOptions::stream_results`]).
-fn launch(
+pub(crate) fn launch(
     state: &Arc<AppState>,
     plan: Plan,
     run_id: String,
@@ -132,9 +136,11 @@ fn launch(
                 Ok(result) => {
                     let _ = tx.send(result);
                 }
-                Err(e) => {
-                    tracing::error!(run_id, error = %e, "the plan failed validation at start")
+                // Another replica took the run first.
+                Err(e) if e.to_string().contains("being run by another process") => {
+                    tracing::debug!(run_id, error = %e, "the run is taken")
                 }
+                Err(e) => tracing::error!(run_id, error = %e, "the run could not start"),
             }
         }
         .in_current_span(),
@@ -226,6 +232,9 @@ pub(crate) async fn start(
         .run_id
         .unwrap_or_else(|| ulid::Ulid::new().to_string());
     let wants_events = crate::api::wants_events(&headers);
+    if query.queue {
+        return enqueue(&state, &plan, &run_id, query.wait || wants_events).await;
+    }
 
     if wants_events {
         let (tx, rx) = mpsc::unbounded_channel();
@@ -261,6 +270,46 @@ pub(crate) async fn start(
         return Ok(Json(result).into_response());
     }
     Ok(accepted(&run_id))
+}
+
+/// `POST /v1/runs?queue=true`: keep the run for whichever replica takes it up
+/// first (the takeover loop, `takeover.rs`); 202 with status `queued`.
+async fn enqueue(
+    state: &Arc<AppState>,
+    plan: &Plan,
+    run_id: &str,
+    waits: bool,
+) -> Result<Response, Problem> {
+    if !state.takeover {
+        return Err(Problem::bad_request(
+            "queue: no replica takes queued runs up here; set [store] takeover = true (the default with [store] url)".to_string(),
+            "/queue",
+        ));
+    }
+    if waits {
+        return Err(Problem::bad_request(
+            "queue: a queued run cannot be waited for or streamed; follow it at GET /v1/runs/{id}"
+                .to_string(),
+            "/queue",
+        ));
+    }
+    state.store.enqueue(run_id, plan).await.map_err(|e| {
+        if e.0.ends_with("exists") {
+            Problem::new(StatusCode::CONFLICT, "run exists", e.0)
+        } else {
+            Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store unavailable",
+                e.to_string(),
+            )
+        }
+    })?;
+    let mut response = accepted(run_id);
+    *response.body_mut() = axum::body::Body::from(
+        json!({"run_id": run_id, "status": "queued", "href": format!("/v1/runs/{run_id}")})
+            .to_string(),
+    );
+    Ok(response)
 }
 
 /// The run's events as SSE (`event:` is the event's name, `data:` its JSON), then
@@ -325,9 +374,9 @@ pub(crate) async fn get(
     let status = match (&record.result, running) {
         (_, true) => "running",
         (Some(result), false) => result.status.as_str(),
-        // Begun, never finished, not running here: the server stopped mid-run.
-        // POST /v1/runs?run_id=… resumes it.
-        (None, false) => "interrupted",
+        // Not running here: another replica runs it, or one will take it up,
+        // or its server stopped mid-run (POST /v1/runs?run_id=… resumes it).
+        (None, false) => unfinished_status(&state, &id).await?,
     };
     Ok(Json(json!({
         "run_id": id,
@@ -337,6 +386,24 @@ pub(crate) async fn get(
         "steps": record.steps.values().collect::<Vec<_>>(),
         "result": record.result,
     })))
+}
+
+/// The state of a run without a result that this server does not run, from
+/// its lease: `running` (another replica), `queued` (a replica will take it up)
+/// or `interrupted`.
+async fn unfinished_status(state: &AppState, id: &str) -> Result<&'static str, Problem> {
+    let hold = state.store.run_hold(id).await.map_err(|e| {
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store unavailable",
+            e.to_string(),
+        )
+    })?;
+    Ok(match hold {
+        axon_store::RunHold::Held => "running",
+        axon_store::RunHold::Pending => "queued",
+        axon_store::RunHold::Free => "interrupted",
+    })
 }
 
 /// `GET /v1/runs` query.
@@ -349,7 +416,8 @@ pub(crate) struct ListQuery {
 }
 
 /// `GET /v1/runs`: a page of runs, newest first. A run without a result is
-/// `running` when this server runs it, else `interrupted`.
+/// `running` when a server runs it, `queued` when one will take it up, else
+/// `interrupted`.
 pub(crate) async fn list(
     State(state): State<Arc<AppState>>,
     Query(query): Query<ListQuery>,
@@ -364,14 +432,14 @@ pub(crate) async fn list(
     let wanted = query.status.as_deref();
     let filter = match wanted {
         None => None,
-        Some("running" | "interrupted") => Some(axon_store::RunFilter::Unfinished),
+        Some("running" | "queued" | "interrupted") => Some(axon_store::RunFilter::Unfinished),
         Some(ended @ ("succeeded" | "failed" | "cancelled")) => {
             Some(axon_store::RunFilter::Ended(ended.to_string()))
         }
         Some(other) => {
             return Err(Problem::bad_request(
                 format!(
-                    "status: {other:?} is not running, interrupted, succeeded, failed or cancelled"
+                    "status: {other:?} is not running, queued, interrupted, succeeded, failed or cancelled"
                 ),
                 "/status",
             ));
@@ -402,18 +470,17 @@ pub(crate) async fn list(
         .keys()
         .cloned()
         .collect();
-    let runs: Vec<axon_store::RunSummary> = rows
-        .into_iter()
-        .map(|mut run| {
-            if running.contains(&run.run_id) {
-                run.status = Some("running".into());
-            } else if run.status.is_none() {
-                run.status = Some("interrupted".into());
-            }
-            run
-        })
-        .filter(|run| wanted.is_none() || run.status.as_deref() == wanted)
-        .collect();
+    let mut runs: Vec<axon_store::RunSummary> = Vec::with_capacity(rows.len());
+    for mut run in rows {
+        if running.contains(&run.run_id) {
+            run.status = Some("running".into());
+        } else if run.status.is_none() {
+            run.status = Some(unfinished_status(&state, &run.run_id).await?.into());
+        }
+        if wanted.is_none() || run.status.as_deref() == wanted {
+            runs.push(run);
+        }
+    }
     Ok(Json(json!({"runs": runs, "next_before": next_before})))
 }
 

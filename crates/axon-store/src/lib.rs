@@ -11,6 +11,9 @@
 
 #![warn(missing_docs)]
 
+mod postgres;
+pub use postgres::PgStore;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -95,7 +98,7 @@ pub struct ToolStats {
 }
 
 /// Prune the whole history after this many records (and when the file is opened).
-const PRUNE_EVERY: u64 = 1_000;
+pub(crate) const PRUNE_EVERY: u64 = 1_000;
 
 /// History and runs in one SQLite file.
 ///
@@ -112,45 +115,130 @@ pub struct SqliteStore {
     pool: SqlitePool,
     path: PathBuf,
     retention: Retention,
-    durability: Durability,
-    writer: mpsc::Sender<Job>,
+    writer: Writer,
     owner: Owner,
+    handoff: bool,
 }
 
 /// This process, as a holder of run claims.
 #[derive(Clone)]
-struct Owner {
-    host: String,
-    pid: u32,
+pub(crate) struct Owner {
+    pub(crate) host: String,
+    pub(crate) pid: u32,
 }
 
-/// A claim whose holder has not beaten for this long is taken over.
-const CLAIM_STALE_MS: i64 = 15_000;
+impl Owner {
+    /// This process on this host.
+    pub(crate) fn this_process() -> Owner {
+        Owner {
+            host: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .map(|h| h.trim().to_string())
+                .unwrap_or_else(|_| "localhost".into()),
+            pid: std::process::id(),
+        }
+    }
+
+    /// Whether the claim of `pid` on `host` (beaten last at `heartbeat_ms`) is
+    /// void: its process is gone from this host (killed, crashed: taken over at
+    /// once), or it has not beaten for [`CLAIM_STALE_MS`] (a holder elsewhere).
+    pub(crate) fn may_take_over(&self, host: &str, pid: i64, heartbeat_ms: i64) -> bool {
+        let gone = host == self.host
+            && pid != i64::from(self.pid)
+            && !Path::new(&format!("/proc/{pid}")).exists();
+        gone || heartbeat_ms < now_ms() - CLAIM_STALE_MS
+    }
+}
+
+/// An unfinished run and who holds it, if anyone (a row of a pending-runs scan).
+pub(crate) struct Holder {
+    pub(crate) run_id: String,
+    /// (host, pid, heartbeat ms) of its claim.
+    pub(crate) claim: Option<(String, i64, i64)>,
+}
+
+impl Holder {
+    /// Whether its claim holds (beats, and its process is not gone).
+    pub(crate) fn is_live(&self, owner: &Owner) -> bool {
+        self.claim
+            .as_ref()
+            .is_some_and(|(host, pid, beat)| !owner.may_take_over(host, *pid, *beat))
+    }
+}
+
+/// Who has a run whose claim row (if any) is `holder`; `waiting`: it is
+/// unfinished and handed off.
+pub(crate) fn hold_of(owner: &Owner, holder: &Holder, waiting: bool) -> RunHold {
+    if holder.is_live(owner) {
+        RunHold::Held
+    } else if waiting {
+        RunHold::Pending
+    } else {
+        RunHold::Free
+    }
+}
+
+/// Unfinished handed-off runs a pending scan reads at most.
+pub(crate) const PENDING_SCAN: i64 = 1_000;
+
+/// The first `limit` runs nobody holds.
+pub(crate) fn pending(
+    owner: &Owner,
+    holders: impl Iterator<Item = Holder>,
+    limit: u32,
+) -> Vec<String> {
+    holders
+        .filter(|h| !h.is_live(owner))
+        .take(limit as usize)
+        .map(|h| h.run_id)
+        .collect()
+}
+
+/// A scan row (`run_id`, and the claim's `host`, `pid`, `heartbeat_ms` or nulls).
+pub(crate) fn holder_of<R>(row: &R) -> Holder
+where
+    R: sqlx::Row,
+    for<'a> &'a str: sqlx::ColumnIndex<R>,
+    for<'a> String: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+    for<'a> Option<String>: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+    for<'a> Option<i64>: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+{
+    let host: Option<String> = row.get("host");
+    let pid: Option<i64> = row.get("pid");
+    let beat: Option<i64> = row.get("heartbeat_ms");
+    Holder {
+        run_id: row.get("run_id"),
+        claim: host.map(|host| (host, pid.unwrap_or(0), beat.unwrap_or(0))),
+    }
+}
+
+/// A run claim whose holder has not beaten for this long (ms) is void: another
+/// process (another replica) takes the run over and resumes it.
+pub const CLAIM_STALE_MS: i64 = 15_000;
 /// How often a held claim beats.
-const CLAIM_BEAT: Duration = Duration::from_secs(5);
+pub(crate) const CLAIM_BEAT: Duration = Duration::from_secs(5);
 
 /// Calls committed together at most.
-const MAX_BATCH: usize = 256;
+pub(crate) const MAX_BATCH: usize = 256;
 
 /// A history row, encoded by the caller so the writer only writes.
-struct Row {
-    call_id: String,
-    correlation_id: String,
-    tool: String,
-    success: bool,
-    retried: bool,
-    duration_ms: i64,
-    started_at_ms: i64,
-    entry: String,
+pub(crate) struct Row {
+    pub(crate) call_id: String,
+    pub(crate) correlation_id: String,
+    pub(crate) tool: String,
+    pub(crate) success: bool,
+    pub(crate) retried: bool,
+    pub(crate) duration_ms: i64,
+    pub(crate) started_at_ms: i64,
+    pub(crate) entry: String,
     /// The plan step the call ran: (run id, step index, checkpoint JSON).
-    checkpoint: Option<(String, i64, String)>,
+    pub(crate) checkpoint: Option<(String, i64, String)>,
 }
 
 /// Answered once a row is committed (or could not be).
-type Ack = oneshot::Sender<Result<(), String>>;
+pub(crate) type Ack = oneshot::Sender<Result<(), String>>;
 
 /// Work for the writer task.
-enum Job {
+pub(crate) enum Job {
     Record(Row, Option<Ack>),
     /// Answered once everything queued before is committed.
     Flush(oneshot::Sender<()>),
@@ -158,59 +246,15 @@ enum Job {
     Close(oneshot::Sender<()>),
 }
 
-fn err(e: impl std::fmt::Display) -> StoreError {
+pub(crate) fn err(e: impl std::fmt::Display) -> StoreError {
     StoreError(e.to_string())
 }
 
-fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     Timestamp::now().unix_ms() as i64
 }
 
 impl SqliteStore {
-    /// The act cache entry (JSON) under `key`, if any
-    /// (`axon_browser::act::cache`: browser_act's translated steps).
-    pub async fn act_get(&self, key: &str) -> Result<Option<String>, StoreError> {
-        sqlx::query_scalar("SELECT entry FROM act_cache WHERE key = ?")
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(err)
-    }
-
-    /// Store the act cache entry `entry` (JSON) under `key`, keeping the
-    /// [`ACT_CACHE_ENTRIES`] most recently stored.
-    pub async fn act_put(&self, key: &str, entry: &str) -> Result<(), StoreError> {
-        let now = now_ms();
-        sqlx::query(
-            "INSERT INTO act_cache (key, entry, updated_at_ms) VALUES (?1, ?2, ?3) \
-             ON CONFLICT (key) DO UPDATE SET entry = ?2, updated_at_ms = ?3",
-        )
-        .bind(key)
-        .bind(entry)
-        .bind(now)
-        .execute(&self.pool)
-        .await
-        .map_err(err)?;
-        sqlx::query(
-            "DELETE FROM act_cache WHERE updated_at_ms < \
-             (SELECT updated_at_ms FROM act_cache ORDER BY updated_at_ms DESC LIMIT 1 OFFSET ?)",
-        )
-        .bind(ACT_CACHE_ENTRIES as i64)
-        .execute(&self.pool)
-        .await
-        .map(|_| ())
-        .map_err(err)
-    }
-
-    /// Drop the act cache entry under `key`.
-    pub async fn act_remove(&self, key: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM act_cache WHERE key = ?")
-            .bind(key)
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
-            .map_err(err)
-    }
     /// Open (creating it and its folder if needed) the store at `path`, apply
     /// migrations and prune by the retention rules.
     pub async fn open(
@@ -264,57 +308,30 @@ impl SqliteStore {
             .connect()
             .await
             .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
-        let (writer, jobs) = mpsc::channel(4 * MAX_BATCH);
-        tokio::spawn(write_history(connection, retention, jobs));
         Ok(SqliteStore {
             pool,
             path: path.to_path_buf(),
             retention,
-            durability: Durability::default(),
-            writer,
-            owner: Owner {
-                host: std::fs::read_to_string("/proc/sys/kernel/hostname")
-                    .map(|h| h.trim().to_string())
-                    .unwrap_or_else(|_| "localhost".into()),
-                pid: std::process::id(),
-            },
+            writer: Writer::start(SqliteBatches(Some(connection)), retention),
+            owner: Owner::this_process(),
+            handoff: false,
         })
+    }
+
+    /// Runs begun through this store may be taken up by another process when
+    /// this one stops running them ([`Store::pending_runs`]): what a server
+    /// replica in a cluster sets. Off by default, so a run stopped by Ctrl-C
+    /// waits for its user.
+    pub fn with_handoff(mut self, handoff: bool) -> Self {
+        self.handoff = handoff;
+        self
     }
 
     /// When `record` returns: after the commit (`Sync`, the default) or once
     /// queued (`Async`).
     pub fn with_durability(mut self, durability: Durability) -> Self {
-        self.durability = durability;
+        self.writer.durability = durability;
         self
-    }
-
-    /// Drop history older than `max_age` and beyond `max_calls`.
-    pub async fn prune(&self) -> Result<(), StoreError> {
-        self.flush().await?;
-        let mut connection = self.pool.acquire().await.map_err(err)?;
-        prune(&mut connection, &self.retention).await
-    }
-
-    /// Wait until the history queued so far is committed (reads do this first).
-    pub async fn flush(&self) -> Result<(), StoreError> {
-        let (done, flushed) = oneshot::channel();
-        self.writer
-            .send(Job::Flush(done))
-            .await
-            .map_err(|_| StoreError("the store is closed".into()))?;
-        flushed
-            .await
-            .map_err(|_| StoreError("the history writer stopped".into()))
-    }
-
-    /// Commit the history queued so far, then close the pool, flushing the WAL.
-    /// Records after this fail.
-    pub async fn close(&self) {
-        let (done, flushed) = oneshot::channel();
-        if self.writer.send(Job::Close(done)).await.is_ok() {
-            let _ = flushed.await;
-        }
-        self.pool.close().await;
     }
 }
 
@@ -392,6 +409,56 @@ pub trait Store: HistoryStore + RunStore {
     /// `before` (ms since the epoch), with `status` (a finished run's) or
     /// `unfinished`. The dashboard's runs page and `GET /v1/runs`.
     async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError>;
+
+    /// The act cache entry (JSON) under `key`, if any
+    /// (`axon_browser::act::cache`: browser_act's translated steps).
+    async fn act_get(&self, key: &str) -> Result<Option<String>, StoreError>;
+
+    /// Store the act cache entry `entry` (JSON) under `key`, keeping the
+    /// [`ACT_CACHE_ENTRIES`] most recently stored.
+    async fn act_put(&self, key: &str, entry: &str) -> Result<(), StoreError>;
+
+    /// Drop the act cache entry under `key`.
+    async fn act_remove(&self, key: &str) -> Result<(), StoreError>;
+
+    /// Drop history and runs beyond the retention rules.
+    async fn prune(&self) -> Result<(), StoreError>;
+
+    /// Wait until the history queued so far is committed (reads do this first).
+    async fn flush(&self) -> Result<(), StoreError>;
+
+    /// Commit the history queued so far, then close the connections. Records
+    /// after this fail.
+    async fn close(&self);
+
+    /// Queue a run: keep its plan, to be taken by whichever server replica has
+    /// room ([`Store::pending_runs`]). `POST /v1/runs?queue=true`.
+    async fn enqueue(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError>;
+
+    /// Runs a server should take up, oldest first, at most `limit`: queued runs
+    /// nobody has started, and runs whose holder died mid-run (its claim went
+    /// unbeaten for [`CLAIM_STALE_MS`], or its process is gone from this host).
+    /// A run interrupted on purpose (Ctrl-C, cancel) let go of its claim and is
+    /// not among them. Several replicas may see the same run; the claim taken
+    /// when it starts lets exactly one run it.
+    async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, StoreError>;
+
+    /// Who has `run_id` now, so that any replica shows a run another one
+    /// executes as `running`, and one waiting for a replica as `queued`.
+    async fn run_hold(&self, run_id: &str) -> Result<RunHold, StoreError>;
+}
+
+/// Who has a run ([`Store::run_hold`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunHold {
+    /// A process runs it (its claim beats).
+    Held,
+    /// Nobody does, and a server replica will take it up: queued, or handed off
+    /// by a replica that stopped.
+    Pending,
+    /// Nobody does, and nobody will unless asked (a run stopped by Ctrl-C, a
+    /// finished or unknown run).
+    Free,
 }
 
 /// Which runs [`Store::list_runs`] returns.
@@ -441,6 +508,116 @@ pub struct RunSummary {
 
 #[async_trait]
 impl Store for SqliteStore {
+    /// The act cache entry (JSON) under `key`, if any
+    /// (`axon_browser::act::cache`: browser_act's translated steps).
+    async fn act_get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        sqlx::query_scalar("SELECT entry FROM act_cache WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(err)
+    }
+
+    /// Store the act cache entry `entry` (JSON) under `key`, keeping the
+    /// [`ACT_CACHE_ENTRIES`] most recently stored.
+    async fn act_put(&self, key: &str, entry: &str) -> Result<(), StoreError> {
+        let now = now_ms();
+        sqlx::query(
+            "INSERT INTO act_cache (key, entry, updated_at_ms) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (key) DO UPDATE SET entry = ?2, updated_at_ms = ?3",
+        )
+        .bind(key)
+        .bind(entry)
+        .bind(now)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?;
+        sqlx::query(
+            "DELETE FROM act_cache WHERE updated_at_ms < \
+             (SELECT updated_at_ms FROM act_cache ORDER BY updated_at_ms DESC LIMIT 1 OFFSET ?)",
+        )
+        .bind(ACT_CACHE_ENTRIES as i64)
+        .execute(&self.pool)
+        .await
+        .map(|_| ())
+        .map_err(err)
+    }
+
+    /// Drop the act cache entry under `key`.
+    async fn act_remove(&self, key: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM act_cache WHERE key = ?")
+            .bind(key)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+    /// Drop history older than `max_age` and beyond `max_calls`.
+    async fn prune(&self) -> Result<(), StoreError> {
+        self.flush().await?;
+        let mut connection = self.pool.acquire().await.map_err(err)?;
+        prune(&mut connection, &self.retention).await
+    }
+
+    /// Wait until the history queued so far is committed (reads do this first).
+    async fn flush(&self) -> Result<(), StoreError> {
+        self.writer.flush().await
+    }
+
+    /// Commit the history queued so far, then close the pool, flushing the WAL.
+    /// Records after this fail.
+    async fn close(&self) {
+        self.writer.close().await;
+        self.pool.close().await;
+    }
+
+    async fn enqueue(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff) VALUES (?, ?, NULL, ?, 1)",
+        )
+        .bind(run_id)
+        .bind(encode(plan)?)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await
+        .map(|_| ())
+        .map_err(|e| match e.as_database_error() {
+            Some(d) if d.is_unique_violation() => StoreError(format!("run {run_id} exists")),
+            _ => err(e),
+        })
+    }
+
+    async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
+             LEFT JOIN run_claims c ON c.run_id = r.run_id \
+             WHERE r.result IS NULL AND r.handoff = 1 ORDER BY r.updated_at_ms LIMIT ?",
+        )
+        .bind(PENDING_SCAN)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(err)?;
+        Ok(pending(&self.owner, rows.iter().map(holder_of), limit))
+    }
+
+    async fn run_hold(&self, run_id: &str) -> Result<RunHold, StoreError> {
+        let row = sqlx::query(
+            "SELECT r.run_id, r.handoff, r.result IS NULL AS unfinished, c.host, c.pid, c.heartbeat_ms \
+             FROM runs r LEFT JOIN run_claims c ON c.run_id = r.run_id WHERE r.run_id = ?",
+        )
+        .bind(run_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(err)?;
+        Ok(row.map_or(RunHold::Free, |row| {
+            hold_of(
+                &self.owner,
+                &holder_of(&row),
+                row.get::<bool, _>("handoff") && row.get::<bool, _>("unfinished"),
+            )
+        }))
+    }
+
     async fn check_writable(&self) -> Result<(), StoreError> {
         // Root writes through permission bits, and an open handle writes on after a
         // chmod: so a file made read-only counts as unwritable whoever runs us.
@@ -523,37 +700,14 @@ impl Store for SqliteStore {
         .fetch_all(&self.pool)
         .await
         .map_err(err)?;
-        let mut out: Vec<ToolStats> = Vec::new();
-        let mut durations: Vec<Vec<u64>> = Vec::new();
-        for row in rows {
-            let tool: String = row.get("tool");
-            if out.last().is_none_or(|s| s.tool != tool) {
-                out.push(ToolStats {
-                    tool,
-                    calls: 0,
-                    succeeded: 0,
-                    success_rate: 0.0,
-                    p50_ms: 0,
-                    p95_ms: 0,
-                    retried: 0,
-                });
-                durations.push(Vec::new());
-            }
-            if let (Some(s), Some(d)) = (out.last_mut(), durations.last_mut()) {
-                s.calls += 1;
-                s.succeeded += u64::from(row.get::<bool, _>("success"));
-                s.retried += u64::from(row.get::<bool, _>("retried"));
-                d.push(row.get::<i64, _>("duration_ms").max(0) as u64);
-            }
-        }
-        for (s, d) in out.iter_mut().zip(&durations) {
-            // Nearest rank over the sorted durations.
-            let rank = |p: f64| d[((p * d.len() as f64).ceil() as usize).clamp(1, d.len()) - 1];
-            s.success_rate = s.succeeded as f64 / s.calls as f64;
-            s.p50_ms = rank(0.50);
-            s.p95_ms = rank(0.95);
-        }
-        Ok(out)
+        Ok(tool_stats_of(rows.iter().map(|row| {
+            (
+                row.get::<String, _>("tool"),
+                row.get::<bool, _>("success"),
+                row.get::<bool, _>("retried"),
+                row.get::<i64, _>("duration_ms"),
+            )
+        })))
     }
 
     async fn idempotency_begin(
@@ -593,17 +747,11 @@ impl Store for SqliteStore {
             .fetch_optional(&self.pool)
             .await
             .map_err(err)?;
-        Ok(match row {
-            // Abandoned between the two statements: claim it next time.
-            None => IdempotencyBegin::InFlight,
-            Some(row) if row.get::<String, _>("fingerprint") != fingerprint => {
-                IdempotencyBegin::Mismatch
-            }
-            Some(row) => match row.get::<Option<String>, _>("result") {
-                Some(result) => IdempotencyBegin::Replay(result),
-                None => IdempotencyBegin::InFlight,
-            },
-        })
+        Ok(idempotency_found(
+            row.as_ref()
+                .map(|row| (row.get::<&str, _>("fingerprint"), row.get("result"))),
+            fingerprint,
+        ))
     }
 
     async fn idempotency_finish(&self, key: &str, result: &str) -> Result<(), StoreError> {
@@ -647,16 +795,12 @@ impl Store for SqliteStore {
         .fetch_all(&self.pool)
         .await
         .map_err(err)?;
-        let mut out: Vec<(String, Vec<u64>)> = Vec::new();
-        for row in rows {
-            let tool: String = row.get("tool");
-            let ms = row.get::<i64, _>("duration_ms").max(0) as u64;
-            match out.last_mut() {
-                Some((t, d)) if *t == tool => d.push(ms),
-                _ => out.push((tool, vec![ms])),
-            }
-        }
-        Ok(out)
+        Ok(latencies_of(rows.iter().map(|row| {
+            (
+                row.get::<String, _>("tool"),
+                row.get::<i64, _>("duration_ms"),
+            )
+        })))
     }
 
     fn describe(&self) -> String {
@@ -728,11 +872,24 @@ async fn prune(db: &mut SqliteConnection, retention: &Retention) -> Result<(), S
     Ok(())
 }
 
+/// Where the history writer commits its batches: one SQLite connection of its
+/// own, or the PostgreSQL pool.
+#[async_trait]
+pub(crate) trait Batches: Send + 'static {
+    /// Commit `rows` in one transaction, with the checkpoints they carry, then
+    /// keep `keep` rows per correlation id they touch.
+    async fn insert(&mut self, rows: &[&Row], keep: u64) -> Result<(), StoreError>;
+    /// Apply the retention rules.
+    async fn prune(&mut self, retention: &Retention) -> Result<(), StoreError>;
+    /// Let go of the connection.
+    async fn close(&mut self);
+}
+
 /// The writer task: take one job, then whatever else is queued (up to
 /// [`MAX_BATCH`] rows), and commit the rows in one transaction; then answer the
 /// flushes that were waiting for them.
-async fn write_history(
-    mut connection: SqliteConnection,
+pub(crate) async fn write_history(
+    mut sink: impl Batches,
     retention: Retention,
     mut jobs: mpsc::Receiver<Job>,
 ) {
@@ -761,8 +918,7 @@ async fn write_history(
         }
         if !rows.is_empty() {
             let batch: Vec<&Row> = rows.iter().collect();
-            let outcome =
-                insert_batch(&mut connection, &batch, retention.max_per_correlation).await;
+            let outcome = sink.insert(&batch, retention.max_per_correlation).await;
             if let Err(e) = &outcome {
                 tracing::error!(error = %e, calls = rows.len(), "could not record calls in history");
             }
@@ -773,7 +929,7 @@ async fn write_history(
             written += rows.len() as u64;
             rows.clear();
             if before / PRUNE_EVERY != written / PRUNE_EVERY
-                && let Err(e) = prune(&mut connection, &retention).await
+                && let Err(e) = sink.prune(&retention).await
             {
                 tracing::warn!(error = %e, "could not prune history");
             }
@@ -782,9 +938,110 @@ async fn write_history(
             let _ = done.send(());
         }
         if let Some(done) = close {
-            let _ = connection.close().await;
+            sink.close().await;
             let _ = done.send(());
             return;
+        }
+    }
+}
+
+/// The sending side of a store's history writer, and when `record` returns.
+pub(crate) struct Writer {
+    pub(crate) jobs: mpsc::Sender<Job>,
+    pub(crate) durability: Durability,
+}
+
+impl Writer {
+    /// Start the writer task over `sink`.
+    pub(crate) fn start(sink: impl Batches, retention: Retention) -> Writer {
+        let (jobs, queue) = mpsc::channel(4 * MAX_BATCH);
+        tokio::spawn(write_history(sink, retention, queue));
+        Writer {
+            jobs,
+            durability: Durability::default(),
+        }
+    }
+
+    /// Queue `entry`; with [`Durability::Sync`], wait for its commit.
+    pub(crate) async fn record(&self, entry: &HistoryEntry) -> Result<(), StoreError> {
+        let r = &entry.result;
+        let row = Row {
+            call_id: r.call_id.clone(),
+            correlation_id: r.correlation_id.clone(),
+            tool: r.tool.clone(),
+            success: r.success,
+            retried: r.was_retried(),
+            duration_ms: r.duration_ms as i64,
+            started_at_ms: r.started_at.unix_ms() as i64,
+            entry: encode(entry)?,
+            checkpoint: match StepOutcome::checkpoint_of(entry) {
+                Some((run_id, outcome)) => Some((run_id, outcome.index as i64, encode(&outcome)?)),
+                None => None,
+            },
+        };
+        let closed = || StoreError("the store is closed".into());
+        if self.durability == Durability::Async {
+            return self
+                .jobs
+                .send(Job::Record(row, None))
+                .await
+                .map_err(|_| closed());
+        }
+        let (ack, committed) = oneshot::channel();
+        self.jobs
+            .send(Job::Record(row, Some(ack)))
+            .await
+            .map_err(|_| closed())?;
+        match committed.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(StoreError(e)),
+            Err(_) => Err(StoreError("the history writer stopped".into())),
+        }
+    }
+
+    /// Wait until everything queued so far is committed.
+    pub(crate) async fn flush(&self) -> Result<(), StoreError> {
+        let (done, flushed) = oneshot::channel();
+        self.jobs
+            .send(Job::Flush(done))
+            .await
+            .map_err(|_| StoreError("the store is closed".into()))?;
+        flushed
+            .await
+            .map_err(|_| StoreError("the history writer stopped".into()))
+    }
+
+    /// Commit everything queued so far, then stop the writer.
+    pub(crate) async fn close(&self) {
+        let (done, flushed) = oneshot::channel();
+        if self.jobs.send(Job::Close(done)).await.is_ok() {
+            let _ = flushed.await;
+        }
+    }
+}
+
+/// The SQLite writer's own connection (taken when it closes).
+struct SqliteBatches(Option<SqliteConnection>);
+
+impl SqliteBatches {
+    fn connection(&mut self) -> Result<&mut SqliteConnection, StoreError> {
+        self.0
+            .as_mut()
+            .ok_or_else(|| StoreError("the store is closed".into()))
+    }
+}
+
+#[async_trait]
+impl Batches for SqliteBatches {
+    async fn insert(&mut self, rows: &[&Row], keep: u64) -> Result<(), StoreError> {
+        insert_batch(self.connection()?, rows, keep).await
+    }
+    async fn prune(&mut self, retention: &Retention) -> Result<(), StoreError> {
+        prune(self.connection()?, retention).await
+    }
+    async fn close(&mut self) {
+        if let Some(connection) = self.0.take() {
+            let _ = connection.close().await;
         }
     }
 }
@@ -845,50 +1102,123 @@ async fn insert_batch(
     tx.commit().await.map_err(err)
 }
 
-fn decode<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
+/// Per-correlation figures from the sums both backends compute.
+pub(crate) fn history_stats(total: i64, ok: i64, retried: i64, duration: i64) -> HistoryStats {
+    let mut s = HistoryStats {
+        total: total as u64,
+        succeeded: ok as u64,
+        failed: (total - ok) as u64,
+        retried: retried as u64,
+        total_duration_ms: duration as u64,
+        ..HistoryStats::default()
+    };
+    if total > 0 {
+        s.average_duration_ms = duration as f64 / total as f64;
+        s.success_rate = ok as f64 / total as f64;
+    }
+    s
+}
+
+/// Figures per tool from (tool, success, retried, duration ms) rows sorted by
+/// tool, then duration.
+pub(crate) fn tool_stats_of(
+    rows: impl Iterator<Item = (String, bool, bool, i64)>,
+) -> Vec<ToolStats> {
+    let mut out: Vec<ToolStats> = Vec::new();
+    let mut durations: Vec<Vec<u64>> = Vec::new();
+    for (tool, success, retried, duration) in rows {
+        if out.last().is_none_or(|s| s.tool != tool) {
+            out.push(ToolStats {
+                tool,
+                calls: 0,
+                succeeded: 0,
+                success_rate: 0.0,
+                p50_ms: 0,
+                p95_ms: 0,
+                retried: 0,
+            });
+            durations.push(Vec::new());
+        }
+        if let (Some(s), Some(d)) = (out.last_mut(), durations.last_mut()) {
+            s.calls += 1;
+            s.succeeded += u64::from(success);
+            s.retried += u64::from(retried);
+            d.push(duration.max(0) as u64);
+        }
+    }
+    for (s, d) in out.iter_mut().zip(&durations) {
+        // Nearest rank over the sorted durations.
+        let rank = |p: f64| d[((p * d.len() as f64).ceil() as usize).clamp(1, d.len()) - 1];
+        s.success_rate = s.succeeded as f64 / s.calls as f64;
+        s.p50_ms = rank(0.50);
+        s.p95_ms = rank(0.95);
+    }
+    out
+}
+
+/// What holds an idempotency key that could not be claimed: `found` is its
+/// (fingerprint, result), if the row is still there.
+pub(crate) fn idempotency_found(
+    found: Option<(&str, Option<String>)>,
+    fingerprint: &str,
+) -> IdempotencyBegin {
+    match found {
+        // Abandoned between the two statements: claim it next time.
+        None => IdempotencyBegin::InFlight,
+        Some((theirs, _)) if theirs != fingerprint => IdempotencyBegin::Mismatch,
+        Some((_, Some(result))) => IdempotencyBegin::Replay(result),
+        Some((_, None)) => IdempotencyBegin::InFlight,
+    }
+}
+
+/// Durations per tool from (tool, duration ms) rows sorted by tool.
+pub(crate) fn latencies_of(rows: impl Iterator<Item = (String, i64)>) -> Vec<(String, Vec<u64>)> {
+    let mut out: Vec<(String, Vec<u64>)> = Vec::new();
+    for (tool, ms) in rows {
+        let ms = ms.max(0) as u64;
+        match out.last_mut() {
+            Some((t, d)) if *t == tool => d.push(ms),
+            _ => out.push((tool, vec![ms])),
+        }
+    }
+    out
+}
+
+/// A run as stored: its plan, its result (completed with the checkpoints) and
+/// its checkpoints, from their JSON.
+pub(crate) fn run_record<'a>(
+    run_id: &str,
+    plan: &str,
+    result: Option<&str>,
+    outcomes: impl Iterator<Item = &'a str>,
+) -> Result<RunRecord, StoreError> {
+    let plan: Plan = decode(plan)?;
+    let result: Option<PlanResult> = result.map(decode).transpose()?;
+    let mut steps = std::collections::BTreeMap::new();
+    for outcome in outcomes {
+        let outcome: StepOutcome = decode(outcome)?;
+        steps.insert(outcome.index, outcome);
+    }
+    Ok(RunRecord {
+        run_id: run_id.to_string(),
+        plan,
+        result: result.map(|result| axon_plan::complete_result(result, &steps)),
+        steps,
+    })
+}
+
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
     serde_json::from_str(text).map_err(|e| StoreError(format!("corrupt record: {e}")))
 }
 
-fn encode<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+pub(crate) fn encode<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(err)
 }
 
 #[async_trait]
 impl HistoryStore for SqliteStore {
     async fn record(&self, entry: HistoryEntry) -> Result<(), StoreError> {
-        let r = &entry.result;
-        let row = Row {
-            call_id: r.call_id.clone(),
-            correlation_id: r.correlation_id.clone(),
-            tool: r.tool.clone(),
-            success: r.success,
-            retried: r.was_retried(),
-            duration_ms: r.duration_ms as i64,
-            started_at_ms: r.started_at.unix_ms() as i64,
-            entry: encode(&entry)?,
-            checkpoint: match StepOutcome::checkpoint_of(&entry) {
-                Some((run_id, outcome)) => Some((run_id, outcome.index as i64, encode(&outcome)?)),
-                None => None,
-            },
-        };
-        let closed = || StoreError("the store is closed".into());
-        if self.durability == Durability::Async {
-            return self
-                .writer
-                .send(Job::Record(row, None))
-                .await
-                .map_err(|_| closed());
-        }
-        let (ack, committed) = oneshot::channel();
-        self.writer
-            .send(Job::Record(row, Some(ack)))
-            .await
-            .map_err(|_| closed())?;
-        match committed.await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(StoreError(e)),
-            Err(_) => Err(StoreError("the history writer stopped".into())),
-        }
+        self.writer.record(&entry).await
     }
 
     async fn by_correlation(&self, correlation_id: &str) -> Result<Vec<HistoryEntry>, StoreError> {
@@ -930,19 +1260,7 @@ impl HistoryStore for SqliteStore {
             row.get("retried"),
             row.get("duration"),
         );
-        let mut s = HistoryStats {
-            total: total as u64,
-            succeeded: ok as u64,
-            failed: (total - ok) as u64,
-            retried: retried as u64,
-            total_duration_ms: duration as u64,
-            ..HistoryStats::default()
-        };
-        if total > 0 {
-            s.average_duration_ms = duration as f64 / total as f64;
-            s.success_rate = ok as f64 / total as f64;
-        }
-        Ok(s)
+        Ok(history_stats(total, ok, retried, duration))
     }
 }
 
@@ -957,38 +1275,31 @@ impl RunStore for SqliteStore {
         else {
             return Ok(None);
         };
-        let plan: Plan = decode(run.get::<&str, _>("plan"))?;
-        let result: Option<PlanResult> = run
-            .get::<Option<&str>, _>("result")
-            .map(decode)
-            .transpose()?;
         let rows =
             sqlx::query("SELECT outcome FROM run_steps WHERE run_id = ? ORDER BY step_index")
                 .bind(run_id)
                 .fetch_all(&self.pool)
                 .await
                 .map_err(err)?;
-        let mut steps = std::collections::BTreeMap::new();
-        for row in rows {
-            let outcome: StepOutcome = decode(row.get::<&str, _>("outcome"))?;
-            steps.insert(outcome.index, outcome);
-        }
-        Ok(Some(RunRecord {
-            run_id: run_id.to_string(),
-            plan,
-            result: result.map(|result| axon_plan::complete_result(result, &steps)),
-            steps,
-        }))
+        run_record(
+            run_id,
+            run.get::<&str, _>("plan"),
+            run.get::<Option<&str>, _>("result"),
+            rows.iter().map(|row| row.get::<&str, _>("outcome")),
+        )
+        .map(Some)
     }
 
     async fn begin(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO runs (run_id, plan, result, updated_at_ms) VALUES (?1, ?2, NULL, ?3) \
-             ON CONFLICT (run_id) DO UPDATE SET plan = ?2, result = NULL, updated_at_ms = ?3",
+            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff) VALUES (?1, ?2, NULL, ?3, ?4) \
+             ON CONFLICT (run_id) DO UPDATE SET plan = ?2, result = NULL, updated_at_ms = ?3, \
+             handoff = max(handoff, ?4)",
         )
         .bind(run_id)
         .bind(encode(plan)?)
         .bind(now_ms())
+        .bind(self.handoff)
         .execute(&self.pool)
         .await
         .map(|_| ())

@@ -1,25 +1,178 @@
-//! The SQLite store on real files: history and checkpoints survive a restart,
-//! history is trimmed and pruned, and a plan interrupted mid-run resumes from its
-//! checkpoints after the process "restarts" (store and runner dropped and reopened).
+//! The store on both backends, on real engines: SQLite files and the local
+//! PostgreSQL (`AXON_TEST_POSTGRES_URL`, default `postgres://postgres@127.0.0.1:5432/test`,
+//! each test in a schema of its own). History and checkpoints survive a
+//! restart, history is trimmed and pruned, and a plan interrupted mid-run
+//! resumes from its checkpoints after the process "restarts" (store and runner
+//! dropped and reopened). Every behaviour test runs against both
+//! (`both!`); what only a file has (its bytes, its path) is tested on SQLite.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axon_core::{
-    CancellationToken, Executor, HistoryStore, SharedState, ToolCall, ToolError, ToolRegistry,
-    tool_fn,
+    CancellationToken, Executor, SharedState, ToolCall, ToolError, ToolRegistry, tool_fn,
 };
-use axon_plan::{Plan, PlanRunner, RunOptions, RunStatus, RunStore, StepStatus};
-use axon_store::{Retention, SqliteStore, Store};
+use axon_plan::{Plan, PlanRunner, RunOptions, RunStatus, StepStatus};
+use axon_store::{PgStore, Retention, RunHold, SqliteStore, Store};
 use schemars::JsonSchema;
 use serde_json::{Value, json};
+use sqlx::Connection;
 
 fn temp_db(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("axon-store-test-{}", ulid::Ulid::new()));
     dir.join(name)
 }
 
-fn executor(store: Arc<SqliteStore>) -> Executor {
+/// The PostgreSQL the tests use. CI provides it; a test never skips for want of it.
+fn postgres_url() -> String {
+    std::env::var("AXON_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+/// Where a test's store lives: a file, or a schema of its own in the test database.
+#[derive(Clone)]
+enum Backend {
+    Sqlite(std::path::PathBuf),
+    Postgres(String),
+}
+
+impl Backend {
+    fn sqlite() -> Backend {
+        Backend::Sqlite(temp_db("axon.db"))
+    }
+
+    fn postgres() -> Backend {
+        Backend::Postgres(format!(
+            "axon_test_{}",
+            ulid::Ulid::new().to_string().to_lowercase()
+        ))
+    }
+
+    /// Open (or, the second time, reopen: a "restart") the store.
+    async fn open(&self, retention: Retention) -> Arc<dyn Store> {
+        match self {
+            Backend::Sqlite(path) => Arc::new(SqliteStore::open(path, retention).await.unwrap()),
+            Backend::Postgres(schema) => Arc::new(
+                PgStore::open(&postgres_url(), Some(schema), retention)
+                    .await
+                    .unwrap(),
+            ),
+        }
+    }
+
+    async fn open_default(&self) -> Arc<dyn Store> {
+        self.open(Retention::default()).await
+    }
+
+    /// Run `sql` (SQLite's `?` placeholders, rewritten to `$n` for
+    /// PostgreSQL) with text binds on a connection of its own, as another
+    /// process would; the first column of each row, as text.
+    async fn query(&self, sql: &str, binds: &[&str]) -> Vec<String> {
+        match self {
+            Backend::Sqlite(path) => {
+                let mut db = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display()))
+                    .await
+                    .unwrap();
+                let mut q = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql.to_string()));
+                for b in binds {
+                    q = q.bind(b.to_string());
+                }
+                q.fetch_all(&mut db).await.unwrap()
+            }
+            Backend::Postgres(schema) => {
+                let mut n = 0;
+                let sql: String = sql
+                    .chars()
+                    .map(|c| {
+                        if c == '?' {
+                            n += 1;
+                            format!("${n}")
+                        } else {
+                            c.to_string()
+                        }
+                    })
+                    .collect();
+                let mut db = sqlx::PgConnection::connect(&format!(
+                    "{}?options[search_path]={schema}",
+                    postgres_url()
+                ))
+                .await
+                .unwrap();
+                let mut q = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql));
+                for b in binds {
+                    q = q.bind(b.to_string());
+                }
+                q.fetch_all(&mut db).await.unwrap()
+            }
+        }
+    }
+
+    /// Everything the store holds, as bytes: the SQLite file and its WAL, or
+    /// every text column of the PostgreSQL tables.
+    async fn everything(&self) -> Vec<u8> {
+        match self {
+            Backend::Sqlite(path) => file_bytes(path),
+            Backend::Postgres(_) => self
+                .query(
+                    "SELECT entry FROM calls UNION ALL SELECT plan FROM runs \
+                     UNION ALL SELECT coalesce(result, '') FROM runs UNION ALL SELECT outcome FROM run_steps",
+                    &[],
+                )
+                .await
+                .join("\n")
+                .into_bytes(),
+        }
+    }
+
+    /// Drop the test's schema (its file is left in the temp dir).
+    async fn clean_up(&self) {
+        if let Backend::Postgres(schema) = self {
+            let mut db = sqlx::PgConnection::connect(&postgres_url()).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(format!("DROP SCHEMA {schema} CASCADE")))
+                .execute(&mut db)
+                .await
+                .unwrap();
+        }
+    }
+}
+
+/// One test body, run on SQLite and on PostgreSQL.
+macro_rules! both {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test]
+            async fn sqlite() {
+                let backend = super::Backend::sqlite();
+                super::$name(backend.clone()).await;
+                backend.clean_up().await;
+            }
+            #[tokio::test]
+            async fn postgres() {
+                let backend = super::Backend::postgres();
+                super::$name(backend.clone()).await;
+                backend.clean_up().await;
+            }
+        }
+    };
+    ($name:ident, multi_thread) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let backend = super::Backend::sqlite();
+                super::$name(backend.clone()).await;
+                backend.clean_up().await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let backend = super::Backend::postgres();
+                super::$name(backend.clone()).await;
+                backend.clean_up().await;
+            }
+        }
+    };
+}
+
+fn executor(store: Arc<dyn Store>) -> Executor {
     Executor::builder(ToolRegistry::with_utilities())
         .shared_state(SharedState::new())
         .history(store)
@@ -27,15 +180,10 @@ fn executor(store: Arc<SqliteStore>) -> Executor {
         .unwrap()
 }
 
-#[tokio::test]
-async fn history_survives_a_restart_redacted() {
-    let path = temp_db("axon.db");
+both!(history_survives_a_restart_redacted);
+async fn history_survives_a_restart_redacted(backend: Backend) {
     {
-        let store = Arc::new(
-            SqliteStore::open(&path, Retention::default())
-                .await
-                .unwrap(),
-        );
+        let store = backend.open_default().await;
         let ex = executor(store.clone());
         ex.call(
             ToolCall::new("echo", json!({"user": "ada", "password": "hunter2"}))
@@ -46,9 +194,7 @@ async fn history_survives_a_restart_redacted() {
             .await;
         store.close().await;
     }
-    let store = SqliteStore::open(&path, Retention::default())
-        .await
-        .unwrap();
+    let store = backend.open_default().await;
     let entries = store.by_correlation("login").await.unwrap();
     assert_eq!(entries.len(), 2);
     assert_eq!(entries[0].args, json!({"user": "ada", "password": "***"}));
@@ -69,19 +215,15 @@ async fn history_survives_a_restart_redacted() {
     store.check_writable().await.unwrap();
 }
 
-#[tokio::test]
-async fn history_is_trimmed_fifo_per_correlation_and_in_all() {
+both!(history_is_trimmed_fifo_per_correlation_and_in_all);
+async fn history_is_trimmed_fifo_per_correlation_and_in_all(backend: Backend) {
     let retention = Retention {
         max_per_correlation: 3,
         max_calls: 5,
         max_age: None,
         max_runs: 0,
     };
-    let store = Arc::new(
-        SqliteStore::open(temp_db("fifo.db"), retention)
-            .await
-            .unwrap(),
-    );
+    let store = backend.open(retention).await;
     let ex = executor(store.clone());
     for i in 0..5 {
         ex.call(ToolCall::new("echo", json!({"i": i})).correlation_id("a"))
@@ -107,15 +249,10 @@ async fn history_is_trimmed_fifo_per_correlation_and_in_all() {
     );
 }
 
-#[tokio::test]
-async fn history_older_than_max_age_is_pruned_on_open() {
-    let path = temp_db("age.db");
+both!(history_older_than_max_age_is_pruned_on_open);
+async fn history_older_than_max_age_is_pruned_on_open(backend: Backend) {
     {
-        let store = Arc::new(
-            SqliteStore::open(&path, Retention::default())
-                .await
-                .unwrap(),
-        );
+        let store = backend.open_default().await;
         let ex = executor(store.clone());
         let fresh = ex
             .call(ToolCall::new("echo", json!({})).correlation_id("new"))
@@ -134,7 +271,7 @@ async fn history_older_than_max_age_is_pruned_on_open() {
         max_age: Some(Duration::from_secs(60)),
         ..Retention::default()
     };
-    let store = SqliteStore::open(&path, retention).await.unwrap();
+    let store = backend.open(retention).await;
     assert!(store.by_correlation("old").await.unwrap().is_empty());
     assert_eq!(store.by_correlation("new").await.unwrap().len(), 1);
 }
@@ -146,7 +283,7 @@ struct Mark {
     ms: u64,
 }
 
-fn marking_runner(store: Arc<SqliteStore>, log: Arc<Mutex<Vec<String>>>) -> PlanRunner {
+fn marking_runner(store: Arc<dyn Store>, log: Arc<Mutex<Vec<String>>>) -> PlanRunner {
     let mut r = ToolRegistry::with_utilities();
     r.register(tool_fn("mark", "logs its start", move |a: Mark, _ctx| {
         let log = log.clone();
@@ -173,20 +310,17 @@ fn marking_runner(store: Arc<SqliteStore>, log: Arc<Mutex<Vec<String>>>) -> Plan
     PlanRunner::with_store(ex, store)
 }
 
-#[tokio::test]
-async fn an_interrupted_run_resumes_after_a_restart_without_repeating_finished_steps() {
-    let path = temp_db("runs.db");
+both!(an_interrupted_run_resumes_after_a_restart_without_repeating_finished_steps);
+async fn an_interrupted_run_resumes_after_a_restart_without_repeating_finished_steps(
+    backend: Backend,
+) {
     let log = Arc::new(Mutex::new(Vec::new()));
     let plan = Plan::parse(
         "steps:\n- {id: first, tool: mark, params: {name: first}}\n- {id: slow, tool: mark, params: {name: slow, ms: 60000}, depends_on: [first]}\n- {id: last, tool: echo, params: {from: '${steps.first.data.name}'}, depends_on: [slow]}\n",
     )
     .unwrap();
     {
-        let store = Arc::new(
-            SqliteStore::open(&path, Retention::default())
-                .await
-                .unwrap(),
-        );
+        let store = backend.open_default().await;
         let token = CancellationToken::new();
         let canceller = token.clone();
         tokio::spawn(async move {
@@ -209,11 +343,7 @@ async fn an_interrupted_run_resumes_after_a_restart_without_repeating_finished_s
         store.close().await;
     }
     // "Restart": a new store on the same file, a new runner; `slow` is quick now.
-    let store = Arc::new(
-        SqliteStore::open(&path, Retention::default())
-            .await
-            .unwrap(),
-    );
+    let store = backend.open_default().await;
     let record = store.load("r1").await.unwrap().unwrap();
     assert_eq!(
         record.steps.len(),
@@ -264,19 +394,10 @@ async fn an_interrupted_run_resumes_after_a_restart_without_repeating_finished_s
     assert_eq!(finished.result.unwrap().status, RunStatus::Succeeded);
 }
 
-#[tokio::test]
-async fn opening_twice_applies_migrations_once() {
-    let path = temp_db("twice.db");
-    SqliteStore::open(&path, Retention::default())
-        .await
-        .unwrap()
-        .close()
-        .await;
-    SqliteStore::open(&path, Retention::default())
-        .await
-        .unwrap()
-        .close()
-        .await;
+both!(opening_twice_applies_migrations_once);
+async fn opening_twice_applies_migrations_once(backend: Backend) {
+    backend.open_default().await.close().await;
+    backend.open_default().await.close().await;
 }
 
 #[tokio::test]
@@ -288,13 +409,9 @@ async fn an_unopenable_path_is_a_clear_error() {
     assert!(err.to_string().contains("/proc/axon"), "{err}");
 }
 
-#[tokio::test]
-async fn tool_stats_give_counts_success_rates_and_percentiles() {
-    let store = Arc::new(
-        SqliteStore::open(temp_db("stats.db"), Retention::default())
-            .await
-            .unwrap(),
-    );
+both!(tool_stats_give_counts_success_rates_and_percentiles);
+async fn tool_stats_give_counts_success_rates_and_percentiles(backend: Backend) {
+    let store = backend.open(Retention::default()).await;
     let ex = executor(store.clone());
     for i in 0..20 {
         ex.call(ToolCall::new("sleep", json!({"ms": i}))).await;
@@ -340,14 +457,16 @@ async fn tool_stats_give_counts_success_rates_and_percentiles() {
     assert!(store.recent_latencies(5, later).await.unwrap().is_empty());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_calls_are_committed_together_and_fifo_holds_within_a_batch() {
-    let path = temp_db("axon.db");
+both!(
+    concurrent_calls_are_committed_together_and_fifo_holds_within_a_batch,
+    multi_thread
+);
+async fn concurrent_calls_are_committed_together_and_fifo_holds_within_a_batch(backend: Backend) {
     let retention = Retention {
         max_per_correlation: 5,
         ..Retention::default()
     };
-    let store = Arc::new(SqliteStore::open(&path, retention).await.unwrap());
+    let store = backend.open(retention).await;
     let ex = executor(store.clone());
     // 400 calls at once: 300 under their own ids, 100 under one shared id.
     let calls = (0..400).map(|i| {
@@ -378,7 +497,7 @@ async fn concurrent_calls_are_committed_together_and_fifo_holds_within_a_batch()
         })
         .await;
     assert!(late.is_err());
-    let reopened = SqliteStore::open(&path, retention).await.unwrap();
+    let reopened = backend.open(retention).await;
     let stats = reopened.tool_stats().await.unwrap();
     assert_eq!(stats[0].calls, 305);
 }
@@ -403,14 +522,9 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
         .any(|w| w == needle.as_bytes())
 }
 
-#[tokio::test]
-async fn a_runs_secrets_are_never_stored_but_reach_the_caller_and_the_tools() {
-    let path = temp_db("secrets.db");
-    let store = Arc::new(
-        SqliteStore::open(&path, Retention::default())
-            .await
-            .unwrap(),
-    );
+both!(a_runs_secrets_are_never_stored_but_reach_the_caller_and_the_tools);
+async fn a_runs_secrets_are_never_stored_but_reach_the_caller_and_the_tools(backend: Backend) {
+    let store = backend.open_default().await;
     let secrets = axon_plan::Secrets::new().with(
         "API_KEY",
         axon_plan::SecretSource::Value("sk-live-0123456789".into()),
@@ -450,7 +564,7 @@ async fn a_runs_secrets_are_never_stored_but_reach_the_caller_and_the_tools() {
     let stored = serde_json::to_string(&record).unwrap();
     let history = serde_json::to_string(&store.by_correlation("s1").await.unwrap()).unwrap();
     store.close().await;
-    let bytes = file_bytes(&path);
+    let bytes = backend.everything().await;
     for secret in ["hunter2-literal", "tok-issued-42", "sk-live-0123456789"] {
         assert!(!streamed.contains(secret), "{secret} in events: {streamed}");
         assert!(
@@ -458,7 +572,7 @@ async fn a_runs_secrets_are_never_stored_but_reach_the_caller_and_the_tools() {
             "{secret} in the run record: {stored}"
         );
         assert!(!history.contains(secret), "{secret} in history: {history}");
-        assert!(!contains(&bytes, secret), "{secret} in the SQLite file");
+        assert!(!contains(&bytes, secret), "{secret} in the store");
     }
     assert!(
         stored.contains("${secret.API_KEY}"),
@@ -467,12 +581,14 @@ async fn a_runs_secrets_are_never_stored_but_reach_the_caller_and_the_tools() {
     assert_eq!(record.plan.steps[0].params["password"], "***");
 
     // Resuming a run whose next step reads a masked value fails clearly.
-    let store = Arc::new(
-        SqliteStore::open(&path, Retention::default())
-            .await
-            .unwrap(),
-    );
-    sqlx_delete_step(&path, "s1", 1).await;
+    let store = backend.open_default().await;
+    // Forget one checkpoint, as if the run had been killed before that step.
+    backend
+        .query(
+            "DELETE FROM run_steps WHERE run_id = ? AND step_index = CAST(? AS INTEGER)",
+            &["s1", "1"],
+        )
+        .await;
     let runner = PlanRunner::with_store(executor(store.clone()), store.clone()).with_secrets(
         axon_plan::Secrets::new().with("API_KEY", axon_plan::SecretSource::Value("k".into())),
     );
@@ -494,28 +610,9 @@ async fn a_runs_secrets_are_never_stored_but_reach_the_caller_and_the_tools() {
     store.close().await;
 }
 
-/// Forget one checkpoint, as if the run had been killed before that step.
-async fn sqlx_delete_step(path: &std::path::Path, run_id: &str, index: i64) {
-    use sqlx::Connection;
-    let mut db = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display()))
-        .await
-        .unwrap();
-    sqlx::query("DELETE FROM run_steps WHERE run_id = ? AND step_index = ?")
-        .bind(run_id)
-        .bind(index)
-        .execute(&mut db)
-        .await
-        .unwrap();
-}
-
-#[tokio::test]
-async fn a_step_is_checkpointed_with_its_history_row() {
-    let path = temp_db("tx.db");
-    let store = Arc::new(
-        SqliteStore::open(&path, Retention::default())
-            .await
-            .unwrap(),
-    );
+both!(a_step_is_checkpointed_with_its_history_row);
+async fn a_step_is_checkpointed_with_its_history_row(backend: Backend) {
+    let store = backend.open_default().await;
     let plan = Plan::parse("steps:\n- {id: a, tool: echo, params: {x: 1}}\n").unwrap();
     store.begin("t1", &plan).await.unwrap();
     // The call as the runner sends it, but no runner checkpoint after: the
@@ -530,18 +627,15 @@ async fn a_step_is_checkpointed_with_its_history_row() {
     let r = ex.call(call).await;
     // Durable by default: committed before the call returned, readable by
     // another connection without a flush.
-    use sqlx::Connection;
-    let mut other = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display()))
-        .await
-        .unwrap();
-    let (calls, steps): (i64, i64) = sqlx::query_as(
-        "SELECT (SELECT count(*) FROM calls WHERE call_id = ?), (SELECT count(*) FROM run_steps WHERE run_id = 't1')",
-    )
-    .bind(&r.call_id)
-    .fetch_one(&mut other)
-    .await
-    .unwrap();
-    assert_eq!((calls, steps), (1, 1));
+    let counts = backend
+        .query(
+            "SELECT CAST((SELECT count(*) FROM calls WHERE call_id = ?) AS TEXT) \
+             UNION ALL SELECT CAST((SELECT count(*) FROM run_steps WHERE run_id = 't1') AS TEXT)",
+            &[&r.call_id],
+        )
+        .await;
+    let (calls, steps) = (counts[0].as_str(), counts[1].as_str());
+    assert_eq!((calls, steps), ("1", "1"));
     let record = store.load("t1").await.unwrap().unwrap();
     assert_eq!(record.steps[&0].status, StepStatus::Succeeded);
     assert_eq!(record.steps[&0].id.as_deref(), Some("a"));
@@ -558,14 +652,9 @@ async fn a_step_is_checkpointed_with_its_history_row() {
     store.close().await;
 }
 
-#[tokio::test]
-async fn a_run_id_is_held_by_one_execution_at_a_time() {
-    let path = temp_db("claims.db");
-    let store = Arc::new(
-        SqliteStore::open(&path, Retention::default())
-            .await
-            .unwrap(),
-    );
+both!(a_run_id_is_held_by_one_execution_at_a_time);
+async fn a_run_id_is_held_by_one_execution_at_a_time(backend: Backend) {
+    let store = backend.open_default().await;
     let held = store.claim("c1").await.unwrap();
     let refused = store.claim("c1").await.err().unwrap();
     assert!(refused.0.contains("another process"), "{}", refused.0);
@@ -573,16 +662,13 @@ async fn a_run_id_is_held_by_one_execution_at_a_time() {
     let again = store.claim("c1").await.unwrap();
     drop(again);
     // A holder on this host whose process is gone is taken over at once.
-    use sqlx::Connection;
-    let mut db = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display()))
-        .await
-        .unwrap();
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
-    sqlx::query("INSERT OR REPLACE INTO run_claims (run_id, owner, host, pid, heartbeat_ms) VALUES ('c2', 'dead', ?, 999999999, 9999999999999)")
-        .bind(host.trim())
-        .execute(&mut db)
-        .await
-        .unwrap();
+    backend
+        .query(
+            "INSERT INTO run_claims (run_id, owner, host, pid, heartbeat_ms) VALUES ('c2', 'dead', ?, 999999999, 9999999999999)",
+            &[host.trim()],
+        )
+        .await;
     store.claim("c2").await.unwrap().release().await;
     // Two runs of one id started together: one runs, the other is refused.
     let plan = Plan::parse("steps:\n- {tool: sleep, params: {ms: 200}}\n").unwrap();
@@ -600,14 +686,13 @@ async fn a_run_id_is_held_by_one_execution_at_a_time() {
     store.close().await;
 }
 
-#[tokio::test]
-async fn old_runs_are_pruned_beyond_max_runs() {
-    let path = temp_db("prune-runs.db");
+both!(old_runs_are_pruned_beyond_max_runs);
+async fn old_runs_are_pruned_beyond_max_runs(backend: Backend) {
     let retention = Retention {
         max_runs: 3,
         ..Retention::default()
     };
-    let store = Arc::new(SqliteStore::open(&path, retention).await.unwrap());
+    let store = backend.open(retention).await;
     let runner = PlanRunner::with_store(executor(store.clone()), store.clone());
     let plan = Plan::parse("steps:\n- {tool: echo, params: {}}\n").unwrap();
     for i in 0..6 {
@@ -629,26 +714,23 @@ async fn old_runs_are_pruned_beyond_max_runs() {
     store.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_new_file_opened_by_several_at_once_is_migrated_once() {
-    let path = temp_db("race.db");
+both!(
+    a_new_file_opened_by_several_at_once_is_migrated_once,
+    multi_thread
+);
+async fn a_new_file_opened_by_several_at_once_is_migrated_once(backend: Backend) {
     let opens = (0..4).map(|_| {
-        let path = path.clone();
-        tokio::spawn(async move { SqliteStore::open(&path, Retention::default()).await })
+        let backend = backend.clone();
+        tokio::spawn(async move { backend.open_default().await })
     });
     for open in opens {
-        open.await.unwrap().unwrap().close().await;
+        open.await.unwrap().close().await;
     }
 }
 
-#[tokio::test]
-async fn a_runs_step_results_are_stored_once_and_read_back_whole() {
-    let path = temp_db("once.db");
-    let store = Arc::new(
-        SqliteStore::open(&path, Retention::default())
-            .await
-            .unwrap(),
-    );
+both!(a_runs_step_results_are_stored_once_and_read_back_whole);
+async fn a_runs_step_results_are_stored_once_and_read_back_whole(backend: Backend) {
+    let store = backend.open_default().await;
     let runner = PlanRunner::with_store(executor(store.clone()), store.clone());
     // 200 steps that succeed, one that fails, and one skipped behind it.
     let mut yaml = String::from("steps:\n");
@@ -670,14 +752,10 @@ async fn a_runs_step_results_are_stored_once_and_read_back_whole() {
     // What the runs table holds as the result: only the steps without a
     // checkpoint (the skipped one; the failed call is checkpointed); each
     // echoed payload is in run_steps, not again in the result.
-    use sqlx::Connection;
-    let mut db = sqlx::SqliteConnection::connect(&format!("sqlite:{}", path.display()))
+    let result = backend
+        .query("SELECT result FROM runs WHERE run_id = 'big'", &[])
         .await
-        .unwrap();
-    let (result,): (String,) = sqlx::query_as("SELECT result FROM runs WHERE run_id = 'big'")
-        .fetch_one(&mut db)
-        .await
-        .unwrap();
+        .remove(0);
     assert!(!result.contains("unique-0007-value"), "{result}");
     let stored: Value = serde_json::from_str(&result).unwrap();
     let indexes: Vec<u64> = stored["steps"]
@@ -698,13 +776,12 @@ async fn a_runs_step_results_are_stored_once_and_read_back_whole() {
     store.close().await;
 }
 
-#[tokio::test]
-async fn an_idempotency_key_is_claimed_once_answered_then_replayed_and_survives_a_restart() {
+both!(an_idempotency_key_is_claimed_once_answered_then_replayed_and_survives_a_restart);
+async fn an_idempotency_key_is_claimed_once_answered_then_replayed_and_survives_a_restart(
+    backend: Backend,
+) {
     use axon_store::IdempotencyBegin::*;
-    let path = temp_db("idem.db");
-    let store = SqliteStore::open(&path, Retention::default())
-        .await
-        .unwrap();
+    let store = backend.open_default().await;
     assert_eq!(store.idempotency_begin("k", "fp-1").await.unwrap(), New);
     assert_eq!(
         store.idempotency_begin("k", "fp-1").await.unwrap(),
@@ -725,11 +802,97 @@ async fn an_idempotency_key_is_claimed_once_answered_then_replayed_and_survives_
     store.idempotency_abandon("k").await.unwrap();
     assert_eq!(store.idempotency_begin("gone", "fp").await.unwrap(), New);
     store.close().await;
-    let reopened = SqliteStore::open(&path, Retention::default())
-        .await
-        .unwrap();
+    let reopened = backend.open_default().await;
     assert_eq!(
         reopened.idempotency_begin("k", "fp-1").await.unwrap(),
         Replay(r#"{"ok":1}"#.into())
     );
+}
+
+both!(runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken_over);
+async fn runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken_over(
+    backend: Backend,
+) {
+    let store = backend.open_default().await;
+    let plan = Plan::parse("steps:\n- {id: a, tool: echo, params: {x: 1}}\n").unwrap();
+    // A queued run waits for a replica; queuing an id twice is refused.
+    store.enqueue("q1", &plan).await.unwrap();
+    let twice = store.enqueue("q1", &plan).await.unwrap_err();
+    assert!(twice.0.contains("q1"), "{}", twice.0);
+    assert_eq!(store.pending_runs(10).await.unwrap(), ["q1"]);
+    assert_eq!(store.run_hold("q1").await.unwrap(), RunHold::Pending);
+    // Taken: held, and no longer pending.
+    let claim = store.claim("q1").await.unwrap();
+    assert_eq!(store.run_hold("q1").await.unwrap(), RunHold::Held);
+    assert!(store.pending_runs(10).await.unwrap().is_empty());
+    claim.release().await;
+    // A run begun without handoff (a CLI run) that lost its holder waits for
+    // its user: never pending.
+    store.begin("cli", &plan).await.unwrap();
+    assert_eq!(store.run_hold("cli").await.unwrap(), RunHold::Free);
+    assert_eq!(store.pending_runs(10).await.unwrap(), ["q1"]);
+    // A handed-off run whose holder died on this host (its pid is gone) is
+    // pending at once; whose holder elsewhere stopped beating, too.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    store.enqueue("dead-here", &plan).await.unwrap();
+    store.enqueue("stale-there", &plan).await.unwrap();
+    store.enqueue("live-there", &plan).await.unwrap();
+    let now = axon_core::Timestamp::now().unix_ms().to_string();
+    let old = (axon_core::Timestamp::now().unix_ms() - 60_000).to_string();
+    for (run, host, beat) in [
+        ("dead-here", host.trim(), now.as_str()),
+        ("stale-there", "elsewhere", old.as_str()),
+        ("live-there", "elsewhere", now.as_str()),
+    ] {
+        backend
+            .query(
+                "INSERT INTO run_claims (run_id, owner, host, pid, heartbeat_ms) \
+                 VALUES (?, 'other', ?, 999999999, CAST(? AS BIGINT))",
+                &[run, host, beat],
+            )
+            .await;
+    }
+    let mut pending = store.pending_runs(10).await.unwrap();
+    pending.sort();
+    assert_eq!(pending, ["dead-here", "q1", "stale-there"]);
+    assert_eq!(store.pending_runs(1).await.unwrap().len(), 1);
+    assert_eq!(store.run_hold("live-there").await.unwrap(), RunHold::Held);
+    assert_eq!(
+        store.run_hold("stale-there").await.unwrap(),
+        RunHold::Pending
+    );
+    // Of two takers racing for a void lease, one wins; the live one is refused.
+    let (a, b) = tokio::join!(store.claim("stale-there"), store.claim("stale-there"));
+    assert_eq!(a.is_ok() as u8 + b.is_ok() as u8, 1);
+    assert!(store.claim("live-there").await.is_err());
+    assert!(store.claim("dead-here").await.is_ok());
+    // Finished runs are not pending.
+    let runner = PlanRunner::with_store(executor(store.clone()), store.clone());
+    let options = RunOptions {
+        run_id: Some("q1".into()),
+        ..Default::default()
+    };
+    assert!(runner.run(&plan, options).await.unwrap().success());
+    assert_eq!(store.run_hold("q1").await.unwrap(), RunHold::Free);
+    assert!(!store.pending_runs(10).await.unwrap().contains(&"q1".into()));
+    store.close().await;
+}
+
+#[tokio::test]
+async fn an_unreachable_database_is_a_clear_error_naming_it_without_its_password() {
+    let err = PgStore::open(
+        "postgres://axon:s3cret-pw@127.0.0.1:1/test",
+        None,
+        Retention::default(),
+    )
+    .await
+    .err()
+    .unwrap();
+    assert!(err.0.contains("postgres://127.0.0.1:1/test"), "{}", err.0);
+    assert!(!err.0.contains("s3cret-pw"), "{}", err.0);
+    let bad = PgStore::open(&postgres_url(), Some("x; DROP"), Retention::default())
+        .await
+        .err()
+        .unwrap();
+    assert!(bad.0.contains("schema"), "{}", bad.0);
 }

@@ -1,0 +1,713 @@
+//! The store on PostgreSQL (`[store] url = "postgres://…"`): the tables and
+//! queries of the SQLite store, shared by every server replica, so that history
+//! is one, a run's checkpoints are seen by the replica that takes it over, and
+//! an idempotency key answers once across the cluster. History writes are
+//! batched by the same writer task as SQLite's (one transaction per batch).
+
+use std::str::FromStr;
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use axon_core::{HistoryEntry, HistoryStats, HistoryStore, StoreError, Timestamp};
+use axon_plan::{Claim, Plan, PlanResult, RunRecord, RunStore, StepOutcome};
+use sqlx::Row as _;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+
+use crate::{
+    ACT_CACHE_ENTRIES, Batches, CLAIM_BEAT, CLAIM_STALE_MS, IDEMPOTENCY_STALE_MS,
+    IDEMPOTENCY_TTL_MS, IdempotencyBegin, Owner, PENDING_SCAN, RECENT_LATENCY_ROWS, Retention, Row,
+    RunFilter, RunHold, RunQuery, RunSummary, Store, ToolStats, Writer, decode, encode, err,
+    hold_of, holder_of, now_ms, pending,
+};
+
+/// How long opening the store waits for a connection: a database that cannot
+/// be reached stops `axon serve` at start-up (exit 3) instead of hanging.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// History and runs in a PostgreSQL database, shared by the replicas that
+/// open it. See [`SqliteStore`](crate::SqliteStore) for the writer's contract
+/// (group commit, durability, reads see their own writes): it is the same.
+pub struct PgStore {
+    pool: PgPool,
+    target: String,
+    retention: Retention,
+    writer: Writer,
+    owner: Owner,
+    handoff: bool,
+}
+
+impl PgStore {
+    /// Connect to `url` (`postgres://user@host:port/db`), in `schema` when
+    /// given (created if missing: several deployments, or tests, share one
+    /// database that way), apply migrations (replicas starting together apply
+    /// them once: sqlx holds an advisory lock) and prune by the retention rules.
+    pub async fn open(
+        url: &str,
+        schema: Option<&str>,
+        retention: Retention,
+    ) -> Result<PgStore, StoreError> {
+        let mut options =
+            PgConnectOptions::from_str(url).map_err(|e| StoreError(format!("store url: {e}")))?;
+        let target = format!(
+            "postgres://{}:{}/{}{}",
+            options.get_host(),
+            options.get_port(),
+            options.get_database().unwrap_or(options.get_username()),
+            schema.map(|s| format!(" (schema {s})")).unwrap_or_default(),
+        );
+        if let Some(schema) = schema {
+            if schema.is_empty()
+                || !schema
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                return Err(StoreError(format!(
+                    "store schema {schema:?}: letters, digits and _ only"
+                )));
+            }
+            options = options.options([("search_path", schema)]);
+        }
+        let cannot = |e: sqlx::Error| StoreError(format!("cannot open {target}: {e}"));
+        let pool = PgPoolOptions::new()
+            .max_connections(8)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(cannot)?;
+        if let Some(schema) = schema {
+            // Checked above: an identifier.
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "CREATE SCHEMA IF NOT EXISTS {schema}"
+            )))
+            .execute(&pool)
+            .await
+            .or_else(|e| match e.as_database_error() {
+                // Two replicas creating it at once: the loser finds it there.
+                Some(d) if d.is_unique_violation() => Ok(Default::default()),
+                _ => Err(e),
+            })
+            .map_err(cannot)?;
+        }
+        sqlx::migrate!("./migrations/postgres")
+            .run(&pool)
+            .await
+            .map_err(|e| StoreError(format!("cannot migrate {target}: {e}")))?;
+        prune(&pool, &retention).await?;
+        Ok(PgStore {
+            writer: Writer::start(PgBatches(pool.clone()), retention),
+            pool,
+            target,
+            retention,
+            owner: Owner::this_process(),
+            handoff: false,
+        })
+    }
+
+    /// When `record` returns: after the commit (`Sync`, the default) or once
+    /// queued (`Async`).
+    pub fn with_durability(mut self, durability: crate::Durability) -> Self {
+        self.writer.durability = durability;
+        self
+    }
+
+    /// Runs begun through this store may be taken up by another replica when
+    /// this one stops running them ([`Store::pending_runs`]).
+    pub fn with_handoff(mut self, handoff: bool) -> Self {
+        self.handoff = handoff;
+        self
+    }
+}
+
+/// Drop history older than `max_age` and beyond `max_calls`, expired
+/// idempotency keys, abandoned claims, and runs beyond the retention rules.
+async fn prune(pool: &PgPool, retention: &Retention) -> Result<(), StoreError> {
+    let cutoff = retention.max_age.map(|age| {
+        SystemTime::now()
+            .checked_sub(age)
+            .map(|t| Timestamp(t).unix_ms() as i64)
+            .unwrap_or(0)
+    });
+    if let Some(cutoff) = cutoff {
+        sqlx::query("DELETE FROM calls WHERE started_at_ms < $1")
+            .bind(cutoff)
+            .execute(pool)
+            .await
+            .map_err(err)?;
+    }
+    if retention.max_calls > 0 {
+        sqlx::query("DELETE FROM calls WHERE seq <= (SELECT max(seq) FROM calls) - $1")
+            .bind(retention.max_calls as i64)
+            .execute(pool)
+            .await
+            .map_err(err)?;
+    }
+    sqlx::query("DELETE FROM idempotency WHERE created_at_ms < $1")
+        .bind(now_ms() - IDEMPOTENCY_TTL_MS)
+        .execute(pool)
+        .await
+        .map_err(err)?;
+    sqlx::query("DELETE FROM run_claims WHERE heartbeat_ms < $1")
+        .bind(now_ms() - 3_600_000)
+        .execute(pool)
+        .await
+        .map_err(err)?;
+    if let Some(cutoff) = cutoff {
+        sqlx::query(
+            "DELETE FROM runs WHERE updated_at_ms < $1 AND run_id NOT IN (SELECT run_id FROM run_claims)",
+        )
+        .bind(cutoff)
+        .execute(pool)
+        .await
+        .map_err(err)?;
+    }
+    if retention.max_runs > 0 {
+        sqlx::query(
+            "DELETE FROM runs WHERE run_id NOT IN (SELECT run_id FROM run_claims) AND run_id IN \
+             (SELECT run_id FROM runs ORDER BY updated_at_ms DESC OFFSET $1)",
+        )
+        .bind(retention.max_runs as i64)
+        .execute(pool)
+        .await
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The writer's batches go through the pool: one transaction each.
+struct PgBatches(PgPool);
+
+#[async_trait]
+impl Batches for PgBatches {
+    async fn insert(&mut self, rows: &[&Row], keep: u64) -> Result<(), StoreError> {
+        // One row per call id: a batch may carry a call recorded twice, and an
+        // upsert may touch a row once per statement.
+        let mut unique: Vec<&Row> = Vec::with_capacity(rows.len());
+        for row in rows.iter().rev() {
+            if !unique.iter().any(|u| u.call_id == row.call_id) {
+                unique.push(row);
+            }
+        }
+        unique.reverse();
+        let mut tx = self.0.begin().await.map_err(err)?;
+        let mut insert = sqlx::QueryBuilder::new(
+            "INSERT INTO calls (call_id, correlation_id, tool, success, retried, duration_ms, started_at_ms, entry) ",
+        );
+        insert.push_values(&unique, |mut b, r| {
+            b.push_bind(&r.call_id)
+                .push_bind(&r.correlation_id)
+                .push_bind(&r.tool)
+                .push_bind(r.success)
+                .push_bind(r.retried)
+                .push_bind(r.duration_ms)
+                .push_bind(r.started_at_ms)
+                .push_bind(&r.entry);
+        });
+        insert.push(
+            " ON CONFLICT (call_id) DO UPDATE SET correlation_id = EXCLUDED.correlation_id, \
+             tool = EXCLUDED.tool, success = EXCLUDED.success, retried = EXCLUDED.retried, \
+             duration_ms = EXCLUDED.duration_ms, started_at_ms = EXCLUDED.started_at_ms, \
+             entry = EXCLUDED.entry",
+        );
+        insert.build().execute(&mut *tx).await.map_err(err)?;
+
+        let mut ids: Vec<&str> = unique.iter().map(|r| r.correlation_id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        sqlx::query(
+            "DELETE FROM calls WHERE seq IN (SELECT seq FROM (SELECT seq, row_number() OVER \
+             (PARTITION BY correlation_id ORDER BY seq DESC) AS newer FROM calls \
+             WHERE correlation_id = ANY($1)) t WHERE newer > $2)",
+        )
+        .bind(&ids)
+        .bind(keep.max(1) as i64)
+        .execute(&mut *tx)
+        .await
+        .map_err(err)?;
+
+        for (run_id, index, outcome) in unique.iter().filter_map(|r| r.checkpoint.as_ref()) {
+            sqlx::query(
+                "INSERT INTO run_steps (run_id, step_index, outcome) \
+                 SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = $1) \
+                 ON CONFLICT (run_id, step_index) DO UPDATE SET outcome = EXCLUDED.outcome",
+            )
+            .bind(run_id)
+            .bind(index)
+            .bind(outcome)
+            .execute(&mut *tx)
+            .await
+            .map_err(err)?;
+        }
+        tx.commit().await.map_err(err)
+    }
+
+    async fn prune(&mut self, retention: &Retention) -> Result<(), StoreError> {
+        prune(&self.0, retention).await
+    }
+
+    async fn close(&mut self) {}
+}
+
+#[async_trait]
+impl HistoryStore for PgStore {
+    async fn record(&self, entry: HistoryEntry) -> Result<(), StoreError> {
+        self.writer.record(&entry).await
+    }
+
+    async fn by_correlation(&self, correlation_id: &str) -> Result<Vec<HistoryEntry>, StoreError> {
+        self.writer.flush().await?;
+        let rows = sqlx::query("SELECT entry FROM calls WHERE correlation_id = $1 ORDER BY seq")
+            .bind(correlation_id)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(err)?;
+        rows.iter()
+            .map(|row| decode(row.get::<&str, _>("entry")))
+            .collect()
+    }
+
+    async fn by_call_id(&self, call_id: &str) -> Result<Option<HistoryEntry>, StoreError> {
+        self.writer.flush().await?;
+        let row = sqlx::query("SELECT entry FROM calls WHERE call_id = $1")
+            .bind(call_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(err)?;
+        row.map(|row| decode(row.get::<&str, _>("entry")))
+            .transpose()
+    }
+
+    async fn stats(&self, correlation_id: &str) -> Result<HistoryStats, StoreError> {
+        self.writer.flush().await?;
+        let row = sqlx::query(
+            "SELECT count(*) AS total, coalesce(sum(success::int), 0)::bigint AS ok, \
+             coalesce(sum(retried::int), 0)::bigint AS retried, \
+             coalesce(sum(duration_ms), 0)::bigint AS duration FROM calls WHERE correlation_id = $1",
+        )
+        .bind(correlation_id)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(err)?;
+        let (total, ok, retried, duration): (i64, i64, i64, i64) = (
+            row.get("total"),
+            row.get("ok"),
+            row.get("retried"),
+            row.get("duration"),
+        );
+        Ok(crate::history_stats(total, ok, retried, duration))
+    }
+}
+
+#[async_trait]
+impl RunStore for PgStore {
+    async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
+        let Some(run) = sqlx::query("SELECT plan, result FROM runs WHERE run_id = $1")
+            .bind(run_id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(err)?
+        else {
+            return Ok(None);
+        };
+        let rows =
+            sqlx::query("SELECT outcome FROM run_steps WHERE run_id = $1 ORDER BY step_index")
+                .bind(run_id)
+                .fetch_all(&self.pool)
+                .await
+                .map_err(err)?;
+        crate::run_record(
+            run_id,
+            run.get::<&str, _>("plan"),
+            run.get::<Option<&str>, _>("result"),
+            rows.iter().map(|row| row.get::<&str, _>("outcome")),
+        )
+        .map(Some)
+    }
+
+    async fn begin(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff) VALUES ($1, $2, NULL, $3, $4) \
+             ON CONFLICT (run_id) DO UPDATE SET plan = $2, result = NULL, updated_at_ms = $3, \
+             handoff = runs.handoff OR $4",
+        )
+        .bind(run_id)
+        .bind(encode(plan)?)
+        .bind(now_ms())
+        .bind(self.handoff)
+        .execute(&self.pool)
+        .await
+        .map(|_| ())
+        .map_err(err)
+    }
+
+    async fn checkpoint(&self, run_id: &str, step: &StepOutcome) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO run_steps (run_id, step_index, outcome) VALUES ($1, $2, $3) \
+             ON CONFLICT (run_id, step_index) DO UPDATE SET outcome = EXCLUDED.outcome",
+        )
+        .bind(run_id)
+        .bind(step.index as i64)
+        .bind(encode(step)?)
+        .execute(&self.pool)
+        .await
+        .map(|_| ())
+        .map_err(err)
+    }
+
+    async fn claim(&self, run_id: &str) -> Result<Claim, StoreError> {
+        let token = ulid::Ulid::new().to_string();
+        let holder =
+            sqlx::query("SELECT run_id, host, pid, heartbeat_ms FROM run_claims WHERE run_id = $1")
+                .bind(run_id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(err)?
+                .map(|row| holder_of(&row));
+        // The lease is taken when free or void (its holder is gone or stopped
+        // beating), atomically: of replicas racing for it, one wins. The
+        // heartbeat read is compared again in the statement, so a holder that
+        // beat in between keeps it.
+        let void_since = match holder.as_ref().and_then(|h| h.claim.as_ref()) {
+            Some((host, pid, beat)) if self.owner.may_take_over(host, *pid, *beat) => *beat + 1,
+            _ => now_ms() - CLAIM_STALE_MS,
+        };
+        let now = now_ms();
+        let taken = sqlx::query(
+            "INSERT INTO run_claims (run_id, owner, host, pid, heartbeat_ms) VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (run_id) DO UPDATE SET owner = $2, host = $3, pid = $4, heartbeat_ms = $5 \
+             WHERE run_claims.heartbeat_ms < $6",
+        )
+        .bind(run_id)
+        .bind(&token)
+        .bind(&self.owner.host)
+        .bind(i64::from(self.owner.pid))
+        .bind(now)
+        .bind(void_since)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?
+        .rows_affected()
+            == 1;
+        if !taken {
+            let (host, pid) = holder
+                .and_then(|h| h.claim)
+                .map(|(host, pid, _)| (host, pid))
+                .unwrap_or_default();
+            return Err(StoreError(format!(
+                "run {run_id} is being run by another process (pid {pid} on {host}); wait for it to finish, or cancel it"
+            )));
+        }
+        let pool = self.pool.clone();
+        let (id, owner) = (run_id.to_string(), token);
+        let beat = {
+            let (pool, id, owner) = (pool.clone(), id.clone(), owner.clone());
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(CLAIM_BEAT).await;
+                    let _ = sqlx::query(
+                        "UPDATE run_claims SET heartbeat_ms = $1 WHERE run_id = $2 AND owner = $3",
+                    )
+                    .bind(now_ms())
+                    .bind(&id)
+                    .bind(&owner)
+                    .execute(&pool)
+                    .await;
+                }
+            })
+        };
+        Ok(Claim::new(move || async move {
+            beat.abort();
+            let _ = sqlx::query("DELETE FROM run_claims WHERE run_id = $1 AND owner = $2")
+                .bind(&id)
+                .bind(&owner)
+                .execute(&pool)
+                .await;
+        }))
+    }
+
+    async fn finish(&self, run_id: &str, result: &PlanResult) -> Result<(), StoreError> {
+        sqlx::query("UPDATE runs SET result = $1, updated_at_ms = $2 WHERE run_id = $3")
+            .bind(encode(result)?)
+            .bind(now_ms())
+            .bind(run_id)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+}
+
+#[async_trait]
+impl Store for PgStore {
+    async fn tool_stats(&self) -> Result<Vec<ToolStats>, StoreError> {
+        self.writer.flush().await?;
+        let rows = sqlx::query(
+            "SELECT tool, success, retried, duration_ms FROM calls ORDER BY tool, duration_ms",
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(err)?;
+        Ok(crate::tool_stats_of(rows.iter().map(|row| {
+            (
+                row.get::<String, _>("tool"),
+                row.get::<bool, _>("success"),
+                row.get::<bool, _>("retried"),
+                row.get::<i64, _>("duration_ms"),
+            )
+        })))
+    }
+
+    async fn check_writable(&self) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO health (id, at_ms) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at_ms = $1",
+        )
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await
+        .map(|_| ())
+        .map_err(err)
+    }
+
+    async fn idempotency_begin(
+        &self,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<IdempotencyBegin, StoreError> {
+        let now = now_ms();
+        sqlx::query(
+            "DELETE FROM idempotency WHERE key = $1 AND \
+             (created_at_ms < $2 OR (result IS NULL AND created_at_ms < $3))",
+        )
+        .bind(key)
+        .bind(now - IDEMPOTENCY_TTL_MS)
+        .bind(now - IDEMPOTENCY_STALE_MS)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?;
+        let claimed = sqlx::query(
+            "INSERT INTO idempotency (key, fingerprint, result, created_at_ms) \
+             VALUES ($1, $2, NULL, $3) ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(key)
+        .bind(fingerprint)
+        .bind(now)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?;
+        if claimed.rows_affected() == 1 {
+            return Ok(IdempotencyBegin::New);
+        }
+        let row = sqlx::query("SELECT fingerprint, result FROM idempotency WHERE key = $1")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(err)?;
+        Ok(crate::idempotency_found(
+            row.as_ref()
+                .map(|row| (row.get::<&str, _>("fingerprint"), row.get("result"))),
+            fingerprint,
+        ))
+    }
+
+    async fn idempotency_finish(&self, key: &str, result: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE idempotency SET result = $1 WHERE key = $2")
+            .bind(result)
+            .bind(key)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+
+    async fn idempotency_abandon(&self, key: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM idempotency WHERE key = $1 AND result IS NULL")
+            .bind(key)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+
+    async fn recent_latencies(
+        &self,
+        per_tool: u32,
+        since_ms: i64,
+    ) -> Result<Vec<(String, Vec<u64>)>, StoreError> {
+        self.writer.flush().await?;
+        let rows = sqlx::query(
+            "SELECT tool, duration_ms FROM ( \
+                 SELECT tool, duration_ms, started_at_ms, ROW_NUMBER() OVER \
+                     (PARTITION BY tool ORDER BY started_at_ms DESC) AS n \
+                 FROM calls WHERE seq > (SELECT coalesce(max(seq), 0) FROM calls) - $1 \
+                     AND started_at_ms >= $2 AND success AND NOT retried) t \
+             WHERE n <= $3 ORDER BY tool, started_at_ms",
+        )
+        .bind(RECENT_LATENCY_ROWS)
+        .bind(since_ms)
+        .bind(i64::from(per_tool))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(err)?;
+        Ok(crate::latencies_of(rows.iter().map(|row| {
+            (
+                row.get::<String, _>("tool"),
+                row.get::<i64, _>("duration_ms"),
+            )
+        })))
+    }
+
+    fn describe(&self) -> String {
+        self.target.clone()
+    }
+
+    async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
+        let count = |statuses: &str| {
+            format!(
+                "(SELECT count(*) FROM run_steps s WHERE s.run_id = r.run_id \
+                 AND s.outcome::jsonb->>'status' IN ({statuses})) \
+                 + (SELECT count(*) FROM jsonb_array_elements(coalesce(r.result::jsonb->'steps', '[]'::jsonb)) j \
+                 WHERE j->>'status' IN ({statuses}))"
+            )
+        };
+        let sql = format!(
+            "SELECT r.run_id, r.plan::jsonb->>'name' AS name, \
+                    jsonb_array_length(coalesce(r.plan::jsonb->'steps', '[]'::jsonb))::bigint AS total, \
+                    r.result::jsonb->>'status' AS status, \
+                    (r.result::jsonb->>'duration_ms')::bigint AS duration_ms, \
+                    r.updated_at_ms, {} AS succeeded, {} AS failed, {} AS skipped \
+             FROM runs r \
+             WHERE ($1::bigint IS NULL OR r.updated_at_ms < $1) \
+               AND ($2 = 0 OR ($2 = 1 AND r.result::jsonb->>'status' = $3) \
+                    OR ($2 = 2 AND r.result IS NULL)) \
+             ORDER BY r.updated_at_ms DESC, r.run_id DESC LIMIT $4",
+            count("'succeeded'"),
+            count("'failed'"),
+            count("'skipped', 'cancelled'"),
+        );
+        let (mode, status) = match &query.status {
+            None => (0i32, None),
+            Some(RunFilter::Ended(status)) => (1, Some(status.as_str())),
+            Some(RunFilter::Unfinished) => (2, None),
+        };
+        // Composed of the constants above only: the values are bound.
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(query.before_ms)
+            .bind(mode)
+            .bind(status)
+            .bind(i64::from(query.limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(err)?;
+        Ok(rows
+            .iter()
+            .map(|row| RunSummary {
+                run_id: row.get("run_id"),
+                plan: row.get("name"),
+                status: row.get("status"),
+                steps_total: row.get::<Option<i64>, _>("total").unwrap_or(0).max(0) as u64,
+                succeeded: row.get::<i64, _>("succeeded").max(0) as u64,
+                failed: row.get::<i64, _>("failed").max(0) as u64,
+                skipped: row.get::<i64, _>("skipped").max(0) as u64,
+                duration_ms: row
+                    .get::<Option<i64>, _>("duration_ms")
+                    .map(|d| d.max(0) as u64),
+                updated_at_ms: row.get("updated_at_ms"),
+            })
+            .collect())
+    }
+
+    async fn act_get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        sqlx::query_scalar("SELECT entry FROM act_cache WHERE key = $1")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(err)
+    }
+
+    async fn act_put(&self, key: &str, entry: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO act_cache (key, entry, updated_at_ms) VALUES ($1, $2, $3) \
+             ON CONFLICT (key) DO UPDATE SET entry = $2, updated_at_ms = $3",
+        )
+        .bind(key)
+        .bind(entry)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await
+        .map_err(err)?;
+        sqlx::query(
+            "DELETE FROM act_cache WHERE updated_at_ms < \
+             (SELECT updated_at_ms FROM act_cache ORDER BY updated_at_ms DESC LIMIT 1 OFFSET $1)",
+        )
+        .bind(ACT_CACHE_ENTRIES as i64)
+        .execute(&self.pool)
+        .await
+        .map(|_| ())
+        .map_err(err)
+    }
+
+    async fn act_remove(&self, key: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM act_cache WHERE key = $1")
+            .bind(key)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+
+    async fn prune(&self) -> Result<(), StoreError> {
+        self.writer.flush().await?;
+        prune(&self.pool, &self.retention).await
+    }
+
+    async fn flush(&self) -> Result<(), StoreError> {
+        self.writer.flush().await
+    }
+
+    async fn close(&self) {
+        self.writer.close().await;
+        self.pool.close().await;
+    }
+
+    async fn enqueue(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff) VALUES ($1, $2, NULL, $3, TRUE)",
+        )
+        .bind(run_id)
+        .bind(encode(plan)?)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await
+        .map(|_| ())
+        .map_err(|e| match e.as_database_error() {
+            Some(d) if d.is_unique_violation() => StoreError(format!("run {run_id} exists")),
+            _ => err(e),
+        })
+    }
+
+    async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
+             LEFT JOIN run_claims c ON c.run_id = r.run_id \
+             WHERE r.result IS NULL AND r.handoff ORDER BY r.updated_at_ms LIMIT $1",
+        )
+        .bind(PENDING_SCAN)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(err)?;
+        Ok(pending(&self.owner, rows.iter().map(holder_of), limit))
+    }
+
+    async fn run_hold(&self, run_id: &str) -> Result<RunHold, StoreError> {
+        let row = sqlx::query(
+            "SELECT r.run_id, r.handoff AND r.result IS NULL AS waiting, c.host, c.pid, c.heartbeat_ms \
+             FROM runs r LEFT JOIN run_claims c ON c.run_id = r.run_id WHERE r.run_id = $1",
+        )
+        .bind(run_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(err)?;
+        Ok(row.map_or(RunHold::Free, |row| {
+            hold_of(&self.owner, &holder_of(&row), row.get::<bool, _>("waiting"))
+        }))
+    }
+}
