@@ -12,9 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use axon_core::{CancellationToken, ErrorKind, HistoryStore, ToolCall};
-use axon_plan::{Plan, PlanRunner, RunOptions, RunStore};
-use axon_store::Store;
+use axon_core::{CancellationToken, ErrorKind, ToolCall};
+use axon_plan::{Plan, PlanRunner, RunOptions};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::{Map, Value};
 use tracing::Instrument;

@@ -1,14 +1,19 @@
-//! Three `axon serve` replicas on loopback, each with its own SQLite file,
-//! sharing the circuit breakers through the real Redis of this machine
-//! (127.0.0.1:6379, under a key prefix of the test's own): failures seen by
-//! one open the breaker on the others, a reset on one closes it for all,
-//! `/healthz` names the shared store, and a Redis that cannot be reached at
-//! start-up stops the replica (exit 3) naming it.
+//! Three `axon serve` replicas on loopback sharing the circuit breakers
+//! through the real Redis of this machine (127.0.0.1:6379, under a key prefix
+//! of the test's own): failures seen by one open the breaker on the others, a
+//! reset on one closes it for all, `/healthz` names the shared store, and a
+//! Redis that cannot be reached at start-up stops the replica (exit 3) naming
+//! it. With the real PostgreSQL as their store too (a schema of the test's
+//! own): a replica killed (-9) mid-run has its run finished by another without
+//! re-running a finished step, queued runs are taken by a replica, history and
+//! idempotency keys are one for the cluster.
 
 mod common;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -74,6 +79,33 @@ impl Replica {
             .await
             .unwrap();
         (r.status(), r.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn post_headers(
+        &self,
+        path: &str,
+        body: Value,
+        headers: &[(&str, &str)],
+    ) -> (StatusCode, Value) {
+        let mut request = self.client.post(format!("{}{path}", self.base)).json(&body);
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        let r = request.send().await.unwrap();
+        (r.status(), r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// Poll `GET /v1/runs/{id}` until the run's status is `want` (a minute at most).
+    async fn wait_for_run(&self, id: &str, want: &str) -> Value {
+        for _ in 0..600 {
+            let (_, run) = self.get(&format!("/v1/runs/{id}")).await;
+            if run["status"] == want {
+                return run;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let (_, run) = self.get(&format!("/v1/runs/{id}")).await;
+        panic!("run {id} is not {want} after a minute: {run}");
     }
 
     async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
@@ -230,4 +262,226 @@ async fn scripts_cluster_starts_replicas_that_share_redis_and_stops_them() {
             "{url} still answers after the cluster stopped"
         );
     }
+}
+
+/// The PostgreSQL the store tests use (as crates/axon-store/tests/store.rs).
+fn postgres_url() -> String {
+    std::env::var("AXON_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+/// Replicas sharing Redis and a PostgreSQL schema of the test's own.
+fn cluster_config(schema: &str) -> String {
+    format!(
+        "{}\n[store]\nurl = \"{}\"\nschema = \"{schema}\"\n",
+        config(&prefix(), REDIS),
+        postgres_url()
+    )
+}
+
+fn schema() -> String {
+    format!(
+        "axon_cluster_test_{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    )
+}
+
+async fn drop_schema(schema: &str) {
+    let out = Command::new("psql")
+        .arg(postgres_url())
+        .args(["-qc", &format!("DROP SCHEMA IF EXISTS {schema} CASCADE")])
+        .output()
+        .expect("psql runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// An HTTP endpoint that holds the first request it gets (never answers it)
+/// and answers every later one: a plan step that is in flight until the test
+/// says so. `first` is told when the first request has come.
+async fn gate() -> (String, tokio::sync::oneshot::Receiver<()>, Arc<AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/gate", listener.local_addr().unwrap());
+    let (tell, first) = tokio::sync::oneshot::channel();
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    tokio::spawn(async move {
+        let mut tell = Some(tell);
+        let mut held = Vec::new();
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut buf = [0u8; 4096];
+            let _ = socket.read(&mut buf).await;
+            if seen.fetch_add(1, Ordering::SeqCst) == 0 {
+                held.push(socket);
+                if let Some(tell) = tell.take() {
+                    let _ = tell.send(());
+                }
+                continue;
+            }
+            let _ = socket
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\nconnection: close\r\n\r\n{\"ok\":true}")
+                .await;
+        }
+    });
+    (url, first, count)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_replica_is_killed_is_finished_by_another_without_rerunning_finished_steps() {
+    let schema = schema();
+    let shared = cluster_config(&schema);
+    let mut a = Replica::start(&shared);
+    let b = Replica::start(&shared);
+    let c = Replica::start(&shared);
+    let (status, health) = b.get("/healthz").await;
+    assert_eq!(status, StatusCode::OK, "{health}");
+    assert!(
+        health["components"]["store"]["target"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("postgres://")),
+        "{health}"
+    );
+
+    let (url, first, gate_calls) = gate().await;
+    let plan = json!({"name": "takeover", "steps": [
+        {"id": "first", "tool": "echo", "params": {"n": 1}},
+        {"id": "held", "tool": "http_request", "params": {"url": url}, "depends_on": ["first"],
+         "policy": {"retry": {"max_attempts": 1}, "timeout_ms": 120000}},
+        {"id": "last", "tool": "echo", "params": {"status": "${steps.held.data.status}"}, "depends_on": ["held"]}
+    ]});
+    let (status, started) = a.post("/v1/runs", plan).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{started}");
+    let id = started["run_id"].as_str().unwrap().to_string();
+    // `first` has finished (its checkpoint is committed before `held` starts)
+    // and `held` is in flight on A.
+    tokio::time::timeout(std::time::Duration::from_secs(60), first)
+        .await
+        .expect("the held step starts")
+        .unwrap();
+    let running = b.wait_for_run(&id, "running").await;
+    assert_eq!(running["steps_finished"], 1, "{running}");
+
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    // B or C takes it over (A's pid is gone from this host: at once).
+    let done = c.wait_for_run(&id, "succeeded").await;
+    assert_eq!(
+        done["result"]["steps"][2]["result"]["data"]["status"], 200,
+        "{done}"
+    );
+    assert_eq!(
+        gate_calls.load(Ordering::SeqCst),
+        2,
+        "held: once on A, once after"
+    );
+    // History is one for the cluster: `first` ran once (0 finished steps
+    // re-run), `held` once answered, `last` once.
+    let (_, history) = b.get(&format!("/v1/history/{id}")).await;
+    let tools: Vec<&str> = history["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tool"].as_str().unwrap_or_else(|| panic!("{c}")))
+        .collect();
+    assert_eq!(tools, ["echo", "http_request", "echo"], "{history}");
+    drop((b, c));
+    drop_schema(&schema).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_runs_history_and_idempotency_keys_are_the_clusters() {
+    let schema = schema();
+    let shared = cluster_config(&schema);
+    let a = Replica::start(&shared);
+    let b = Replica::start(&shared);
+
+    // A queued run is taken up by a replica and seen finished from either.
+    let plan = json!({"steps": [{"id": "one", "tool": "echo", "params": {"q": true}}]});
+    let (status, queued) = a.post("/v1/runs?queue=true", plan.clone()).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{queued}");
+    assert_eq!(queued["status"], "queued");
+    let id = queued["run_id"].as_str().unwrap();
+    let done = b.wait_for_run(id, "succeeded").await;
+    assert_eq!(
+        done["result"]["steps"][0]["result"]["data"]["q"], true,
+        "{done}"
+    );
+    let (_, listed) = a.get("/v1/runs?status=succeeded").await;
+    assert!(
+        listed["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["run_id"] == id),
+        "{listed}"
+    );
+    // Queued runs cannot be waited for.
+    let (status, refused) = a.post("/v1/runs?queue=true&wait=true", plan).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    // Nor hold a literal secret: it would be stored masked.
+    let secret = json!({"steps": [{"tool": "echo", "params": {"password": "hunter2"}}]});
+    let (status, refused) = a.post("/v1/runs?queue=true", secret).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{refused}");
+    assert!(
+        refused["detail"].as_str().unwrap().contains("secret"),
+        "{refused}"
+    );
+
+    // A call on A is in history read from B; its idempotency key replays on B.
+    let key = [("idempotency-key", "cluster-key-1")];
+    let body = json!({"args": {"x": 1}, "correlation_id": "idem-cluster"});
+    let (status, first) = a
+        .post_headers("/v1/tools/echo/call", body.clone(), &key)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    let (status, again) = b.post_headers("/v1/tools/echo/call", body, &key).await;
+    assert_eq!(status, StatusCode::OK, "{again}");
+    assert_eq!(
+        again["call_id"], first["call_id"],
+        "replayed, not run again"
+    );
+    let (_, history) = b.get("/v1/history/idem-cluster").await;
+    assert_eq!(history["calls"].as_array().unwrap().len(), 1, "{history}");
+    drop((a, b));
+    drop_schema(&schema).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_cannot_be_reached_at_start_up_stops_the_replica_naming_it() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap();
+    let (mut cmd, dir) = command(&format!(
+        "[store]\nurl = \"postgres://axon:pw-not-shown@127.0.0.1:{port}/test\"\n"
+    ));
+    let out = cmd.output().unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(&format!("postgres://127.0.0.1:{port}/test")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("pw-not-shown"), "{stderr}");
+
+    // `axon config check` names a URL that is not PostgreSQL's.
+    let dir = std::env::temp_dir().join(format!("axon-cluster-test-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("axon.toml");
+    std::fs::write(&path, "[store]\nurl = \"mysql://127.0.0.1/test\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_axon"))
+        .args(["config", "check"])
+        .arg(&path)
+        .env_remove("AXON_CONFIG")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("store.url"), "{stderr}");
 }

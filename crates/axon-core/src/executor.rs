@@ -663,11 +663,15 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
         observer,
         safe_to_repeat,
     } = *call;
-    let permit = match admit(entry, &policy.breaker).await {
-        Ok(permit) => permit,
+    let (permit, reserved) = match admit(entry, &policy.breaker).await {
+        Ok(admitted) => admitted,
         Err(e) => return Attempt::Refused(e),
     };
-    let _slot = match entry.limits.acquire(&scope.cancel, deadline).await {
+    let _slot = match entry
+        .limits
+        .acquire(&scope.cancel, deadline, reserved)
+        .await
+    {
         Ok(slot) => slot,
         Err(e) => return Attempt::Refused(e),
     };
@@ -737,21 +741,39 @@ enum Admission<'a> {
     Shared { probe: bool },
 }
 
+/// The breaker's leave, and the wait for the attempt's place in the cluster's
+/// rate limit when the shared state gave one (else the local limiter decides).
+/// One round trip to the shared state does both.
 async fn admit<'a>(
     entry: &'a ToolEntry,
     policy: &BreakerPolicy,
-) -> Result<Admission<'a>, ToolError> {
-    if policy.enabled()
+) -> Result<(Admission<'a>, Option<Duration>), ToolError> {
+    let rate = entry.limits.rate_per_sec();
+    if (policy.enabled() || rate > 0.0)
         && let Some(shared) = &entry.shared_breakers
     {
-        match shared.admit(&entry.name, policy).await {
-            Ok(SharedAdmit::Pass { probe }) => return Ok(Admission::Shared { probe }),
+        match shared.admit(&entry.name, policy, rate).await {
+            Ok(SharedAdmit::Pass { probe, wait }) => {
+                let wait = (rate > 0.0).then_some(wait);
+                if policy.enabled() {
+                    return Ok((Admission::Shared { probe }, wait));
+                }
+                return entry
+                    .shared
+                    .breaker
+                    .admit(policy)
+                    .map(|permit| (Admission::Local(permit), wait));
+            }
             Ok(SharedAdmit::Open { retry_after }) => return Err(open_error(retry_after)),
             Ok(SharedAdmit::Isolated) => return Err(open_error(None).with_code("isolated")),
             Err(SharedUnavailable) => {}
         }
     }
-    entry.shared.breaker.admit(policy).map(Admission::Local)
+    entry
+        .shared
+        .breaker
+        .admit(policy)
+        .map(|permit| (Admission::Local(permit), None))
 }
 
 /// Call the tool itself, turning a panic into an `internal` error.

@@ -293,6 +293,22 @@ async fn enqueue(
             "/queue",
         ));
     }
+    // What is queued is kept in the store, where a literal secret is masked: the
+    // replica that takes the run up would send "***" on.
+    if let Some(step) = axon_plan::secrets::masked_plan(plan).and_then(|masked| {
+        plan.steps
+            .iter()
+            .zip(&masked.steps)
+            .position(|(given, stored)| given != stored)
+    }) {
+        return Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "secret in a queued plan",
+            format!(
+                "queue: step {step} holds a literal secret (a password or token field); a queued run is kept in the store, where secrets are masked: pass it as ${{secret.NAME}}"
+            ),
+        ));
+    }
     state.store.enqueue(run_id, plan).await.map_err(|e| {
         if e.0.ends_with("exists") {
             Problem::new(StatusCode::CONFLICT, "run exists", e.0)

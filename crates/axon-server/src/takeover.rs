@@ -63,6 +63,20 @@ pub(crate) async fn take_over(state: Arc<AppState>, stop: CancellationToken) {
                     continue;
                 }
             };
+            // A literal secret is stored masked: taken over, an unfinished step
+            // would send "***" on. Such a run is left to its user.
+            let masked = record.plan.steps.iter().enumerate().any(|(i, step)| {
+                !record.steps.contains_key(&i)
+                    && !axon_plan::secrets::redacted_pointers(&step.params).is_empty()
+            });
+            if masked {
+                tracing::warn!(
+                    run_id,
+                    "cannot take this run over: a step it has still to run holds a masked secret (resume it with its plan: POST /v1/runs?run_id=…)"
+                );
+                refused.insert(run_id);
+                continue;
+            }
             if let Err(e) = state.runner.validate(&record.plan) {
                 tracing::warn!(run_id, error = %e, "cannot take this run over: its plan does not validate here");
                 refused.insert(run_id);

@@ -1,13 +1,15 @@
 //! Policy state shared by every replica through Redis: one circuit breaker
 //! per tool for the whole cluster, so that failures seen by replica A open
 //! the breaker on B and C, and exactly `half_open_max_calls` probes go out
-//! across the cluster.
+//! across the cluster; and one rate limit per tool (GCRA), so that a limit of
+//! 10/s holds for the cluster, not 10/s per replica.
 //!
 //! The executor asks [`RedisShared`] through `axon_core`'s
 //! [`SharedBreakers`] trait; everything Redis-specific lives here, so the
 //! core keeps no Redis dependency. Each operation is one Lua script (atomic
 //! on the server; one key pair per tool, in one hash slot): a call on the
-//! happy path makes one round trip (the admission), a failure or a probe one
+//! happy path makes one round trip (the admission, which also takes the
+//! call's place in the rate limit), a failure or a probe one
 //! more (its outcome) — and, with the ratio rule on (`failure_ratio`), a
 //! success too, since the ratio counts every call.
 //!
@@ -53,34 +55,54 @@ impl SharedConfig {
     }
 }
 
-/// Admission: `{verdict, value}`. verdict 0 = pass (value 1 when a probe),
-/// 1 = open (value = ms until probes, or -1), 2 = isolated.
+/// Admission: `{verdict, value, wait}`. verdict 0 = pass (value 1 when a
+/// probe; `wait` ms until the attempt's place in the rate limit), 1 = open
+/// (value = ms until probes, or -1), 2 = isolated. ARGV: now, half_open_max,
+/// open_ms, breaker on (0|1), the rate limit's interval ms (0 = none), its
+/// burst. The rate limit is GCRA over one key per tool (`KEYS[2]`: the
+/// theoretical arrival time): an attempt is placed at the earliest time the
+/// rate allows and told how long to wait for it, so waiting callers queue, as
+/// with the local limiter. An attempt the breaker refuses takes no place.
 const ADMIT: &str = r#"
 local now = tonumber(ARGV[1])
 local max = tonumber(ARGV[2])
 local open_ms = tonumber(ARGV[3])
-local s = redis.call('HMGET', KEYS[1], 'state', 'until', 'probes', 'since')
-local state = s[1] or 'closed'
-if state == 'closed' then return {0, 0} end
-if state == 'isolated' then return {2, -1} end
-if state == 'open' then
-  local untl = tonumber(s[2]) or 0
-  if now < untl then return {1, untl - now} end
-  redis.call('HSET', KEYS[1], 'state', 'half', 'probes', 1, 'since', now)
-  return {0, 1}
+local breaker = ARGV[4] == '1'
+local interval = tonumber(ARGV[5])
+local burst = tonumber(ARGV[6])
+local probe = 0
+if breaker then
+  local s = redis.call('HMGET', KEYS[1], 'state', 'until', 'probes', 'since')
+  local state = s[1] or 'closed'
+  if state == 'isolated' then return {2, -1, 0} end
+  if state == 'open' then
+    local untl = tonumber(s[2]) or 0
+    if now < untl then return {1, untl - now, 0} end
+    redis.call('HSET', KEYS[1], 'state', 'half', 'probes', 1, 'since', now)
+    probe = 1
+  elseif state == 'half' then
+    local probes = tonumber(s[3]) or 0
+    local since = tonumber(s[4]) or now
+    -- A probe whose replica died never reports: its slot frees after open_ms.
+    if now - since >= open_ms then
+      probes = 0
+      redis.call('HSET', KEYS[1], 'since', now)
+    end
+    if probes >= max then return {1, -1, 0} end
+    redis.call('HSET', KEYS[1], 'probes', probes + 1)
+    probe = 1
+  end
 end
-local probes = tonumber(s[3]) or 0
-local since = tonumber(s[4]) or now
--- A probe whose replica died never reports: its slot frees after open_ms.
-if now - since >= open_ms then
-  probes = 0
-  redis.call('HSET', KEYS[1], 'since', now)
+local wait = 0
+if interval > 0 then
+  local tat = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if tat < now then tat = now end
+  wait = tat - now - interval * (burst - 1)
+  if wait < 0 then wait = 0 end
+  local next_tat = tat + interval
+  redis.call('SET', KEYS[2], string.format('%.3f', next_tat), 'PX', math.ceil(next_tat - now) + 1000)
 end
-if probes < max then
-  redis.call('HSET', KEYS[1], 'probes', probes + 1)
-  return {0, 1}
-end
-return {1, -1}
+return {0, probe, math.ceil(wait)}
 "#;
 
 /// An attempt's outcome. ARGV: now, kind (fail|ok|neutral), probe (0|1),
@@ -342,16 +364,33 @@ impl SharedBreakers for RedisShared {
         &self,
         tool: &str,
         policy: &BreakerPolicy,
+        rate_per_sec: f64,
     ) -> Result<SharedAdmit, SharedUnavailable> {
         let (key, _) = self.keys(tool);
+        let rate_key = format!("{}rate:{{{tool}}}", self.prefix);
+        // As the local limiter: one attempt every 1/rate, a burst of one
+        // second's worth.
+        let (interval_ms, burst) = if rate_per_sec > 0.0 {
+            (1000.0 / rate_per_sec, rate_per_sec.floor().max(1.0))
+        } else {
+            (0.0, 1.0)
+        };
         let mut conn = self.conn.clone();
         let mut call = self.admit.key(&key);
-        call.arg((self.clock)())
+        call.key(&rate_key)
+            .arg((self.clock)())
             .arg(policy.half_open_max_calls.max(1))
-            .arg(policy.open_ms);
-        let (verdict, value): (i64, i64) = self.run(call.invoke_async(&mut conn)).await?;
+            .arg(policy.open_ms)
+            .arg(u8::from(policy.enabled()))
+            .arg(interval_ms)
+            .arg(burst);
+        let (verdict, value, wait): (i64, i64, i64) =
+            self.run(call.invoke_async(&mut conn)).await?;
         Ok(match verdict {
-            0 => SharedAdmit::Pass { probe: value == 1 },
+            0 => SharedAdmit::Pass {
+                probe: value == 1,
+                wait: Duration::from_millis(wait.max(0) as u64),
+            },
             2 => SharedAdmit::Isolated,
             _ => SharedAdmit::Open {
                 retry_after: u64::try_from(value).ok().map(Duration::from_millis),

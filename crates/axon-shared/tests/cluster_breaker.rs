@@ -99,6 +99,11 @@ impl World {
 
     /// A replica: its own process-local state, the cluster's Redis.
     async fn replica(&self, url: &str) -> (Executor, Arc<RedisShared>) {
+        self.replica_with(url, json!({})).await
+    }
+
+    /// A replica with `policy` over the tests' defaults.
+    async fn replica_with(&self, url: &str, policy: Value) -> (Executor, Arc<RedisShared>) {
         let mut registry = ToolRegistry::new();
         registry
             .register(Upstream {
@@ -116,6 +121,7 @@ impl World {
                 "retry": {"max_attempts": 1},
                 "breaker": {"failure_threshold": 3, "window_ms": 10_000, "open_ms": 30_000, "half_open_max_calls": 2},
             }))
+            .tool_policy("upstream", policy)
             .build()
             .unwrap();
         (executor, shared)
@@ -263,23 +269,29 @@ async fn a_probe_lost_with_its_replica_frees_its_slot_after_open_ms() {
         .await
         .unwrap();
     assert!(matches!(
-        shared.admit("t", &policy).await.unwrap(),
+        shared.admit("t", &policy, 0.0).await.unwrap(),
         SharedAdmit::Open { retry_after: Some(d) } if d == Duration::from_millis(5_000)
     ));
     world.advance(5_000);
     // A probe goes out, and its replica dies: it never reports.
     assert_eq!(
-        shared.admit("t", &policy).await.unwrap(),
-        SharedAdmit::Pass { probe: true }
+        shared.admit("t", &policy, 0.0).await.unwrap(),
+        SharedAdmit::Pass {
+            probe: true,
+            wait: Duration::ZERO
+        }
     );
     assert!(matches!(
-        shared.admit("t", &policy).await.unwrap(),
+        shared.admit("t", &policy, 0.0).await.unwrap(),
         SharedAdmit::Open { .. }
     ));
     world.advance(5_000);
     assert_eq!(
-        shared.admit("t", &policy).await.unwrap(),
-        SharedAdmit::Pass { probe: true }
+        shared.admit("t", &policy, 0.0).await.unwrap(),
+        SharedAdmit::Pass {
+            probe: true,
+            wait: Duration::ZERO
+        }
     );
 }
 
@@ -432,6 +444,15 @@ async fn a_call_on_the_happy_path_is_one_redis_round_trip() {
     }
     // 20 calls, 20 admissions.
     assert_eq!(round_trips(&redis.url()).await - before, 20);
+    // With a rate limit the admission takes the call's place in it: still one.
+    let (limited, _) = world
+        .replica_with(&redis.url(), json!({"limits": {"rate_per_sec": 10_000}}))
+        .await;
+    let before = round_trips(&redis.url()).await;
+    for _ in 0..20 {
+        assert!(call(&limited).await.is_ok());
+    }
+    assert_eq!(round_trips(&redis.url()).await - before, 20);
     // A failure adds its record: two round trips (once the record script is
     // loaded by a first failure; the threshold is 3).
     world.mode.store(1, Ordering::SeqCst);
@@ -479,4 +500,71 @@ async fn the_ratio_rule_counts_every_replicas_calls() {
     }
     a.record("u", false, Failure, &policy).await.unwrap();
     assert_eq!(a.state("u").await.unwrap(), BreakerState::Closed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limit_holds_for_the_cluster_not_per_replica() {
+    let world = World::new();
+    let a = world.shared(REDIS).await;
+    let b = world.shared(REDIS).await;
+    let c = world.shared(REDIS).await;
+    let off = BreakerPolicy {
+        failure_threshold: 0,
+        ..BreakerPolicy::default()
+    };
+    // 10/s for the cluster, a burst of 10: thirty attempts asked for at one
+    // instant, in turn from three replicas, are placed 100 ms apart after the
+    // burst, whichever replica asks: the last waits 2 s, not 0.
+    let mut waits = Vec::new();
+    for i in 0..30 {
+        let replica = [&a, &b, &c][i % 3];
+        match replica.admit("limited", &off, 10.0).await.unwrap() {
+            SharedAdmit::Pass { probe: false, wait } => waits.push(wait.as_millis() as u64),
+            other => panic!("{other:?}"),
+        }
+    }
+    let expected: Vec<u64> = (0..30u64).map(|i| i.saturating_sub(9) * 100).collect();
+    assert_eq!(waits, expected);
+    // Time passes: the places taken are spent, the burst refills.
+    world.advance(3_000);
+    let SharedAdmit::Pass { wait, .. } = a.admit("limited", &off, 10.0).await.unwrap() else {
+        panic!("refused");
+    };
+    assert_eq!(wait, Duration::ZERO);
+    // An open breaker refuses before a place is taken.
+    let breaker = BreakerPolicy {
+        failure_threshold: 1,
+        ..BreakerPolicy::default()
+    };
+    a.isolate("limited").await.unwrap();
+    assert_eq!(
+        b.admit("limited", &breaker, 10.0).await.unwrap(),
+        SharedAdmit::Isolated
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_calls_wait_for_the_clusters_rate_limit() {
+    let world = World::new();
+    let policy = json!({"limits": {"rate_per_sec": 5}, "timeout_ms": 60_000});
+    let (a, _) = world.replica_with(REDIS, policy.clone()).await;
+    let (b, _) = world.replica_with(REDIS, policy).await;
+    // 5/s with a burst of 5 for the cluster: 15 calls, split over two
+    // replicas, take at least 2 s (each replica alone would let 5/s through:
+    // 15 calls in about 1 s). Load only makes it slower.
+    let start = std::time::Instant::now();
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..15 {
+        let ex = if i % 2 == 0 { a.clone() } else { b.clone() };
+        calls.spawn(async move { call(&ex).await });
+    }
+    while let Some(result) = calls.join_next().await {
+        assert!(result.unwrap().is_ok());
+    }
+    assert!(
+        start.elapsed() >= Duration::from_millis(1_900),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(world.calls.load(Ordering::SeqCst), 15);
 }

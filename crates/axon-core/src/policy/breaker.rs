@@ -371,10 +371,14 @@ impl Breaker {
 /// What the shared breaker says to an attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SharedAdmit {
-    /// Go ahead (`probe`: as one of the half-open breaker's probes).
+    /// Go ahead (`probe`: as one of the half-open breaker's probes), after
+    /// `wait`.
     Pass {
         /// A half-open probe, whose outcome must be reported.
         probe: bool,
+        /// How long to wait first for the attempt's place in the cluster's
+        /// rate limit (zero without one).
+        wait: Duration,
     },
     /// Open: rejected, with the time until probes when known.
     Open {
@@ -417,13 +421,22 @@ pub struct SharedUnavailable;
 /// `half_open_max_calls` probes go out across the cluster. An implementation
 /// answers fast or not at all ([`SharedUnavailable`]): the executor then
 /// decides locally, so a slow store never fails a call.
+///
+/// The admission also reserves the attempt's place in the tool's cluster-wide
+/// rate limit (`limits.rate_per_sec`), in the same round trip, so that N
+/// replicas together make `rate_per_sec` attempts a second, not N times as
+/// many.
 #[async_trait::async_trait]
 pub trait SharedBreakers: Send + Sync + 'static {
-    /// Ask to make an attempt at `tool`.
+    /// Ask to make an attempt at `tool`: through its breaker when `policy` is
+    /// enabled, and with `rate_per_sec` > 0 taking a place in its rate limit
+    /// (GCRA, a burst of one second's worth, as the local limiter):
+    /// [`SharedAdmit::Pass`]'s `wait` is how long until that place.
     async fn admit(
         &self,
         tool: &str,
         policy: &BreakerPolicy,
+        rate_per_sec: f64,
     ) -> Result<SharedAdmit, SharedUnavailable>;
     /// Report an attempt's outcome (the executor sends failures and probes,
     /// and successes only when the ratio rule is on: otherwise a success

@@ -3,7 +3,10 @@
 //! `max_concurrent` attempts at once (a semaphore). Both wait rather than reject —
 //! a caller that is early is made to queue — and the wait gives up when the call is
 //! cancelled or its deadline passes. Governor runs on tokio's clock here, so limits
-//! are testable with a paused clock.
+//! are testable with a paused clock. In a cluster the rate limit is the
+//! cluster's: the shared state (Redis, `axon-shared`) runs the same GCRA for
+//! every replica and says how long an attempt waits; the local limiter decides
+//! only while it does not answer.
 
 use std::num::NonZeroU32;
 use std::ops::Add;
@@ -93,6 +96,7 @@ type Limiter = RateLimiter<NotKeyed, InMemoryState, TokioClock, NoOpMiddleware<T
 #[derive(Default)]
 pub struct Limits {
     rate: Option<Limiter>,
+    rate_per_sec: f64,
     slots: Option<Arc<Semaphore>>,
 }
 
@@ -122,14 +126,26 @@ impl Limits {
         });
         let slots = (policy.max_concurrent > 0)
             .then(|| Arc::new(Semaphore::new(policy.max_concurrent as usize)));
-        Limits { rate, slots }
+        Limits {
+            rate,
+            rate_per_sec: policy.rate_per_sec.max(0.0),
+            slots,
+        }
     }
 
-    /// Wait for the rate limit, then for a concurrency slot.
+    /// The rate limit, attempts a second (0 = none).
+    pub fn rate_per_sec(&self) -> f64 {
+        self.rate_per_sec
+    }
+
+    /// Wait for the rate limit, then for a concurrency slot. `reserved`: the
+    /// wait for a place the cluster's rate limit already gave this attempt
+    /// (then the local limiter is not asked).
     pub async fn acquire(
         &self,
         cancel: &CancellationToken,
         deadline: Deadline,
+        reserved: Option<Duration>,
     ) -> Result<Slot, ToolError> {
         let gave_up = |what: &str| {
             if cancel.is_cancelled() {
@@ -145,7 +161,18 @@ impl Limits {
                 .with_code("deadline")
             }
         };
-        if let Some(limiter) = &self.rate {
+        if let Some(wait) = reserved {
+            if !deadline.allows(wait) {
+                return Err(gave_up("rate limit"));
+            }
+            if !wait.is_zero() {
+                tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => return Err(gave_up("rate limit")),
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+        } else if let Some(limiter) = &self.rate {
             while let Err(not_until) = limiter.check() {
                 let wait = not_until.wait_time_from(TokioClock.now());
                 if !deadline.allows(wait) {
@@ -193,7 +220,10 @@ mod tests {
         let start = Instant::now();
         let mut at = Vec::new();
         for _ in 0..4 {
-            limits.acquire(&cancel, Deadline::start(0)).await.unwrap();
+            limits
+                .acquire(&cancel, Deadline::start(0), None)
+                .await
+                .unwrap();
             at.push(start.elapsed().as_millis());
         }
         assert_eq!(at, [0, 0, 500, 1000]);
@@ -206,9 +236,12 @@ mod tests {
             rate_per_sec: 0.0,
         });
         let cancel = CancellationToken::new();
-        let _held = limits.acquire(&cancel, Deadline::start(0)).await.unwrap();
+        let _held = limits
+            .acquire(&cancel, Deadline::start(0), None)
+            .await
+            .unwrap();
         let err = limits
-            .acquire(&cancel, Deadline::start(100))
+            .acquire(&cancel, Deadline::start(100), None)
             .await
             .err()
             .unwrap();
