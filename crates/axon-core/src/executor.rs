@@ -581,6 +581,11 @@ impl Executor {
             hard_timeout: call.policy.attempt_timeout(&call.entry.shared.latency),
             safe_to_repeat: call.safe_to_repeat,
             budget: &call.entry.shared.budget,
+            shared: call
+                .entry
+                .shared_breakers
+                .as_deref()
+                .map(|shared| (shared, &*call.entry.name)),
             deadline,
             cancel: &call.scope.cancel,
             observer: call.observer,

@@ -1,15 +1,19 @@
 //! Policy state shared by every replica through Redis: one circuit breaker
 //! per tool for the whole cluster, so that failures seen by replica A open
 //! the breaker on B and C, and exactly `half_open_max_calls` probes go out
-//! across the cluster; and one rate limit per tool (GCRA), so that a limit of
-//! 10/s holds for the cluster, not 10/s per replica.
+//! across the cluster; one rate limit per tool (GCRA), so that a limit of
+//! 10/s holds for the cluster, not 10/s per replica; and one retry budget per
+//! tool, so that when a dependency is down the cluster's retries stay a tenth
+//! of its calls instead of every replica adding its own floor.
 //!
 //! The executor asks [`RedisShared`] through `axon_core`'s
 //! [`SharedBreakers`] trait; everything Redis-specific lives here, so the
 //! core keeps no Redis dependency. Each operation is one Lua script (atomic
 //! on the server; one key pair per tool, in one hash slot): a call on the
 //! happy path makes one round trip (the admission, which also takes the
-//! call's place in the rate limit), a failure or a probe one
+//! call's place in the rate limit; the calls the budget counts ride along with
+//! the next retry's withdrawal), a retry one more (its withdrawal), a failure
+//! or a probe one
 //! more (its outcome) — and, with the ratio rule on (`failure_ratio`), a
 //! success too, since the ratio counts every call.
 //!
@@ -175,6 +179,50 @@ end
 return state
 "#;
 
+/// A retry from the cluster's budget (`axon_core::policy::budget`'s rules).
+/// ARGV: now, calls made since the replica last asked, ratio, min per second.
+/// Ten one-second buckets (`s<i>` second, `c<i>` calls, `r<i>` retries) and a
+/// token bucket (`tokens`, `refilled`) in one hash per tool. Returns 1 when
+/// granted.
+const WITHDRAW: &str = r#"
+local now = tonumber(ARGV[1])
+local calls_new = tonumber(ARGV[2])
+local ratio = tonumber(ARGV[3])
+local min_per_sec = tonumber(ARGV[4])
+local sec = math.floor(now / 1000)
+local slot = sec % 10
+if tonumber(redis.call('HGET', KEYS[1], 's'..slot) or '-1') ~= sec then
+  redis.call('HSET', KEYS[1], 's'..slot, sec, 'c'..slot, 0, 'r'..slot, 0)
+end
+if calls_new > 0 then redis.call('HINCRBY', KEYS[1], 'c'..slot, calls_new) end
+local calls, retries = 0, 0
+for i = 0, 9 do
+  local b = redis.call('HMGET', KEYS[1], 's'..i, 'c'..i, 'r'..i)
+  local bs = tonumber(b[1])
+  if bs and bs <= sec and sec - bs < 10 then
+    calls = calls + tonumber(b[2])
+    retries = retries + tonumber(b[3])
+  end
+end
+local allowed = math.max(ratio * calls, min_per_sec * 10)
+local rate = allowed / 10
+local cap = math.max(rate, 1)
+local t = redis.call('HMGET', KEYS[1], 'tokens', 'refilled')
+local tokens = tonumber(t[1])
+local refilled = tonumber(t[2]) or now
+if tokens == nil then tokens = cap end
+tokens = math.min(tokens + rate * math.max(0, now - refilled) / 1000, cap)
+local granted = 0
+if retries < math.floor(allowed) and tokens >= 1 then
+  tokens = tokens - 1
+  redis.call('HINCRBY', KEYS[1], 'r'..slot, 1)
+  granted = 1
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'refilled', now)
+redis.call('PEXPIRE', KEYS[1], 20000)
+return granted
+"#;
+
 /// A clock in milliseconds since the epoch: every replica's must agree
 /// (NTP), as the breaker's windows are measured in it.
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
@@ -196,6 +244,7 @@ pub struct RedisShared {
     timeout: Duration,
     admit: redis::Script,
     record: redis::Script,
+    withdraw: redis::Script,
     clock: Clock,
     /// Whether the last operation reached Redis.
     healthy: AtomicBool,
@@ -269,6 +318,7 @@ impl RedisShared {
             timeout: config.timeout,
             admit: redis::Script::new(ADMIT),
             record: redis::Script::new(RECORD),
+            withdraw: redis::Script::new(WITHDRAW),
             clock,
             healthy: AtomicBool::new(true),
             retry_at_ms: AtomicU64::new(0),
@@ -452,6 +502,24 @@ impl SharedBreakers for RedisShared {
         cmd.arg(&key).arg(&failures);
         let _: i64 = self.run(cmd.query_async(&mut conn)).await?;
         Ok(())
+    }
+
+    async fn withdraw_retry(
+        &self,
+        tool: &str,
+        calls: u64,
+        ratio: f64,
+        min_per_sec: f64,
+    ) -> Result<bool, SharedUnavailable> {
+        let key = format!("{}budget:{{{tool}}}", self.prefix);
+        let mut conn = self.conn.clone();
+        let mut call = self.withdraw.key(&key);
+        call.arg((self.clock)())
+            .arg(calls)
+            .arg(ratio)
+            .arg(min_per_sec);
+        let granted: i64 = self.run(call.invoke_async(&mut conn)).await?;
+        Ok(granted == 1)
     }
 
     async fn isolate(&self, tool: &str) -> Result<(), SharedUnavailable> {

@@ -568,3 +568,40 @@ async fn replicas_calls_wait_for_the_clusters_rate_limit() {
     );
     assert_eq!(world.calls.load(Ordering::SeqCst), 15);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_upstream_down_the_clusters_retries_stay_a_tenth_of_its_calls() {
+    // Three replicas, the upstream 100 % down, every call wanting two retries,
+    // the breaker off (the budget alone holds the load back), the budget's
+    // defaults (a tenth of the calls, a floor of 10/s). 100 calls/s for the
+    // cluster for 10 s of the shared clock: the cluster's budget allows
+    // max(0.1 × 1000, 10 × 10) = 100 retries. Each replica on its own would
+    // allow itself its floor of 100 (300 in all: 1.3 attempts a call).
+    let world = World::new();
+    world.mode.store(1, Ordering::SeqCst);
+    let policy = json!({
+        "retry": {"max_attempts": 3, "initial_delay_ms": 1, "max_delay_ms": 1, "jitter": "none"},
+        "breaker": {"failure_threshold": 0},
+    });
+    let mut replicas = Vec::new();
+    for _ in 0..3 {
+        replicas.push(world.replica_with(REDIS, policy.clone()).await.0);
+    }
+    let calls = 1_000;
+    for i in 0..calls {
+        let (kind, _) = call(&replicas[i % 3]).await.unwrap_err();
+        assert!(
+            matches!(kind, ErrorKind::Transient | ErrorKind::BudgetExhausted),
+            "{kind:?}"
+        );
+        world.advance(10);
+    }
+    let attempts = world.calls.load(Ordering::SeqCst);
+    let amplification = f64::from(attempts) / calls as f64;
+    eprintln!("attempts / calls with the shared budget: {attempts} / {calls} = {amplification:.3}");
+    assert!(
+        amplification <= 1.1,
+        "{attempts} attempts for {calls} calls"
+    );
+    assert!(amplification >= 1.05, "the budget is used: {attempts}");
+}

@@ -454,6 +454,21 @@ pub trait SharedBreakers: Send + Sync + 'static {
     async fn reset(&self, tool: &str) -> Result<(), SharedUnavailable>;
     /// Open it by hand until reset.
     async fn isolate(&self, tool: &str) -> Result<(), SharedUnavailable>;
+    /// Take one retry of `tool` from the cluster's retry budget (the rules of
+    /// [`RetryBudget`](super::budget::RetryBudget), over every replica's
+    /// calls), first adding the `calls` this replica made since it last asked.
+    /// `Ok(false)`: the budget is spent. The default keeps no budget: the
+    /// process's own decides.
+    async fn withdraw_retry(
+        &self,
+        tool: &str,
+        calls: u64,
+        ratio: f64,
+        min_per_sec: f64,
+    ) -> Result<bool, SharedUnavailable> {
+        let _ = (tool, calls, ratio, min_per_sec);
+        Err(SharedUnavailable)
+    }
 }
 
 impl Permit<'_> {

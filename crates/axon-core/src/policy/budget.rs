@@ -6,8 +6,16 @@
 //! second of budget at once instead of the whole window. When a dependency is
 //! down and every call fails, the load it sees stays near 1.1× instead of
 //! `max_attempts`×. Runs on tokio's clock.
+//!
+//! In a cluster the budget is the cluster's: each retry is asked of the shared
+//! state (Redis, `axon-shared`), which keeps the same window and bucket for
+//! every replica, so that N replicas together retry a tenth of the cluster's
+//! calls rather than each its own floor. Calls are counted here and sent with
+//! the next withdrawal (no round trip on the happy path); while the shared
+//! state does not answer, this local budget decides.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::time::Instant;
 
@@ -41,6 +49,8 @@ struct State {
 /// lives beside the tool's breaker).
 pub struct RetryBudget {
     state: Mutex<State>,
+    /// Calls not yet sent to the cluster's budget.
+    unsent: AtomicU64,
 }
 
 impl Default for RetryBudget {
@@ -54,6 +64,7 @@ impl Default for RetryBudget {
                 tokens: f64::MAX,
                 refilled: now,
             }),
+            unsent: AtomicU64::new(0),
         }
     }
 }
@@ -89,9 +100,30 @@ impl State {
 impl RetryBudget {
     /// Count a call (its first attempt).
     pub fn deposit(&self) {
+        self.unsent.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut s) = self.state.lock() {
             let sec = s.sec(Instant::now());
             s.current(sec).calls += 1;
+        }
+    }
+
+    /// The calls counted since the last time, for the cluster's budget.
+    pub fn take_unsent(&self) -> u64 {
+        self.unsent.swap(0, Ordering::Relaxed)
+    }
+
+    /// Calls [`take_unsent`](RetryBudget::take_unsent) took that did not
+    /// reach the cluster's budget: sent with the next withdrawal.
+    pub fn keep_unsent(&self, calls: u64) {
+        self.unsent.fetch_add(calls, Ordering::Relaxed);
+    }
+
+    /// A retry the cluster's budget granted: counted here too, so that this
+    /// budget is warm when it has to decide alone.
+    pub fn note_retry(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            let sec = s.sec(Instant::now());
+            s.current(sec).retries += 1;
         }
     }
 

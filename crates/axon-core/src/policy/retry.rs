@@ -19,6 +19,7 @@ use tracing::Instrument;
 
 use super::PolicyError;
 use super::backoff::{self, Backoff, Jitter};
+use super::breaker::{SharedBreakers, SharedUnavailable};
 use super::budget::RetryBudget;
 use super::timeout::Deadline;
 use crate::error::{ErrorKind, ToolError};
@@ -134,6 +135,8 @@ pub(crate) struct RetryLoop<'a> {
     pub hard_timeout: Duration,
     pub safe_to_repeat: bool,
     pub budget: &'a RetryBudget,
+    /// The cluster's budget (and the tool's name in it), when shared.
+    pub shared: Option<(&'a dyn SharedBreakers, &'a str)>,
     pub deadline: Deadline,
     pub cancel: &'a CancellationToken,
     pub observer: &'a Observer<'a>,
@@ -205,6 +208,10 @@ impl RetryLoop<'_> {
                 }
                 Next::Retry(delay) => delay,
             };
+            if !self.withdraw().await {
+                out.result = Err(budget_spent(&error));
+                return out;
+            }
             if !span.is_disabled() {
                 span.record("axon.retry.reason", error.kind.as_str());
                 span.record("axon.retry.delay_ms", delay.as_millis() as i64);
@@ -269,23 +276,45 @@ impl RetryLoop<'_> {
                 Some(error.clone()),
             ));
         }
-        if !self
-            .budget
-            .try_withdraw(p.budget_ratio, p.budget_min_per_sec)
-        {
-            return Next::Stop(
-                ToolError::new(
-                    ErrorKind::BudgetExhausted,
-                    format!(
-                        "retry budget of the tool is spent; last error: {}",
-                        error.reason()
-                    ),
-                )
-                .with_code("retry_budget"),
-            );
-        }
         Next::Retry(delay)
     }
+
+    /// Take one retry from the tool's budget: the cluster's while it answers,
+    /// else this process's.
+    async fn withdraw(&self) -> bool {
+        let p = self.policy;
+        if p.budget_ratio <= 0.0 {
+            return true;
+        }
+        if let Some((shared, tool)) = self.shared {
+            let calls = self.budget.take_unsent();
+            match shared
+                .withdraw_retry(tool, calls, p.budget_ratio, p.budget_min_per_sec)
+                .await
+            {
+                Ok(granted) => {
+                    if granted {
+                        self.budget.note_retry();
+                    }
+                    return granted;
+                }
+                Err(SharedUnavailable) => self.budget.keep_unsent(calls),
+            }
+        }
+        self.budget
+            .try_withdraw(p.budget_ratio, p.budget_min_per_sec)
+    }
+}
+
+fn budget_spent(error: &ToolError) -> ToolError {
+    ToolError::new(
+        ErrorKind::BudgetExhausted,
+        format!(
+            "retry budget of the tool is spent; last error: {}",
+            error.reason()
+        ),
+    )
+    .with_code("retry_budget")
 }
 
 fn deadline_spent(total_ms: u64, last: Option<ToolError>) -> ToolError {
