@@ -211,6 +211,34 @@ where
     }
 }
 
+/// A statement run in the background (a lease's beat or release).
+pub(crate) type Statement = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// Refusing a run's lease: who holds it.
+pub(crate) fn taken_by(run_id: &str, host: &str, pid: i64) -> StoreError {
+    StoreError(format!(
+        "run {run_id} is being run by another process (pid {pid} on {host}); wait for it to finish, or cancel it"
+    ))
+}
+
+/// A lease taken: `beat` runs every [`CLAIM_BEAT`] while it is held, `release`
+/// once when it is let go (or dropped).
+pub(crate) fn held_claim(
+    beat: impl Fn() -> Statement + Send + 'static,
+    release: Statement,
+) -> Claim {
+    let beating = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(CLAIM_BEAT).await;
+            beat().await;
+        }
+    });
+    Claim::new(move || async move {
+        beating.abort();
+        release.await;
+    })
+}
+
 /// A run claim whose holder has not beaten for this long (ms) is void: another
 /// process (another replica) takes the run over and resumes it.
 pub const CLAIM_STALE_MS: i64 = 15_000;
@@ -1365,37 +1393,34 @@ impl RunStore for SqliteStore {
             let (host, pid) = holder
                 .map(|row| (row.get::<String, _>("host"), row.get::<i64, _>("pid")))
                 .unwrap_or_default();
-            return Err(StoreError(format!(
-                "run {run_id} is being run by another process (pid {pid} on {host}); wait for it to finish, or cancel it"
-            )));
+            return Err(taken_by(run_id, &host, pid));
         }
-        // Beat while held; let go when dropped.
-        let pool = self.pool.clone();
-        let (id, owner) = (run_id.to_string(), token);
-        let beat = {
-            let (pool, id, owner) = (pool.clone(), id.clone(), owner.clone());
-            tokio::spawn(async move {
-                loop {
-                    tokio::time::sleep(CLAIM_BEAT).await;
-                    let _ = sqlx::query(
-                        "UPDATE run_claims SET heartbeat_ms = ? WHERE run_id = ? AND owner = ?",
-                    )
-                    .bind(now_ms())
+        let (pool, id) = (self.pool.clone(), run_id.to_string());
+        Ok(held_claim(
+            {
+                let (pool, id, owner) = (pool.clone(), id.clone(), token.clone());
+                move || {
+                    let (pool, id, owner) = (pool.clone(), id.clone(), owner.clone());
+                    Box::pin(async move {
+                        let _ = sqlx::query(
+                            "UPDATE run_claims SET heartbeat_ms = ? WHERE run_id = ? AND owner = ?",
+                        )
+                        .bind(now_ms())
+                        .bind(&id)
+                        .bind(&owner)
+                        .execute(&pool)
+                        .await;
+                    })
+                }
+            },
+            Box::pin(async move {
+                let _ = sqlx::query("DELETE FROM run_claims WHERE run_id = ? AND owner = ?")
                     .bind(&id)
-                    .bind(&owner)
+                    .bind(&token)
                     .execute(&pool)
                     .await;
-                }
-            })
-        };
-        Ok(Claim::new(move || async move {
-            beat.abort();
-            let _ = sqlx::query("DELETE FROM run_claims WHERE run_id = ? AND owner = ?")
-                .bind(&id)
-                .bind(&owner)
-                .execute(&pool)
-                .await;
-        }))
+            }),
+        ))
     }
 
     async fn finish(&self, run_id: &str, result: &PlanResult) -> Result<(), StoreError> {

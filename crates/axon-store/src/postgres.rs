@@ -14,10 +14,10 @@ use sqlx::Row as _;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use crate::{
-    ACT_CACHE_ENTRIES, Batches, CLAIM_BEAT, CLAIM_STALE_MS, IDEMPOTENCY_STALE_MS,
-    IDEMPOTENCY_TTL_MS, IdempotencyBegin, Owner, PENDING_SCAN, RECENT_LATENCY_ROWS, Retention, Row,
-    RunFilter, RunHold, RunQuery, RunSummary, Store, ToolStats, Writer, decode, encode, err,
-    hold_of, holder_of, now_ms, pending,
+    ACT_CACHE_ENTRIES, Batches, CLAIM_STALE_MS, IDEMPOTENCY_STALE_MS, IDEMPOTENCY_TTL_MS,
+    IdempotencyBegin, Owner, PENDING_SCAN, RECENT_LATENCY_ROWS, Retention, Row, RunFilter, RunHold,
+    RunQuery, RunSummary, Store, ToolStats, Writer, decode, encode, err, held_claim, hold_of,
+    holder_of, now_ms, pending, taken_by,
 };
 
 /// How long opening the store waits for a connection: a database that cannot
@@ -392,36 +392,34 @@ impl RunStore for PgStore {
                 .and_then(|h| h.claim)
                 .map(|(host, pid, _)| (host, pid))
                 .unwrap_or_default();
-            return Err(StoreError(format!(
-                "run {run_id} is being run by another process (pid {pid} on {host}); wait for it to finish, or cancel it"
-            )));
+            return Err(taken_by(run_id, &host, pid));
         }
-        let pool = self.pool.clone();
-        let (id, owner) = (run_id.to_string(), token);
-        let beat = {
-            let (pool, id, owner) = (pool.clone(), id.clone(), owner.clone());
-            tokio::spawn(async move {
-                loop {
-                    tokio::time::sleep(CLAIM_BEAT).await;
-                    let _ = sqlx::query(
-                        "UPDATE run_claims SET heartbeat_ms = $1 WHERE run_id = $2 AND owner = $3",
-                    )
-                    .bind(now_ms())
+        let (pool, id) = (self.pool.clone(), run_id.to_string());
+        Ok(held_claim(
+            {
+                let (pool, id, owner) = (pool.clone(), id.clone(), token.clone());
+                move || {
+                    let (pool, id, owner) = (pool.clone(), id.clone(), owner.clone());
+                    Box::pin(async move {
+                        let _ = sqlx::query(
+                            "UPDATE run_claims SET heartbeat_ms = $1 WHERE run_id = $2 AND owner = $3",
+                        )
+                        .bind(now_ms())
+                        .bind(&id)
+                        .bind(&owner)
+                        .execute(&pool)
+                        .await;
+                    })
+                }
+            },
+            Box::pin(async move {
+                let _ = sqlx::query("DELETE FROM run_claims WHERE run_id = $1 AND owner = $2")
                     .bind(&id)
-                    .bind(&owner)
+                    .bind(&token)
                     .execute(&pool)
                     .await;
-                }
-            })
-        };
-        Ok(Claim::new(move || async move {
-            beat.abort();
-            let _ = sqlx::query("DELETE FROM run_claims WHERE run_id = $1 AND owner = $2")
-                .bind(&id)
-                .bind(&owner)
-                .execute(&pool)
-                .await;
-        }))
+            }),
+        ))
     }
 
     async fn finish(&self, run_id: &str, result: &PlanResult) -> Result<(), StoreError> {
