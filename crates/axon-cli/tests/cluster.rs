@@ -37,7 +37,9 @@ fn config(prefix: &str, redis: &str) -> String {
     format!(
         "[shared]\nredis_url = \"{redis}\"\nkey_prefix = \"{prefix}\"\n\n\
          [tools.flaky.breaker]\nfailure_threshold = 2\nopen_ms = 600000\n\n\
-         [tools.flaky.retry]\nmax_attempts = 1\n"
+         [tools.flaky.retry]\nmax_attempts = 1\n\n\
+         [tools.echo.cache]\nttl_ms = 60000\n\n\
+         [tools.sleep.limits]\nrate_per_sec = 10\n"
     )
 }
 
@@ -186,6 +188,32 @@ async fn three_replicas_share_one_breaker_per_tool() {
     assert_eq!(status, StatusCode::OK, "{reset}");
     assert_eq!(reset["state"], "closed");
     assert_eq!(a.flaky(false).await["success"], true);
+
+    // A call cached on A is a hit on B.
+    let args = json!({"args": {"cached": ulid::Ulid::new().to_string()}});
+    let (_, first) = a.post("/v1/tools/echo/call", args.clone()).await;
+    assert_eq!(first["provenance"]["cache_hit"], false, "{first}");
+    let (_, second) = b.post("/v1/tools/echo/call", args).await;
+    assert_eq!(second["provenance"]["cache_hit"], true, "{second}");
+
+    // 10 calls/s for the cluster (a burst of 10): 30 calls split over the
+    // three replicas take at least 2 s; each replica alone would allow 10/s,
+    // 30 calls at once. Load only makes it slower.
+    let start = std::time::Instant::now();
+    let calls = [&a, &b, &c]
+        .into_iter()
+        .cycle()
+        .take(30)
+        .map(|replica| replica.post("/v1/tools/sleep/call", json!({"args": {"ms": 0}})));
+    for (status, result) in futures::future::join_all(calls).await {
+        assert_eq!(status, StatusCode::OK, "{result}");
+        assert_eq!(result["success"], true, "{result}");
+    }
+    assert!(
+        start.elapsed() >= std::time::Duration::from_millis(1_900),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

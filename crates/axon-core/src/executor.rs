@@ -33,7 +33,7 @@ use crate::policy::breaker::{
     BreakerPolicy, BreakerState, Permit, SharedAdmit, SharedBreakers, SharedOutcome,
     SharedUnavailable, open_error,
 };
-use crate::policy::cache;
+use crate::policy::cache::{self, SharedCache};
 use crate::policy::chaos::{self, ChaosDice};
 use crate::policy::limit::Limits;
 use crate::policy::retry::{Attempt, RetryLoop};
@@ -62,6 +62,8 @@ struct Inner {
     history: Arc<dyn HistoryStore>,
     rng: Mutex<fastrand::Rng>,
     max_parallel: usize,
+    /// The cluster's response cache, when there is a shared store.
+    shared_cache: Option<Arc<dyn SharedCache>>,
 }
 
 /// A tool with what the pipeline needs to call it: its resolved policy, its shared
@@ -120,9 +122,19 @@ pub struct ExecutorBuilder {
     seed: Option<u64>,
     max_parallel: usize,
     shared_breakers: Option<Arc<dyn SharedBreakers>>,
+    shared_cache: Option<Arc<dyn SharedCache>>,
 }
 
 impl ExecutorBuilder {
+    /// The response cache shared by every replica (Redis, `axon-shared`): a
+    /// success cached on one replica answers the others, and identical calls
+    /// on several replicas share one execution. The process's own cache stays
+    /// in front of it.
+    pub fn shared_cache(mut self, shared: Arc<dyn SharedCache>) -> Self {
+        self.shared_cache = Some(shared);
+        self
+    }
+
     /// Breakers shared by every replica (Redis, `axon-shared`): they decide
     /// while they answer; the process's own breakers decide when they do not.
     pub fn shared_breakers(mut self, shared: Arc<dyn SharedBreakers>) -> Self {
@@ -222,6 +234,7 @@ impl ExecutorBuilder {
                     .unwrap_or_else(|| Arc::new(InMemoryHistory::new())),
                 rng: Mutex::new(rng),
                 max_parallel: self.max_parallel,
+                shared_cache: self.shared_cache,
             }),
         })
     }
@@ -257,6 +270,7 @@ impl Executor {
             history: None,
             seed: None,
             shared_breakers: None,
+            shared_cache: None,
             max_parallel: DEFAULT_MAX_PARALLEL,
         }
     }
@@ -567,9 +581,13 @@ impl Executor {
         self.inner
             .state
             .cache
-            .through(&key, &call.policy.cache, &call.scope.cancel, || {
-                self.retry_loop(call)
-            })
+            .through(
+                &key,
+                &call.policy.cache,
+                &call.scope.cancel,
+                self.inner.shared_cache.as_deref(),
+                || self.retry_loop(call),
+            )
             .await
     }
 

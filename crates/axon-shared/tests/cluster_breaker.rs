@@ -117,6 +117,7 @@ impl World {
         let executor = Executor::builder(registry)
             .shared_state(SharedState::new())
             .shared_breakers(shared.clone())
+            .shared_cache(shared.clone())
             .defaults(json!({
                 "retry": {"max_attempts": 1},
                 "breaker": {"failure_threshold": 3, "window_ms": 10_000, "open_ms": 30_000, "half_open_max_calls": 2},
@@ -604,4 +605,122 @@ async fn with_the_upstream_down_the_clusters_retries_stay_a_tenth_of_its_calls()
         "{attempts} attempts for {calls} calls"
     );
     assert!(amplification >= 1.05, "the budget is used: {attempts}");
+}
+
+/// A call's whole result on `ex` (cache provenance included).
+async fn call_result(ex: &Executor) -> axon_core::CallResult {
+    ex.call(ToolCall::new("upstream", json!({"q": 1}))).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_cached_on_one_replica_is_a_hit_on_another_and_serves_stale_on_errors() {
+    let world = World::new();
+    let policy = json!({"cache": {"ttl_ms": 60_000, "stale_if_error_ms": 600_000}});
+    let (a, _) = world.replica_with(REDIS, policy.clone()).await;
+    let (b, _) = world.replica_with(REDIS, policy).await;
+    let first = call_result(&a).await;
+    assert!(first.success && !first.provenance.cache_hit);
+    let hit = call_result(&b).await;
+    assert!(hit.success && hit.provenance.cache_hit, "{hit:?}");
+    assert_eq!(
+        hit.provenance.response_digest,
+        first.provenance.response_digest
+    );
+    assert_eq!(
+        world.calls.load(Ordering::SeqCst),
+        1,
+        "B did not call the tool"
+    );
+    // Expired on the cluster's clock, the tool down: a third replica, with
+    // nothing of its own, answers from the cluster's stale entry.
+    world.advance(120_000);
+    world.mode.store(1, Ordering::SeqCst);
+    let (c, _) = world
+        .replica_with(
+            REDIS,
+            json!({"cache": {"ttl_ms": 60_000, "stale_if_error_ms": 600_000}}),
+        )
+        .await;
+    let stale = call_result(&c).await;
+    assert!(stale.success && stale.provenance.stale, "{stale:?}");
+    assert_eq!(
+        world.calls.load(Ordering::SeqCst),
+        2,
+        "one failed attempt on C"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_calls_on_two_replicas_share_one_execution() {
+    let world = World::new();
+    world.mode.store(2, Ordering::SeqCst);
+    let policy = json!({"cache": {"ttl_ms": 60_000}, "timeout_ms": 60_000});
+    let (a, _) = world.replica_with(REDIS, policy.clone()).await;
+    let (b, _) = world.replica_with(REDIS, policy).await;
+    // A takes the key's flight and is held in the tool.
+    let on_a = tokio::spawn(async move { call_result(&a).await });
+    while world.calls.load(Ordering::SeqCst) == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // B asks for the same call: it waits for A's answer instead of calling.
+    let on_b = tokio::spawn(async move { call_result(&b).await });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(world.calls.load(Ordering::SeqCst), 1, "B waits for A");
+    world.gate.add_permits(1);
+    let (a, b) = (on_a.await.unwrap(), on_b.await.unwrap());
+    assert!(a.success && !a.provenance.cache_hit, "{a:?}");
+    assert!(b.success && b.provenance.cache_hit, "{b:?}");
+    assert_eq!(
+        world.calls.load(Ordering::SeqCst),
+        1,
+        "one execution for both"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flight_whose_replica_died_is_taken_over_after_its_lease() {
+    use axon_core::policy::cache::SharedCache;
+    let world = World::new();
+    let dead = world.shared(REDIS).await;
+    let alive = world.shared(REDIS).await;
+    // A replica takes a flight and dies: nobody ends it.
+    assert!(
+        dead.take_flight("t:k", Duration::from_millis(200))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !alive
+            .take_flight("t:k", Duration::from_millis(200))
+            .await
+            .unwrap()
+    );
+    // Its lease runs out (Redis's own expiry): the next replica takes it.
+    let mut taken = false;
+    for _ in 0..100 {
+        if alive
+            .take_flight("t:k", Duration::from_secs(5))
+            .await
+            .unwrap()
+        {
+            taken = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(taken, "the lease expired");
+    // Only the holder ends a flight.
+    dead.end_flight("t:k").await.unwrap();
+    assert!(
+        !dead
+            .take_flight("t:k", Duration::from_secs(5))
+            .await
+            .unwrap()
+    );
+    alive.end_flight("t:k").await.unwrap();
+    assert!(
+        dead.take_flight("t:k", Duration::from_secs(5))
+            .await
+            .unwrap()
+    );
 }

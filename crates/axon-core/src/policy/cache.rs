@@ -10,6 +10,14 @@
 //!
 //! Freshness is judged on tokio's clock (so tests can pause it); moka only bounds
 //! memory (entry count, and dropping entries past their stale window).
+//!
+//! In a cluster ([`SharedCache`], Redis in `axon-shared`) a local miss asks the
+//! cluster's cache before calling the tool (a success cached on replica A is a
+//! hit on B), identical calls on different replicas share one execution (a
+//! flight lock per key that expires if its holder dies: the others wait for
+//! its answer in the cluster's cache), and a failure may be answered by the
+//! cluster's stale entry. While the shared cache does not answer, each replica
+//! has only its own.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -23,6 +31,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::breaker::SharedUnavailable;
 use crate::canonical::sha256_hex;
 use crate::error::{ErrorKind, ToolError};
 use crate::outcome::Outcome;
@@ -78,6 +87,57 @@ impl moka::Expiry<String, Arc<CachedResponse>> for KeepFor {
     ) -> Option<Duration> {
         Some(value.keep)
     }
+}
+
+/// A response as the cluster's cache keeps it: freshness in ms since the
+/// epoch (the replicas' clocks, NTP-synced), as replicas share no other clock.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SharedResponse {
+    /// The tool's data.
+    pub data: Value,
+    /// When it was fetched from the tool, ms since the epoch.
+    pub fetched_at_ms: u64,
+    /// `sha256:…` of the data.
+    pub digest: String,
+    /// Fresh until then, ms since the epoch.
+    pub fresh_until_ms: u64,
+    /// Served on a failure until then, ms since the epoch.
+    pub stale_until_ms: u64,
+}
+
+/// How long a replica's flight lock on a key lasts: a replica that dies while
+/// calling the tool holds the others back at most this long.
+pub const FLIGHT_LEASE: Duration = Duration::from_secs(30);
+
+/// How often a replica waiting for another's flight looks for its answer.
+pub const FLIGHT_POLL: Duration = Duration::from_millis(25);
+
+/// The response cache shared by every replica (see the module docs). Each
+/// operation answers fast or not at all ([`SharedUnavailable`]): the call then
+/// goes on with the replica's own cache.
+#[async_trait::async_trait]
+pub trait SharedCache: Send + Sync + 'static {
+    /// The clock freshness is judged on, ms since the epoch.
+    fn now_ms(&self) -> u64;
+    /// The entry under `key`, fresh or stale.
+    async fn get(&self, key: &str) -> Result<Option<SharedResponse>, SharedUnavailable>;
+    /// Keep `response` under `key` until its `stale_until_ms`.
+    async fn put(&self, key: &str, response: &SharedResponse) -> Result<(), SharedUnavailable>;
+    /// Take `key`'s flight for `lease`: `Ok(true)` when this replica is to call
+    /// the tool, `Ok(false)` when another replica is calling it.
+    async fn take_flight(&self, key: &str, lease: Duration) -> Result<bool, SharedUnavailable>;
+    /// Let go of a flight this replica took.
+    async fn end_flight(&self, key: &str) -> Result<(), SharedUnavailable>;
+}
+
+/// What a replica does about a local miss, in a cluster.
+enum ClusterFlight {
+    /// Another replica's answer (a fresh entry in the cluster's cache).
+    Hit(Arc<CachedResponse>),
+    /// Call the tool; `true` when this replica holds the key's flight.
+    Lead(bool),
+    /// The call was cancelled while waiting.
+    Cancelled,
 }
 
 /// The cache key of a call.
@@ -174,6 +234,28 @@ impl<T> ResponseCache<T> {
         self.entries.insert(key.to_string(), Arc::new(entry));
     }
 
+    /// Keep an entry of the cluster's cache here, with what is left of its
+    /// freshness (`now_ms` on the cluster's clock); `None` when it is past even
+    /// its stale window.
+    fn adopt(&self, key: &str, shared: SharedResponse, now_ms: u64) -> Option<Arc<CachedResponse>> {
+        let left = |until: u64| Duration::from_millis(until.saturating_sub(now_ms));
+        let keep = left(shared.stale_until_ms);
+        if keep.is_zero() {
+            return None;
+        }
+        let now = Instant::now();
+        let entry = Arc::new(CachedResponse {
+            data: shared.data,
+            fetched_at: Timestamp::from_unix_ms(shared.fetched_at_ms),
+            digest: shared.digest,
+            fresh_until: now + left(shared.fresh_until_ms),
+            stale_until: now + keep,
+            keep,
+        });
+        self.entries.insert(key.to_string(), entry.clone());
+        Some(entry)
+    }
+
     /// Forget every entry (tests, operators).
     pub fn clear(&self) {
         self.entries.invalidate_all();
@@ -232,6 +314,7 @@ impl ResponseCache<Outcome> {
         key: &str,
         policy: &CachePolicy,
         cancel: &CancellationToken,
+        shared: Option<&dyn SharedCache>,
         mut run: F,
     ) -> Outcome
     where
@@ -241,12 +324,26 @@ impl ResponseCache<Outcome> {
         if let Some(hit) = self.fresh(key) {
             return Outcome::from_cache(&hit, false);
         }
+        if let Some(hit) = self.cluster_fresh(shared, key).await {
+            return Outcome::from_cache(&hit, false);
+        }
         let outcome = loop {
             match self.join(key) {
                 Flight::Leader(leader) => {
                     if let Some(hit) = self.fresh(key) {
                         break Outcome::from_cache(&hit, false);
                     }
+                    let held = match self.cluster_flight(shared, key, cancel).await {
+                        ClusterFlight::Hit(hit) => {
+                            let outcome = Outcome::from_cache(&hit, false);
+                            leader.finish(Arc::new(outcome.clone()));
+                            break outcome;
+                        }
+                        ClusterFlight::Cancelled => {
+                            break Outcome::failed(ToolError::cancelled());
+                        }
+                        ClusterFlight::Lead(held) => held,
+                    };
                     let outcome = run().await;
                     if let (Ok(data), Some(fetched_at), Some(digest)) = (
                         &outcome.result,
@@ -254,10 +351,24 @@ impl ResponseCache<Outcome> {
                         &outcome.provenance.response_digest,
                     ) {
                         self.store(key, policy, data.clone(), fetched_at, digest.clone());
+                        if let Some(shared) = shared {
+                            let now = shared.now_ms();
+                            let response = SharedResponse {
+                                data: data.clone(),
+                                fetched_at_ms: fetched_at.unix_ms(),
+                                digest: digest.clone(),
+                                fresh_until_ms: now + policy.ttl_ms,
+                                stale_until_ms: now + policy.ttl_ms + policy.stale_if_error_ms,
+                            };
+                            let _ = shared.put(key, &response).await;
+                        }
                     }
-                    let shared = Arc::new(outcome);
-                    leader.finish(shared.clone());
-                    break Arc::unwrap_or_clone(shared);
+                    if let (true, Some(shared)) = (held, shared) {
+                        let _ = shared.end_flight(key).await;
+                    }
+                    let outcome = Arc::new(outcome);
+                    leader.finish(outcome.clone());
+                    break Arc::unwrap_or_clone(outcome);
                 }
                 Flight::Follower(rx) => {
                     tokio::select! {
@@ -271,19 +382,74 @@ impl ResponseCache<Outcome> {
             }
         };
         let cancelled = matches!(&outcome.result, Err(e) if e.kind == ErrorKind::Cancelled);
-        if outcome.result.is_err()
-            && !cancelled
-            && policy.stale_if_error_ms > 0
-            && let Some(stale) = self.stale(key)
-        {
-            return Outcome {
-                attempts: outcome.attempts,
-                reasons: outcome.reasons,
-                delays_ms: outcome.delays_ms,
-                ..Outcome::from_cache(&stale, true)
-            };
+        if outcome.result.is_err() && !cancelled && policy.stale_if_error_ms > 0 {
+            let stale = match self.stale(key) {
+                Some(stale) => Some(stale),
+                None => self.cluster_entry(shared, key).await,
+            }
+            .filter(|e| Instant::now() < e.stale_until);
+            if let Some(stale) = stale {
+                return Outcome {
+                    attempts: outcome.attempts,
+                    reasons: outcome.reasons,
+                    delays_ms: outcome.delays_ms,
+                    ..Outcome::from_cache(&stale, true)
+                };
+            }
         }
         outcome
+    }
+
+    /// The cluster's entry under `key`, kept here too.
+    async fn cluster_entry(
+        &self,
+        shared: Option<&dyn SharedCache>,
+        key: &str,
+    ) -> Option<Arc<CachedResponse>> {
+        let shared = shared?;
+        let found = shared.get(key).await.ok()??;
+        self.adopt(key, found, shared.now_ms())
+    }
+
+    /// The cluster's entry under `key` if it is fresh.
+    async fn cluster_fresh(
+        &self,
+        shared: Option<&dyn SharedCache>,
+        key: &str,
+    ) -> Option<Arc<CachedResponse>> {
+        self.cluster_entry(shared, key)
+            .await
+            .filter(|e| Instant::now() < e.fresh_until)
+    }
+
+    /// Single-flight across replicas: take the key's flight, or wait for the
+    /// replica that holds it to put its answer in the cluster's cache. A
+    /// flight that ends without a fresh entry (its call failed, its replica
+    /// died and the lease ran out) is taken over by one of the waiters.
+    async fn cluster_flight(
+        &self,
+        shared: Option<&dyn SharedCache>,
+        key: &str,
+        cancel: &CancellationToken,
+    ) -> ClusterFlight {
+        let Some(shared) = shared else {
+            return ClusterFlight::Lead(false);
+        };
+        loop {
+            match shared.take_flight(key, FLIGHT_LEASE).await {
+                Ok(true) => return ClusterFlight::Lead(true),
+                Err(SharedUnavailable) => return ClusterFlight::Lead(false),
+                Ok(false) => {}
+            }
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => return ClusterFlight::Cancelled,
+                _ = tokio::time::sleep(FLIGHT_POLL) => {}
+            }
+            if let Some(hit) = self.cluster_fresh(Some(shared), key).await {
+                return ClusterFlight::Hit(hit);
+            }
+        }
     }
 }
 
