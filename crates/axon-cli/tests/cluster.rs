@@ -513,3 +513,97 @@ async fn a_store_that_cannot_be_reached_at_start_up_stops_the_replica_naming_it(
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("store.url"), "{stderr}");
 }
+
+/// A `redis-server` of the test's own on a free port, to stop and start.
+struct OwnRedis {
+    port: u16,
+    child: Option<Child>,
+}
+
+impl OwnRedis {
+    fn start(port: u16) -> OwnRedis {
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server runs (.ci/run installs it)");
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        OwnRedis {
+            port,
+            child: Some(child),
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_redis_stopped_mid_load_no_call_fails_and_health_recovers() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap();
+    let mut redis = OwnRedis::start(port);
+    let shared = config(&prefix(), &format!("redis://127.0.0.1:{}/0", redis.port));
+    let replicas = [
+        Replica::start(&shared),
+        Replica::start(&shared),
+        Replica::start(&shared),
+    ];
+    // Ten calls at a time, spread over the replicas; every one must succeed.
+    let load = |round: usize| {
+        let replicas = &replicas;
+        async move {
+            let calls = (0..10).map(|i| replicas[(round + i) % 3].flaky(false));
+            for result in futures::future::join_all(calls).await {
+                assert_eq!(result["success"], true, "{result}");
+            }
+        }
+    };
+    for round in 0..3 {
+        load(round).await;
+    }
+    redis.stop();
+    for round in 0..6 {
+        load(round).await;
+    }
+    for replica in &replicas {
+        let (_, h) = replica.get("/healthz").await;
+        assert_eq!(h["status"], "degraded", "{h}");
+        assert_eq!(h["components"]["shared"]["status"], "failing", "{h}");
+    }
+    // Back on the same port: each replica finds it again within its backoff
+    // (5 s at most), the calls going on meanwhile.
+    let _redis = OwnRedis::start(port);
+    let mut recovered = false;
+    for round in 0..300 {
+        load(round).await;
+        let mut all = true;
+        for replica in &replicas {
+            all &= replica.get("/healthz").await.1["status"] == "ok";
+        }
+        if all {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(recovered, "every replica reports Redis again");
+}
