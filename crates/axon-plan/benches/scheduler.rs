@@ -60,6 +60,7 @@ fn plan(
                 policy: None,
                 fallbacks: Vec::new(),
                 expected_ms: None,
+                idempotency_key: None,
             })
             .collect(),
     }

@@ -21,5 +21,5 @@ pub use graph::{GraphFormat, render as render_graph};
 pub use plan::{DEFAULT_MAX_PARALLEL, Fallback, ParseError, Plan, Step, StepRef};
 pub use run::{PlanEvent, PlanResult, PlanRunner, RunOptions, RunStatus, StepOutcome, StepStatus};
 pub use secrets::{SecretSource, Secrets};
-pub use store::{Claim, InMemoryRunStore, RunRecord, RunStore, complete_result};
+pub use store::{Claim, IdempotencyBegin, InMemoryRunStore, RunRecord, RunStore, complete_result};
 pub use validate::{Graph, PlanErrors, Problem, validate};

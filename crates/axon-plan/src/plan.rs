@@ -60,6 +60,12 @@ pub struct Step {
     /// scheduler orders ready steps by remaining duration instead of step count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_ms: Option<u64>,
+    /// Call the tool once for this key (within a day, across runs and
+    /// replicas sharing the store): a step with a key already answered gets
+    /// that answer (as stored: secrets masked) without calling. A plain
+    /// string, no templates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotency_key: Option<String>,
 }
 
 /// A fallback of a step.

@@ -27,7 +27,7 @@ use tracing::Instrument;
 
 use crate::plan::Plan;
 use crate::secrets::{self, Secrets};
-use crate::store::{InMemoryRunStore, RunStore};
+use crate::store::{IdempotencyBegin, InMemoryRunStore, RunStore};
 use crate::template::{Source, resolve, templates_in};
 use crate::validate::{Graph, PlanErrors, Problem, validate};
 
@@ -362,6 +362,89 @@ impl PlanRunner {
     }
 }
 
+/// A step's call under its `idempotency_key`: the first call with the key
+/// runs, and its answer as history stores it (secrets masked) is kept; a later
+/// one with the same tool and arguments gets that answer without calling (no
+/// history row: nothing was called). A key still held by a call in flight
+/// (here, or on a replica that died: for ten minutes) or used for another call
+/// fails the step without calling; so does a store that cannot be asked. A
+/// failed call gives the key up, so that a resumed run calls again.
+async fn keyed_call(
+    executor: &Executor,
+    store: &dyn RunStore,
+    key: &str,
+    call: ToolCall,
+    recorded: &Recorded,
+) -> CallResult {
+    let fingerprint = axon_core::canonical::sha256_hex(
+        &serde_json::json!({"tool": call.tool, "args": call.args}),
+    );
+    let refuse = |code: &str, message: String| CallResult {
+        call_id: ulid::Ulid::new().to_string(),
+        correlation_id: call.correlation_id.clone().unwrap_or_default(),
+        tool: call.tool.clone(),
+        success: false,
+        data: Value::Null,
+        error: Some(CallError {
+            kind: ErrorKind::Failed,
+            code: Some(code.into()),
+            message,
+            retryable: false,
+            retry_after_ms: None,
+            pointer: None,
+        }),
+        attempts: 0,
+        retry_reasons: Vec::new(),
+        retry_delays_ms: Vec::new(),
+        started_at: Timestamp::now(),
+        duration_ms: 0,
+        fallback: None,
+        provenance: Provenance::none(),
+    };
+    let shown = key.strip_prefix("step:").unwrap_or(key);
+    match store.idempotency_begin(key, &fingerprint).await {
+        Err(e) => refuse(
+            "store",
+            format!("idempotency_key {shown:?}: the store cannot be asked: {e}"),
+        ),
+        Ok(IdempotencyBegin::InFlight) => refuse(
+            "idempotency_in_flight",
+            format!(
+                "idempotency_key {shown:?} is held by a call still running (or one whose process died less than ten minutes ago)"
+            ),
+        ),
+        Ok(IdempotencyBegin::Mismatch) => refuse(
+            "idempotency_mismatch",
+            format!("idempotency_key {shown:?} was used for another tool or other arguments"),
+        ),
+        Ok(IdempotencyBegin::Replay(json)) => match serde_json::from_str::<CallResult>(&json) {
+            Ok(first) => first,
+            Err(e) => refuse(
+                "store",
+                format!("idempotency_key {shown:?}: its answer cannot be read: {e}"),
+            ),
+        },
+        Ok(IdempotencyBegin::New) => {
+            let result = executor.call(call).await;
+            let stored = recorded
+                .lock()
+                .ok()
+                .and_then(|e| e.as_ref().map(|e| e.result.clone()));
+            let kept = match (result.success, stored) {
+                (true, Some(stored)) => match serde_json::to_string(&stored) {
+                    Ok(json) => store.idempotency_finish(key, &json).await,
+                    Err(e) => Err(axon_core::StoreError(e.to_string())),
+                },
+                _ => store.idempotency_abandon(key).await,
+            };
+            if let Err(e) = kept {
+                tracing::warn!(error = %e, key = shown, "could not keep the step's idempotency key");
+            }
+            result
+        }
+    }
+}
+
 /// The names of the `${secret.…}` templates in some parameters.
 fn secret_names(params: &Value) -> Vec<String> {
     templates_in(params)
@@ -547,6 +630,10 @@ impl<'a> Run<'a> {
                         tool: tool.to_string(),
                     });
                     let step = &self.plan.steps[i];
+                    let keyed = step
+                        .idempotency_key
+                        .as_ref()
+                        .map(|key| (format!("step:{key}"), self.runner.store.clone()));
                     let span = tracing::debug_span!(
                         "step",
                         otel.name = %format_args!("step {}", self.plan.label(i)),
@@ -559,7 +646,12 @@ impl<'a> Run<'a> {
                     );
                     schedule.running.push(Box::pin(
                         async move {
-                            let result = executor.call(call).await;
+                            let result = match keyed {
+                                None => executor.call(call).await,
+                                Some((key, store)) => {
+                                    keyed_call(executor, &*store, &key, call, &recorded).await
+                                }
+                            };
                             if let Some(e) = &result.error {
                                 axon_core::trace::record_error(
                                     &tracing::Span::current(),

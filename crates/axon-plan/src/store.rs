@@ -50,6 +50,19 @@ pub fn complete_result(
     result
 }
 
+/// What [`RunStore::idempotency_begin`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IdempotencyBegin {
+    /// No request with this key: this one runs.
+    New,
+    /// The first request's answer (JSON), to send again.
+    Replay(String),
+    /// The first request is still running.
+    InFlight,
+    /// The key was used for a different request.
+    Mismatch,
+}
+
 /// Where runs and their checkpoints are kept.
 #[async_trait]
 pub trait RunStore: Send + Sync + 'static {
@@ -71,6 +84,34 @@ pub trait RunStore: Send + Sync + 'static {
     async fn claim(&self, run_id: &str) -> Result<Claim, StoreError> {
         let _ = run_id;
         Ok(Claim::none())
+    }
+
+    /// Claim an idempotency key for a request with `fingerprint` (a digest of
+    /// what was asked): [`IdempotencyBegin::New`] when this request is the
+    /// first (or an earlier one was abandoned, or is stale); otherwise what the
+    /// first one left. Plan steps with an `idempotency_key` and
+    /// `Idempotency-Key` HTTP calls use it. The default keeps no keys: every
+    /// request is new.
+    async fn idempotency_begin(
+        &self,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<IdempotencyBegin, StoreError> {
+        let _ = (key, fingerprint);
+        Ok(IdempotencyBegin::New)
+    }
+
+    /// Keep the answer (JSON) of the request that claimed `key`.
+    async fn idempotency_finish(&self, key: &str, result: &str) -> Result<(), StoreError> {
+        let _ = (key, result);
+        Ok(())
+    }
+
+    /// Give up a claim without an answer (the request went away or failed):
+    /// the next request with the key runs.
+    async fn idempotency_abandon(&self, key: &str) -> Result<(), StoreError> {
+        let _ = key;
+        Ok(())
     }
 }
 
@@ -123,6 +164,8 @@ pub const DEFAULT_MAX_RUNS: usize = 1_000;
 /// first.
 pub struct InMemoryRunStore {
     runs: Mutex<HashMap<String, RunRecord>>,
+    /// Idempotency keys: fingerprint and answer (none while running).
+    keys: Mutex<HashMap<String, (String, Option<String>)>>,
     order: Mutex<VecDeque<String>>,
     max_runs: usize,
     running: Arc<Mutex<HashSet<String>>>,
@@ -144,6 +187,7 @@ impl InMemoryRunStore {
     pub fn with_max_runs(max_runs: usize) -> Self {
         InMemoryRunStore {
             runs: Mutex::new(HashMap::new()),
+            keys: Mutex::new(HashMap::new()),
             order: Mutex::new(VecDeque::new()),
             max_runs: max_runs.max(1),
             running: Arc::default(),
@@ -167,6 +211,38 @@ fn poisoned() -> StoreError {
 
 #[async_trait]
 impl RunStore for InMemoryRunStore {
+    async fn idempotency_begin(
+        &self,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<IdempotencyBegin, StoreError> {
+        let mut keys = self.keys.lock().map_err(|_| poisoned())?;
+        Ok(match keys.get(key) {
+            None => {
+                keys.insert(key.to_string(), (fingerprint.to_string(), None));
+                IdempotencyBegin::New
+            }
+            Some((theirs, _)) if theirs != fingerprint => IdempotencyBegin::Mismatch,
+            Some((_, Some(answer))) => IdempotencyBegin::Replay(answer.clone()),
+            Some((_, None)) => IdempotencyBegin::InFlight,
+        })
+    }
+
+    async fn idempotency_finish(&self, key: &str, result: &str) -> Result<(), StoreError> {
+        if let Some(entry) = self.keys.lock().map_err(|_| poisoned())?.get_mut(key) {
+            entry.1 = Some(result.to_string());
+        }
+        Ok(())
+    }
+
+    async fn idempotency_abandon(&self, key: &str) -> Result<(), StoreError> {
+        let mut keys = self.keys.lock().map_err(|_| poisoned())?;
+        if keys.get(key).is_some_and(|(_, answer)| answer.is_none()) {
+            keys.remove(key);
+        }
+        Ok(())
+    }
+
     async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
         let runs = self.runs.lock().map_err(|_| poisoned())?;
         Ok(runs.get(run_id).map(|record| RunRecord {

@@ -15,6 +15,9 @@ use serde_json::Value;
 use crate::plan::{Plan, StepRef};
 use crate::template::{Source, templates_in};
 
+/// The longest `idempotency_key` a step may have (as the HTTP header).
+pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 255;
+
 /// One thing wrong with a plan.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Problem {
@@ -156,7 +159,8 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// One step: its tool, `depends_on`, params, fallbacks and policy.
+    /// One step: its tool, `depends_on`, params, idempotency key, fallbacks and
+    /// policy.
     fn step(&mut self, i: usize) {
         let plan = self.plan;
         let step = &plan.steps[i];
@@ -186,6 +190,20 @@ impl<'a> Checker<'a> {
             }
         }
         self.params(i, format!("{here}.params"), &step.tool, &step.params);
+        if let Some(key) = &step.idempotency_key {
+            let problem = if key.is_empty() || key.len() > MAX_IDEMPOTENCY_KEY_LEN {
+                Some(format!(
+                    "must be 1 to {MAX_IDEMPOTENCY_KEY_LEN} characters long"
+                ))
+            } else if key.contains("${") {
+                Some("must be a plain string: templates are not resolved here".into())
+            } else {
+                None
+            };
+            if let Some(message) = problem {
+                self.push(Some(i), format!("{here}.idempotency_key"), message);
+            }
+        }
         for (k, fb) in step.fallbacks.iter().enumerate() {
             if self.registry.get(&fb.tool).is_none() {
                 self.push(
@@ -333,6 +351,28 @@ mod tests {
             .err()
             .map(|e| e.0.into_iter().map(|p| p.to_string()).collect())
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn an_idempotency_key_is_a_plain_string_of_at_most_255_characters() {
+        assert!(problems("steps:\n- {tool: echo, idempotency_key: order-42}\n").is_empty());
+        let long = "k".repeat(256);
+        let p = problems(&format!(
+            "steps:\n- {{tool: echo, idempotency_key: ''}}\n- {{tool: echo, idempotency_key: '{long}'}}\n- {{tool: echo, idempotency_key: 'o-${{steps.x.data}}'}}\n"
+        ));
+        assert_eq!(p.len(), 3, "{p:?}");
+        assert!(
+            p[0].starts_with("steps[0].idempotency_key: must be 1 to 255"),
+            "{p:?}"
+        );
+        assert!(
+            p[1].starts_with("steps[1].idempotency_key: must be 1 to 255"),
+            "{p:?}"
+        );
+        assert!(
+            p[2].starts_with("steps[2].idempotency_key: must be a plain string"),
+            "{p:?}"
+        );
     }
 
     #[test]

@@ -90,6 +90,7 @@ fn plan(durations: &[u64], deps: &[Vec<usize>], max_parallel: usize) -> Plan {
                 policy: None,
                 fallbacks: Vec::new(),
                 expected_ms: None,
+                idempotency_key: None,
             })
             .collect(),
     }

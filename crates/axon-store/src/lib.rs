@@ -363,18 +363,8 @@ impl SqliteStore {
     }
 }
 
-/// What [`Store::idempotency_begin`] found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum IdempotencyBegin {
-    /// No request with this key: this one runs.
-    New,
-    /// The first request's answer (JSON), to send again.
-    Replay(String),
-    /// The first request is still running.
-    InFlight,
-    /// The key was used for a different request.
-    Mismatch,
-}
+/// What an idempotency key's claim found (`RunStore::idempotency_begin`).
+pub use axon_plan::IdempotencyBegin;
 
 /// How long (ms) an idempotency key's answer is kept and replayed: a day.
 /// Older ones are pruned when the store opens.
@@ -400,24 +390,6 @@ pub trait Store: HistoryStore + RunStore {
 
     /// Whether the store takes a write now.
     async fn check_writable(&self) -> Result<(), StoreError>;
-
-    /// Claim an idempotency key for a request with `fingerprint` (a digest of
-    /// what was asked): [`IdempotencyBegin::New`] when this request is the
-    /// first within [`IDEMPOTENCY_TTL_MS`] (or an earlier one was abandoned,
-    /// or has run longer than [`IDEMPOTENCY_STALE_MS`]); otherwise what the
-    /// first one left.
-    async fn idempotency_begin(
-        &self,
-        key: &str,
-        fingerprint: &str,
-    ) -> Result<IdempotencyBegin, StoreError>;
-
-    /// Keep the answer (JSON) of the request that claimed `key`.
-    async fn idempotency_finish(&self, key: &str, result: &str) -> Result<(), StoreError>;
-
-    /// Give up a claim without an answer (the request went away): the next
-    /// request with the key runs.
-    async fn idempotency_abandon(&self, key: &str) -> Result<(), StoreError>;
 
     /// The durations (ms) of each tool's last `per_tool` calls that succeeded at
     /// the first attempt since `since_ms` (ms since the epoch), among the newest
@@ -736,69 +708,6 @@ impl Store for SqliteStore {
                 row.get::<i64, _>("duration_ms"),
             )
         })))
-    }
-
-    async fn idempotency_begin(
-        &self,
-        key: &str,
-        fingerprint: &str,
-    ) -> Result<IdempotencyBegin, StoreError> {
-        let now = now_ms();
-        // Expired answers and stale claims go; then the key is claimed, or
-        // what holds it is read. Each statement is atomic; between them another
-        // process may claim first, which the read then sees.
-        sqlx::query(
-            "DELETE FROM idempotency WHERE key = ?1 AND \
-             (created_at_ms < ?2 OR (result IS NULL AND created_at_ms < ?3))",
-        )
-        .bind(key)
-        .bind(now - IDEMPOTENCY_TTL_MS)
-        .bind(now - IDEMPOTENCY_STALE_MS)
-        .execute(&self.pool)
-        .await
-        .map_err(err)?;
-        let claimed = sqlx::query(
-            "INSERT INTO idempotency (key, fingerprint, result, created_at_ms) \
-             VALUES (?, ?, NULL, ?) ON CONFLICT (key) DO NOTHING",
-        )
-        .bind(key)
-        .bind(fingerprint)
-        .bind(now)
-        .execute(&self.pool)
-        .await
-        .map_err(err)?;
-        if claimed.rows_affected() == 1 {
-            return Ok(IdempotencyBegin::New);
-        }
-        let row = sqlx::query("SELECT fingerprint, result FROM idempotency WHERE key = ?")
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(err)?;
-        Ok(idempotency_found(
-            row.as_ref()
-                .map(|row| (row.get::<&str, _>("fingerprint"), row.get("result"))),
-            fingerprint,
-        ))
-    }
-
-    async fn idempotency_finish(&self, key: &str, result: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE idempotency SET result = ? WHERE key = ?")
-            .bind(result)
-            .bind(key)
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
-            .map_err(err)
-    }
-
-    async fn idempotency_abandon(&self, key: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM idempotency WHERE key = ? AND result IS NULL")
-            .bind(key)
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
-            .map_err(err)
     }
 
     async fn recent_latencies(
@@ -1294,6 +1203,69 @@ impl HistoryStore for SqliteStore {
 
 #[async_trait]
 impl RunStore for SqliteStore {
+    async fn idempotency_begin(
+        &self,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<IdempotencyBegin, StoreError> {
+        let now = now_ms();
+        // Expired answers and stale claims go; then the key is claimed, or
+        // what holds it is read. Each statement is atomic; between them another
+        // process may claim first, which the read then sees.
+        sqlx::query(
+            "DELETE FROM idempotency WHERE key = ?1 AND \
+             (created_at_ms < ?2 OR (result IS NULL AND created_at_ms < ?3))",
+        )
+        .bind(key)
+        .bind(now - IDEMPOTENCY_TTL_MS)
+        .bind(now - IDEMPOTENCY_STALE_MS)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?;
+        let claimed = sqlx::query(
+            "INSERT INTO idempotency (key, fingerprint, result, created_at_ms) \
+             VALUES (?, ?, NULL, ?) ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(key)
+        .bind(fingerprint)
+        .bind(now)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?;
+        if claimed.rows_affected() == 1 {
+            return Ok(IdempotencyBegin::New);
+        }
+        let row = sqlx::query("SELECT fingerprint, result FROM idempotency WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(err)?;
+        Ok(idempotency_found(
+            row.as_ref()
+                .map(|row| (row.get::<&str, _>("fingerprint"), row.get("result"))),
+            fingerprint,
+        ))
+    }
+
+    async fn idempotency_finish(&self, key: &str, result: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE idempotency SET result = ? WHERE key = ?")
+            .bind(result)
+            .bind(key)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+
+    async fn idempotency_abandon(&self, key: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM idempotency WHERE key = ? AND result IS NULL")
+            .bind(key)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+
     async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
         let Some(run) = sqlx::query("SELECT plan, result FROM runs WHERE run_id = ?")
             .bind(run_id)

@@ -299,6 +299,66 @@ impl HistoryStore for PgStore {
 
 #[async_trait]
 impl RunStore for PgStore {
+    async fn idempotency_begin(
+        &self,
+        key: &str,
+        fingerprint: &str,
+    ) -> Result<IdempotencyBegin, StoreError> {
+        let now = now_ms();
+        sqlx::query(
+            "DELETE FROM idempotency WHERE key = $1 AND \
+             (created_at_ms < $2 OR (result IS NULL AND created_at_ms < $3))",
+        )
+        .bind(key)
+        .bind(now - IDEMPOTENCY_TTL_MS)
+        .bind(now - IDEMPOTENCY_STALE_MS)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?;
+        let claimed = sqlx::query(
+            "INSERT INTO idempotency (key, fingerprint, result, created_at_ms) \
+             VALUES ($1, $2, NULL, $3) ON CONFLICT (key) DO NOTHING",
+        )
+        .bind(key)
+        .bind(fingerprint)
+        .bind(now)
+        .execute(&self.pool)
+        .await
+        .map_err(err)?;
+        if claimed.rows_affected() == 1 {
+            return Ok(IdempotencyBegin::New);
+        }
+        let row = sqlx::query("SELECT fingerprint, result FROM idempotency WHERE key = $1")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(err)?;
+        Ok(crate::idempotency_found(
+            row.as_ref()
+                .map(|row| (row.get::<&str, _>("fingerprint"), row.get("result"))),
+            fingerprint,
+        ))
+    }
+
+    async fn idempotency_finish(&self, key: &str, result: &str) -> Result<(), StoreError> {
+        sqlx::query("UPDATE idempotency SET result = $1 WHERE key = $2")
+            .bind(result)
+            .bind(key)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+
+    async fn idempotency_abandon(&self, key: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM idempotency WHERE key = $1 AND result IS NULL")
+            .bind(key)
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+
     async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
         let Some(run) = sqlx::query("SELECT plan, result FROM runs WHERE run_id = $1")
             .bind(run_id)
@@ -463,66 +523,6 @@ impl Store for PgStore {
         .await
         .map(|_| ())
         .map_err(err)
-    }
-
-    async fn idempotency_begin(
-        &self,
-        key: &str,
-        fingerprint: &str,
-    ) -> Result<IdempotencyBegin, StoreError> {
-        let now = now_ms();
-        sqlx::query(
-            "DELETE FROM idempotency WHERE key = $1 AND \
-             (created_at_ms < $2 OR (result IS NULL AND created_at_ms < $3))",
-        )
-        .bind(key)
-        .bind(now - IDEMPOTENCY_TTL_MS)
-        .bind(now - IDEMPOTENCY_STALE_MS)
-        .execute(&self.pool)
-        .await
-        .map_err(err)?;
-        let claimed = sqlx::query(
-            "INSERT INTO idempotency (key, fingerprint, result, created_at_ms) \
-             VALUES ($1, $2, NULL, $3) ON CONFLICT (key) DO NOTHING",
-        )
-        .bind(key)
-        .bind(fingerprint)
-        .bind(now)
-        .execute(&self.pool)
-        .await
-        .map_err(err)?;
-        if claimed.rows_affected() == 1 {
-            return Ok(IdempotencyBegin::New);
-        }
-        let row = sqlx::query("SELECT fingerprint, result FROM idempotency WHERE key = $1")
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(err)?;
-        Ok(crate::idempotency_found(
-            row.as_ref()
-                .map(|row| (row.get::<&str, _>("fingerprint"), row.get("result"))),
-            fingerprint,
-        ))
-    }
-
-    async fn idempotency_finish(&self, key: &str, result: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE idempotency SET result = $1 WHERE key = $2")
-            .bind(result)
-            .bind(key)
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
-            .map_err(err)
-    }
-
-    async fn idempotency_abandon(&self, key: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM idempotency WHERE key = $1 AND result IS NULL")
-            .bind(key)
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
-            .map_err(err)
     }
 
     async fn recent_latencies(

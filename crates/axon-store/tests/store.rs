@@ -904,3 +904,68 @@ async fn an_unreachable_database_is_a_clear_error_naming_it_without_its_password
         .unwrap();
     assert!(bad.0.contains("schema"), "{}", bad.0);
 }
+
+both!(a_step_with_an_idempotency_key_is_called_once_across_runs_and_replicas);
+async fn a_step_with_an_idempotency_key_is_called_once_across_runs_and_replicas(backend: Backend) {
+    let store = backend.open_default().await;
+    let plan = |amount: u32| {
+        Plan::parse(&format!(
+            "steps:\n- {{id: charge, tool: echo, params: {{amount: {amount}}}, idempotency_key: order-42}}\n"
+        ))
+        .unwrap()
+    };
+    let run = |runner: &PlanRunner, plan: Plan, id: &str| {
+        let (runner, id) = (runner.clone(), id.to_string());
+        async move {
+            let options = RunOptions {
+                run_id: Some(id),
+                ..Default::default()
+            };
+            runner.run(&plan, options).await.unwrap()
+        }
+    };
+    let a = PlanRunner::with_store(executor(store.clone()), store.clone());
+    let first = run(&a, plan(5), "k1").await;
+    assert!(first.success(), "{first:#?}");
+    assert_eq!(store.by_correlation("k1").await.unwrap().len(), 1);
+    // Another replica on the same store, another run: the answer, no call.
+    let other = backend.open_default().await;
+    let b = PlanRunner::with_store(executor(other.clone()), other.clone());
+    let second = run(&b, plan(5), "k2").await;
+    assert!(second.success(), "{second:#?}");
+    assert_eq!(
+        second.steps[0].result.as_ref().unwrap().data,
+        first.steps[0].result.as_ref().unwrap().data
+    );
+    assert!(
+        other.by_correlation("k2").await.unwrap().is_empty(),
+        "not called"
+    );
+    // The key with other arguments: refused without a call.
+    let third = run(&b, plan(6), "k3").await;
+    assert_eq!(third.steps[0].status, StepStatus::Failed);
+    let error = third.steps[0]
+        .result
+        .as_ref()
+        .unwrap()
+        .error
+        .clone()
+        .unwrap();
+    assert_eq!(
+        error.code.as_deref(),
+        Some("idempotency_mismatch"),
+        "{error:?}"
+    );
+    assert!(other.by_correlation("k3").await.unwrap().is_empty());
+    // A failed call gives its key up: the next run calls again.
+    // (flaky counts per key in the process: a key of this test's own)
+    let flaky = Plan::parse(&format!(
+        "steps:\n- {{tool: flaky, params: {{key: kf-{}, fail_times: 1, kind: failed}}, idempotency_key: once-more, policy: {{retry: {{max_attempts: 1}}}}}}\n",
+        ulid::Ulid::new()
+    ))
+    .unwrap();
+    assert!(!run(&b, flaky.clone(), "f1").await.success());
+    assert!(run(&b, flaky, "f2").await.success());
+    store.close().await;
+    other.close().await;
+}
