@@ -136,8 +136,13 @@ pub(crate) fn launch(
                 Ok(result) => {
                     let _ = tx.send(result);
                 }
-                // Another replica took the run first.
-                Err(e) if e.to_string().contains("being run by another process") => {
+                // Its lease is held: another replica took the run first (the
+                // store's claim refusal names the holder).
+                Err(e)
+                    if e.0.iter().all(|p| {
+                        p.field == "run_id" && p.message.contains("being run by another process")
+                    }) =>
+                {
                     tracing::debug!(run_id, error = %e, "the run is taken")
                 }
                 Err(e) => tracing::error!(run_id, error = %e, "the run could not start"),
@@ -269,7 +274,7 @@ pub(crate) async fn start(
         })?;
         return Ok(Json(result).into_response());
     }
-    Ok(accepted(&run_id))
+    Ok(accepted(&run_id, "running"))
 }
 
 /// `POST /v1/runs?queue=true`: keep the run for whichever replica takes it up
@@ -320,12 +325,7 @@ async fn enqueue(
             )
         }
     })?;
-    let mut response = accepted(run_id);
-    *response.body_mut() = axum::body::Body::from(
-        json!({"run_id": run_id, "status": "queued", "href": format!("/v1/runs/{run_id}")})
-            .to_string(),
-    );
-    Ok(response)
+    Ok(accepted(run_id, "queued"))
 }
 
 /// The run's events as SSE (`event:` is the event's name, `data:` its JSON), then
@@ -557,15 +557,16 @@ pub(crate) async fn resume(
     access.check_plan(&record.plan)?;
     state.runner.validate(&record.plan).map_err(invalid_plan)?;
     launch(&state, record.plan, id.clone(), None, None, false)?;
-    Ok(accepted(&id))
+    Ok(accepted(&id, "running"))
 }
 
-/// 202 for a run started in the background, `Location` its state.
-fn accepted(run_id: &str) -> Response {
+/// 202 for a run started in the background (`running`) or queued
+/// (`queued`), `Location` its state.
+fn accepted(run_id: &str, status: &str) -> Response {
     let location = format!("/v1/runs/{run_id}");
     let mut response = (
         StatusCode::ACCEPTED,
-        Json(json!({"run_id": run_id, "status": "running", "href": location})),
+        Json(json!({"run_id": run_id, "status": status, "href": location})),
     )
         .into_response();
     if let Ok(value) = HeaderValue::from_str(&location) {

@@ -31,6 +31,10 @@ pub(crate) async fn take_over(state: Arc<AppState>, stop: CancellationToken) {
             _ = stop.cancelled() => return,
             _ = tokio::time::sleep(EVERY) => {}
         }
+        // Bounded: forgetting them only costs one more try each.
+        if refused.len() > 10_000 {
+            refused.clear();
+        }
         let in_flight = state.runs.lock().unwrap_or_else(|e| e.into_inner()).len();
         let room = ROOM.saturating_sub(in_flight);
         if room == 0 {
