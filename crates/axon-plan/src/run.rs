@@ -362,6 +362,39 @@ impl PlanRunner {
     }
 }
 
+/// The failed result of a step whose tool was not called (a template that
+/// does not resolve, an idempotency key that refuses it).
+fn uncalled(
+    tool: &str,
+    correlation_id: String,
+    kind: ErrorKind,
+    code: &str,
+    message: String,
+) -> CallResult {
+    CallResult {
+        call_id: ulid::Ulid::new().to_string(),
+        correlation_id,
+        tool: tool.to_string(),
+        success: false,
+        data: Value::Null,
+        error: Some(CallError {
+            kind,
+            code: Some(code.into()),
+            message,
+            retryable: false,
+            retry_after_ms: None,
+            pointer: None,
+        }),
+        attempts: 0,
+        retry_reasons: Vec::new(),
+        retry_delays_ms: Vec::new(),
+        started_at: Timestamp::now(),
+        duration_ms: 0,
+        fallback: None,
+        provenance: Provenance::none(),
+    }
+}
+
 /// A step's call under its `idempotency_key`: the first call with the key
 /// runs, and its answer as history stores it (secrets masked) is kept; a later
 /// one with the same tool and arguments gets that answer without calling (no
@@ -379,27 +412,14 @@ async fn keyed_call(
     let fingerprint = axon_core::canonical::sha256_hex(
         &serde_json::json!({"tool": call.tool, "args": call.args}),
     );
-    let refuse = |code: &str, message: String| CallResult {
-        call_id: ulid::Ulid::new().to_string(),
-        correlation_id: call.correlation_id.clone().unwrap_or_default(),
-        tool: call.tool.clone(),
-        success: false,
-        data: Value::Null,
-        error: Some(CallError {
-            kind: ErrorKind::Failed,
-            code: Some(code.into()),
+    let refuse = |code: &str, message: String| {
+        uncalled(
+            &call.tool,
+            call.correlation_id.clone().unwrap_or_default(),
+            ErrorKind::Failed,
+            code,
             message,
-            retryable: false,
-            retry_after_ms: None,
-            pointer: None,
-        }),
-        attempts: 0,
-        retry_reasons: Vec::new(),
-        retry_delays_ms: Vec::new(),
-        started_at: Timestamp::now(),
-        duration_ms: 0,
-        fallback: None,
-        provenance: Provenance::none(),
+        )
     };
     let shown = key.strip_prefix("step:").unwrap_or(key);
     match store.idempotency_begin(key, &fingerprint).await {
@@ -1001,28 +1021,13 @@ impl<'a> Run<'a> {
 
     /// A call result for a step whose templates could not be resolved.
     fn template_failure(&self, i: usize, message: String) -> CallResult {
-        CallResult {
-            call_id: ulid::Ulid::new().to_string(),
-            correlation_id: self.correlation_id.clone(),
-            tool: self.plan.steps[i].tool.clone(),
-            success: false,
-            data: Value::Null,
-            error: Some(CallError {
-                kind: ErrorKind::InvalidArguments,
-                code: Some("template".into()),
-                message,
-                retryable: false,
-                retry_after_ms: None,
-                pointer: None,
-            }),
-            attempts: 0,
-            retry_reasons: Vec::new(),
-            retry_delays_ms: Vec::new(),
-            started_at: Timestamp::now(),
-            duration_ms: 0,
-            fallback: None,
-            provenance: Provenance::none(),
-        }
+        uncalled(
+            &self.plan.steps[i].tool,
+            self.correlation_id.clone(),
+            ErrorKind::InvalidArguments,
+            "template",
+            message,
+        )
     }
 
     /// Step `i`'s call ended: keep the real outcome for later steps and the
