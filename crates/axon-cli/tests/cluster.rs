@@ -239,8 +239,9 @@ async fn a_redis_that_cannot_be_reached_at_start_up_stops_the_replica_naming_it(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scripts_cluster_starts_replicas_that_share_redis_and_stops_them() {
+async fn scripts_cluster_starts_replicas_that_share_a_store_and_redis_and_stops_them() {
     use std::io::BufRead;
+    let schema = schema();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut child = Command::new(root.join("scripts/cluster"))
         .arg("2")
@@ -248,6 +249,8 @@ async fn scripts_cluster_starts_replicas_that_share_redis_and_stops_them() {
         .env("CLUSTER_PORT", "0")
         .env("CLUSTER_PREFIX", prefix())
         .env("REDIS_URL", REDIS)
+        .env("STORE_URL", postgres_url())
+        .env("CLUSTER_SCHEMA", &schema)
         .env_remove("AXON_CONFIG")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -277,6 +280,12 @@ async fn scripts_cluster_starts_replicas_that_share_redis_and_stops_them() {
             .await
             .unwrap();
         assert_eq!(health["components"]["shared"]["status"], "ok", "{health}");
+        assert!(
+            health["components"]["store"]["target"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("postgres://") && t.contains(&schema)),
+            "{health}"
+        );
     }
     // TERM stops the script and, through its trap, every replica.
     let _ = Command::new("kill")
@@ -290,6 +299,7 @@ async fn scripts_cluster_starts_replicas_that_share_redis_and_stops_them() {
             "{url} still answers after the cluster stopped"
         );
     }
+    drop_schema(&schema).await;
 }
 
 /// The PostgreSQL the store tests use (as crates/axon-store/tests/store.rs).
