@@ -193,6 +193,42 @@ pub(crate) fn pending(
         .collect()
 }
 
+/// A row of the runs listing (`run_id`, `name`, `status`, `total`,
+/// `succeeded`, `failed`, `skipped`, `duration_ms`, `updated_at_ms`), on
+/// either backend.
+pub(crate) fn run_summary_of<R>(row: &R) -> RunSummary
+where
+    R: sqlx::Row,
+    for<'a> &'a str: sqlx::ColumnIndex<R>,
+    for<'a> String: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+    for<'a> Option<String>: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+    for<'a> i64: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+    for<'a> Option<i64>: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+{
+    let count = |column: &str| row.get::<i64, _>(column).max(0) as u64;
+    RunSummary {
+        run_id: row.get("run_id"),
+        plan: row.get("name"),
+        status: row.get("status"),
+        steps_total: row.get::<Option<i64>, _>("total").unwrap_or(0).max(0) as u64,
+        succeeded: count("succeeded"),
+        failed: count("failed"),
+        skipped: count("skipped"),
+        duration_ms: row
+            .get::<Option<i64>, _>("duration_ms")
+            .map(|d| d.max(0) as u64),
+        updated_at_ms: row.get("updated_at_ms"),
+    }
+}
+
+/// Queuing `run_id` failed: an id already used is said so.
+pub(crate) fn enqueue_failed(run_id: &str, e: sqlx::Error) -> StoreError {
+    match e.as_database_error() {
+        Some(d) if d.is_unique_violation() => StoreError(format!("run {run_id} exists")),
+        _ => err(e),
+    }
+}
+
 /// A scan row (`run_id`, and the claim's `host`, `pid`, `heartbeat_ms` or nulls).
 pub(crate) fn holder_of<R>(row: &R) -> Holder
 where
@@ -581,10 +617,7 @@ impl Store for SqliteStore {
         .execute(&self.pool)
         .await
         .map(|_| ())
-        .map_err(|e| match e.as_database_error() {
-            Some(d) if d.is_unique_violation() => StoreError(format!("run {run_id} exists")),
-            _ => err(e),
-        })
+        .map_err(|e| enqueue_failed(run_id, e))
     }
 
     async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, StoreError> {
@@ -674,22 +707,7 @@ impl Store for SqliteStore {
             .fetch_all(&self.pool)
             .await
             .map_err(err)?;
-        Ok(rows
-            .iter()
-            .map(|row| RunSummary {
-                run_id: row.get("run_id"),
-                plan: row.get("name"),
-                status: row.get("status"),
-                steps_total: row.get::<Option<i64>, _>("total").unwrap_or(0).max(0) as u64,
-                succeeded: row.get::<i64, _>("succeeded").max(0) as u64,
-                failed: row.get::<i64, _>("failed").max(0) as u64,
-                skipped: row.get::<i64, _>("skipped").max(0) as u64,
-                duration_ms: row
-                    .get::<Option<i64>, _>("duration_ms")
-                    .map(|d| d.max(0) as u64),
-                updated_at_ms: row.get("updated_at_ms"),
-            })
-            .collect())
+        Ok(rows.iter().map(run_summary_of).collect())
     }
 
     async fn tool_stats(&self) -> Result<Vec<ToolStats>, StoreError> {

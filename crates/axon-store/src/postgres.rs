@@ -16,8 +16,8 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use crate::{
     ACT_CACHE_ENTRIES, Batches, CLAIM_STALE_MS, IDEMPOTENCY_STALE_MS, IDEMPOTENCY_TTL_MS,
     IdempotencyBegin, Owner, PENDING_SCAN, RECENT_LATENCY_ROWS, Retention, Row, RunFilter, RunHold,
-    RunQuery, RunSummary, Store, ToolStats, Writer, decode, encode, err, held_claim, hold_of,
-    holder_of, now_ms, pending, taken_by,
+    RunQuery, RunSummary, Store, ToolStats, Writer, decode, encode, enqueue_failed, err,
+    held_claim, hold_of, holder_of, now_ms, pending, run_summary_of, taken_by,
 };
 
 /// How long opening the store waits for a connection: a database that cannot
@@ -595,22 +595,7 @@ impl Store for PgStore {
             .fetch_all(&self.pool)
             .await
             .map_err(err)?;
-        Ok(rows
-            .iter()
-            .map(|row| RunSummary {
-                run_id: row.get("run_id"),
-                plan: row.get("name"),
-                status: row.get("status"),
-                steps_total: row.get::<Option<i64>, _>("total").unwrap_or(0).max(0) as u64,
-                succeeded: row.get::<i64, _>("succeeded").max(0) as u64,
-                failed: row.get::<i64, _>("failed").max(0) as u64,
-                skipped: row.get::<i64, _>("skipped").max(0) as u64,
-                duration_ms: row
-                    .get::<Option<i64>, _>("duration_ms")
-                    .map(|d| d.max(0) as u64),
-                updated_at_ms: row.get("updated_at_ms"),
-            })
-            .collect())
+        Ok(rows.iter().map(run_summary_of).collect())
     }
 
     async fn act_get(&self, key: &str) -> Result<Option<String>, StoreError> {
@@ -676,10 +661,7 @@ impl Store for PgStore {
         .execute(&self.pool)
         .await
         .map(|_| ())
-        .map_err(|e| match e.as_database_error() {
-            Some(d) if d.is_unique_violation() => StoreError(format!("run {run_id} exists")),
-            _ => err(e),
-        })
+        .map_err(|e| enqueue_failed(run_id, e))
     }
 
     async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, StoreError> {
