@@ -72,12 +72,18 @@ impl Write for HashWriter<'_> {
     }
 }
 
-fn hex_into(prefix: &str, value: &Value) -> String {
+/// SHA-256 of the canonical JSON of `value`, without building the text.
+pub fn sha256(value: &Value) -> [u8; 32] {
     let mut hasher = Sha256::new();
+    // Hashing cannot fail.
     let _ = write_canonical(value, &mut HashWriter(&mut hasher));
+    hasher.finalize().into()
+}
+
+fn hex_into(prefix: &str, value: &Value) -> String {
     let mut hex = [0u8; 64];
     // 32 bytes always fit 64 hex digits.
-    let _ = hex::encode_to_slice(hasher.finalize(), &mut hex);
+    let _ = hex::encode_to_slice(sha256(value), &mut hex);
     let mut out = String::with_capacity(prefix.len() + 64);
     out.push_str(prefix);
     out.push_str(std::str::from_utf8(&hex).unwrap_or_default());

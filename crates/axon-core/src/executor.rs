@@ -14,17 +14,15 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use tokio::time::Instant;
 use tracing::Instrument;
-use ulid::Ulid;
 
 use crate::call::ToolCall;
-use crate::canonical;
 use crate::error::{CallError, ErrorKind, ToolError};
 use crate::events::{Observer, ToolMetrics};
 use crate::history::{HistoryEntry, HistoryStore, InMemoryHistory};
@@ -41,9 +39,9 @@ use crate::policy::timeout::{self, Deadline};
 use crate::policy::{Estimate, Millis, Policy, PolicyError, fallback, hedge, validate};
 use crate::redact::{redact_owned, scrub_text, scrub_values};
 use crate::registry::{RegisteredTool, ToolRegistry};
-use crate::result::{CallResult, Provenance, Source, Timestamp};
+use crate::result::{CallResult, Provenance, ResponseDigest, Source, Timestamp};
 use crate::state::{SharedState, ToolState};
-use crate::tool::{CallScope, ToolContext};
+use crate::tool::{CallId, CallScope, ToolContext, cancelled};
 
 /// Calls running at once in [`Executor::call_many`] unless told otherwise.
 pub const DEFAULT_MAX_PARALLEL: usize = 10;
@@ -57,7 +55,8 @@ pub struct Executor {
 
 struct Inner {
     registry: ToolRegistry,
-    entries: HashMap<String, ToolEntry>,
+    /// foldhash: the lookup is on every call, and names are the registry's.
+    entries: HashMap<String, ToolEntry, foldhash::fast::RandomState>,
     state: Arc<SharedState>,
     history: Arc<dyn HistoryStore>,
     rng: Mutex<fastrand::Rng>,
@@ -91,6 +90,8 @@ struct Call<'a> {
     policy: &'a Policy,
     scope: &'a Arc<CallScope>,
     observer: &'a Observer<'a>,
+    /// When the call started, by tokio's clock.
+    started: Instant,
     /// Whether an attempt may be repeated after an outcome that may have had side
     /// effects (the policy's `idempotent`, else the tool's annotations).
     safe_to_repeat: bool,
@@ -195,7 +196,8 @@ impl ExecutorBuilder {
         })?;
         let state = self.state.unwrap_or_else(SharedState::global);
         ToolMetrics::describe();
-        let mut entries = HashMap::with_capacity(self.registry.len());
+        let mut entries =
+            HashMap::with_capacity_and_hasher(self.registry.len(), Default::default());
         for tool in self.registry.iter() {
             let name = tool.spec().name.clone();
             let policy = match self.tool_policies.get(&name) {
@@ -406,7 +408,7 @@ impl Executor {
     /// Call a tool. Never fails: every failure is described in the result.
     pub async fn call(&self, call: ToolCall) -> CallResult {
         let started_at = Timestamp::now();
-        let call_id = Ulid::from_datetime(started_at.0).to_string();
+        let call_id = CallId::new(started_at.0);
         // OpenTelemetry's GenAI `execute_tool` span (docs/telemetry.md); no
         // arguments on it: they may hold secrets.
         let span = tracing::debug_span!(
@@ -414,7 +416,7 @@ impl Executor {
             otel.name = %format_args!("execute_tool {}", call.tool),
             gen_ai.operation.name = "execute_tool",
             gen_ai.tool.name = %call.tool,
-            gen_ai.tool.call.id = %call_id,
+            gen_ai.tool.call.id = %call_id.as_str(),
             axon.correlation_id = call.correlation_id.as_deref(),
             axon.attempts = tracing::field::Empty,
             axon.cache_hit = tracing::field::Empty,
@@ -423,9 +425,8 @@ impl Executor {
             otel.status_code = tracing::field::Empty,
             otel.status_description = tracing::field::Empty,
         );
-        // The pipeline's state machine is a few KB: box it once so that it is not
-        // copied each time the future moves.
-        let result = Box::pin(self.pipeline(call, call_id, started_at))
+        let result = self
+            .pipeline(call, call_id, started_at)
             .instrument(span.clone())
             .await;
         if !span.is_disabled() {
@@ -468,7 +469,7 @@ impl Executor {
     async fn pipeline(
         &self,
         mut call: ToolCall,
-        call_id: String,
+        call_id: CallId,
         started_at: Timestamp,
     ) -> CallResult {
         let clock = Instant::now();
@@ -477,12 +478,9 @@ impl Executor {
         let scope = Arc::new(CallScope {
             // Moved, not copied: the scope holds the call's correlation id from
             // here on (each copy is an allocation on every call).
-            correlation_id: call
-                .correlation_id
-                .take()
-                .unwrap_or_else(|| call_id.clone()),
+            correlation_id: call.correlation_id.take(),
             call_id,
-            cancel: call.cancel.clone().unwrap_or_default(),
+            cancel: call.cancel.clone().map(OnceLock::from).unwrap_or_default(),
             secret_pointers: Mutex::new(Vec::new()),
             output_secrets: Mutex::new(Vec::new()),
             chaos: Mutex::new(Vec::new()),
@@ -505,7 +503,7 @@ impl Executor {
         };
         let observer = Observer {
             metrics: &entry.metrics,
-            call_id: &scope.call_id,
+            call_id: scope.call_id.as_str(),
             sink: call.events.as_ref(),
         };
         let _in_flight = entry.metrics.in_flight();
@@ -526,6 +524,7 @@ impl Executor {
                     policy: &policy,
                     scope: &scope,
                     observer: &observer,
+                    started: clock,
                     safe_to_repeat: policy
                         .idempotent
                         .unwrap_or_else(|| entry.tool.tool.safe_to_repeat(&call.args)),
@@ -539,22 +538,31 @@ impl Executor {
 
         // Fallback chain.
         if !call.fallbacks.is_empty() {
-            result = fallback::run_chain(result, &call.fallbacks, |link| {
+            // Boxed, as every path most calls never take.
+            result = Box::pin(fallback::run_chain(result, &call.fallbacks, |link| {
                 self.boxed_call(ToolCall {
                     tool: link.tool.clone(),
                     args: link.args.clone(),
-                    correlation_id: Some(scope.correlation_id.clone()),
-                    cancel: Some(scope.cancel.clone()),
+                    correlation_id: Some(scope.correlation_id().to_owned()),
+                    cancel: scope.cancel().cloned(),
                     events: call.events.clone(),
                     secrets: call.secrets.clone(),
                     ..ToolCall::default()
                 })
-            })
+            }))
             .await;
         }
 
         // History, metrics, trace.
         result.duration_ms = clock.elapsed().as_millis() as u64;
+        if result.success && result.provenance.source == Source::Tool {
+            // Fetched as the call ended, to the millisecond.
+            let fetched = started_at.unix_ms() + result.duration_ms;
+            result
+                .provenance
+                .fetched_at
+                .get_or_insert(Timestamp::from_unix_ms(fetched));
+        }
         let warnings = match &result.error {
             None => validate::warnings(&result.data, result.duration_ms, slow_warn_ms),
             Some(_) => Vec::new(),
@@ -578,17 +586,16 @@ impl Executor {
             return self.retry_loop(call).await;
         }
         let key = cache::key(&call.entry.tool.spec().name, call.args);
-        self.inner
-            .state
-            .cache
-            .through(
-                &key,
-                &call.policy.cache,
-                &call.scope.cancel,
-                self.inner.shared_cache.as_deref(),
-                || self.retry_loop(call),
-            )
-            .await
+        // Boxed: the cache's state machine (single-flight, the cluster's cache)
+        // would otherwise make every call's future larger, cached or not.
+        Box::pin(self.inner.state.cache.through(
+            &key,
+            &call.policy.cache,
+            call.scope.cancel(),
+            self.inner.shared_cache.as_deref(),
+            || self.retry_loop(call),
+        ))
+        .await
     }
 
     /// The retry loop around attempts, within the call's deadline.
@@ -605,7 +612,8 @@ impl Executor {
                 .as_deref()
                 .map(|shared| (shared, &*call.entry.name)),
             deadline,
-            cancel: &call.scope.cancel,
+            started: call.started,
+            cancel: call.scope.cancel(),
             observer: call.observer,
             rng: &self.inner.rng,
         };
@@ -615,9 +623,11 @@ impl Executor {
         let provenance = match &done.result {
             Ok(data) => Provenance {
                 source: Source::Tool,
-                fetched_at: Some(Timestamp::now()),
+                // The cache keeps the time with the data; otherwise the
+                // pipeline sets it from the call's end (one clock read fewer).
+                fetched_at: call.policy.cache.enabled().then(Timestamp::now),
                 cache_hit: false,
-                response_digest: Some(canonical::digest(data)),
+                response_digest: Some(ResponseDigest::of(data)),
                 stale: false,
                 chaos: Vec::new(),
             },
@@ -632,46 +642,72 @@ impl Executor {
         }
     }
 
-    /// Record the call; its arguments move into the entry, redacted.
-    async fn record(&self, result: CallResult, call: ToolCall, scope: &CallScope) -> CallResult {
-        let secrets = scope
-            .secret_pointers
-            .lock()
-            .map(|s| s.clone())
-            .unwrap_or_default();
-        let output_secrets = scope
-            .output_secrets
-            .lock()
-            .map(|s| s.clone())
-            .unwrap_or_default();
-        // The caller got the real data (a login step's token feeds the next
-        // step); history keeps fields named like secrets (an `access_token`, a
-        // `Set-Cookie` header) and those the tool marked as `"***"`.
-        let mut stored = result.clone();
-        stored.data = redact_owned(stored.data, &output_secrets);
-        let mut args = redact_owned(call.args, &secrets);
-        if !call.secrets.is_empty() {
-            scrub_values(&mut args, &call.secrets);
-            scrub_values(&mut stored.data, &call.secrets);
-            if let Some(e) = stored.error.as_mut()
-                && let Some(clean) = scrub_text(&e.message, &call.secrets)
-            {
-                e.message = clean;
+    /// Record the call; its arguments move into the entry, redacted. Not an
+    /// `async fn`: the entry is built before the future is, so that the
+    /// future (which the caller's holds) keeps only the result and the store's.
+    fn record(
+        &self,
+        result: CallResult,
+        call: ToolCall,
+        scope: &CallScope,
+    ) -> impl Future<Output = CallResult> + Send + '_ {
+        let entry = stored_entry(&result, call, scope);
+        let history = &self.inner.history;
+        let pending = if history.records_at_once() {
+            if let Err(e) = history.record_at_once(entry) {
+                tracing::warn!(call_id = %result.call_id, error = %e, "could not record the call in history");
             }
-        }
-        let entry = HistoryEntry {
-            result: stored,
-            args,
-            step: call.step,
+            None
+        } else {
+            Some(history.record(entry))
         };
-        if let Some(sink) = &call.on_record {
-            sink(&entry);
+        async move {
+            if let Some(pending) = pending
+                && let Err(e) = pending.await
+            {
+                tracing::warn!(call_id = %result.call_id, error = %e, "could not record the call in history");
+            }
+            result
         }
-        if let Err(e) = self.inner.history.record(entry).await {
-            tracing::warn!(call_id = %result.call_id, error = %e, "could not record the call in history");
-        }
-        result
     }
+}
+
+/// The history entry of a call: the caller got the real data (a login step's
+/// token feeds the next step); history keeps fields named like secrets (an
+/// `access_token`, a `Set-Cookie` header), those the tool marked and the
+/// plan's secret values as `"***"`. The call's `on_record` listener hears it.
+fn stored_entry(result: &CallResult, call: ToolCall, scope: &CallScope) -> HistoryEntry {
+    let secrets = scope
+        .secret_pointers
+        .lock()
+        .map(|s| s.clone())
+        .unwrap_or_default();
+    let output_secrets = scope
+        .output_secrets
+        .lock()
+        .map(|s| s.clone())
+        .unwrap_or_default();
+    let mut stored = result.clone();
+    stored.data = redact_owned(stored.data, &output_secrets);
+    let mut args = redact_owned(call.args, &secrets);
+    if !call.secrets.is_empty() {
+        scrub_values(&mut args, &call.secrets);
+        scrub_values(&mut stored.data, &call.secrets);
+        if let Some(e) = stored.error.as_mut()
+            && let Some(clean) = scrub_text(&e.message, &call.secrets)
+        {
+            e.message = clean;
+        }
+    }
+    let entry = HistoryEntry {
+        result: stored,
+        args,
+        step: call.step,
+    };
+    if let Some(sink) = &call.on_record {
+        sink(&entry);
+    }
+    entry
 }
 
 /// One attempt (number `n`, at most `limit` long): circuit breaker → rate limit
@@ -685,6 +721,7 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
         scope,
         observer,
         safe_to_repeat,
+        ..
     } = *call;
     let (permit, reserved) = match admit(entry, &policy.breaker).await {
         Ok(admitted) => admitted,
@@ -692,7 +729,7 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
     };
     let _slot = match entry
         .limits
-        .acquire(&scope.cancel, deadline, reserved)
+        .acquire(scope.cancel(), deadline, reserved)
         .await
     {
         Ok(slot) => slot,
@@ -701,33 +738,39 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
     observer.attempt_started(n);
     let answer = async {
         if policy.chaos.enabled() {
-            chaos::inject(&policy.chaos, &entry.chaos, n, |note| {
+            Box::pin(chaos::inject(&policy.chaos, &entry.chaos, n, |note| {
                 if let Ok(mut notes) = scope.chaos.lock() {
                     notes.push(note);
                 }
-            })
+            }))
             .await?;
         }
         match policy.hedge_after(&entry.shared.latency) {
             Some(after) if safe_to_repeat => {
-                hedge::race(
+                Box::pin(hedge::race(
                     after,
                     policy.hedge.max_hedges,
                     |_| run_tool(&entry.tool, args, scope, n),
                     |k| observer.hedged(n, k),
-                )
+                ))
                 .await
             }
             _ => run_tool(&entry.tool, args, scope, n).await,
         }
     };
     let soft = (policy.soft_timeout_ms > 0).then(|| Duration::from_millis(policy.soft_timeout_ms));
-    let timed = timeout::within(limit, soft, |elapsed| observer.slow(n, elapsed), answer);
     let began = Instant::now();
+    let timed = timeout::within(
+        began,
+        limit,
+        soft,
+        |elapsed| observer.slow(n, elapsed),
+        answer,
+    );
     let result = tokio::select! {
         biased;
         r = timed => r,
-        _ = scope.cancel.cancelled() => Err(ToolError::cancelled()),
+        _ = cancelled(scope.cancel()) => Err(ToolError::cancelled()),
     };
     // What `"auto"` timeouts and hedges are chosen from (policy/adaptive.rs): the
     // time to an answer, and a timeout as a lower bound of it.
@@ -838,8 +881,8 @@ fn assemble(
         Err(e) => (false, Value::Null, Some(CallError::from(e))),
     };
     CallResult {
-        call_id: scope.call_id.clone(),
-        correlation_id: scope.correlation_id.clone(),
+        call_id: scope.call_id.as_str().to_owned(),
+        correlation_id: scope.correlation_id().to_owned(),
         tool,
         success,
         data,
@@ -868,5 +911,66 @@ impl ToolEntry {
                     .map(std::borrow::Cow::Owned)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every call's future is built and moved whole, so its size is a cost on
+    /// every call (docs/benchmarks.md): cold paths (cache, hedging, soft
+    /// timeout, waits for a limit, backoff, fallback) are boxed, and history
+    /// entries are built outside the future. This keeps it that way.
+    #[test]
+    fn a_calls_future_stays_small() {
+        let mut registry = ToolRegistry::new();
+        registry
+            .register(crate::tool_fn(
+                "echo",
+                "Echoes",
+                |a: Value, _ctx| async move { Ok::<_, ToolError>(a) },
+            ))
+            .unwrap();
+        let ex = Executor::builder(registry).build().unwrap();
+        let call = ex.call(ToolCall::new("echo", Value::Null));
+        assert!(
+            std::mem::size_of_val(&call) <= 4096,
+            "a call's future is {} bytes",
+            std::mem::size_of_val(&call)
+        );
+        drop(call);
+        let entry = &ex.inner.entries["echo"];
+        let observer = Observer {
+            metrics: &entry.metrics,
+            call_id: "c",
+            sink: None,
+        };
+        let scope = Arc::new(CallScope {
+            call_id: CallId::Other("c".into()),
+            correlation_id: None,
+            cancel: OnceLock::new(),
+            secret_pointers: Mutex::new(Vec::new()),
+            output_secrets: Mutex::new(Vec::new()),
+            chaos: Mutex::new(Vec::new()),
+            tool: entry.name.clone(),
+            events: None,
+        });
+        let args = Value::Null;
+        let c = Call {
+            entry,
+            args: &args,
+            policy: &entry.policy,
+            scope: &scope,
+            observer: &observer,
+            started: Instant::now(),
+            safe_to_repeat: true,
+        };
+        let one = attempt(&c, Deadline::start(0), 1, Duration::from_secs(1));
+        assert!(
+            std::mem::size_of_val(&one) <= 1024,
+            "an attempt's future is {} bytes",
+            std::mem::size_of_val(&one)
+        );
     }
 }

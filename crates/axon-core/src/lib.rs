@@ -50,7 +50,7 @@ pub use history::{
 pub use policy::fallback::FallbackCall;
 pub use policy::{Policy, PolicyError};
 pub use registry::{RegistryError, ToolRegistry};
-pub use result::{CallResult, FallbackInfo, Provenance, Source, Timestamp};
+pub use result::{CallResult, FallbackInfo, Provenance, ResponseDigest, Source, Timestamp};
 pub use state::SharedState;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Annotations, FnTool, Tool, ToolContext, ToolSpec, tool_fn};

@@ -43,7 +43,7 @@ impl Outcome {
                 source: Source::Cache,
                 fetched_at: Some(hit.fetched_at),
                 cache_hit: true,
-                response_digest: Some(hit.digest.clone()),
+                response_digest: Some(hit.digest),
                 stale,
                 chaos: Vec::new(),
             },

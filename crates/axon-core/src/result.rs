@@ -78,6 +78,87 @@ impl<'de> Deserialize<'de> for Timestamp {
     }
 }
 
+/// The SHA-256 of a result's data (its canonical JSON), written
+/// `sha256:<64 hex digits>`. Kept as the 32 bytes and written out only when the
+/// result is serialised or displayed: every call has one, most are never
+/// read, and the text would be an allocation per call (two, with history's
+/// copy).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ResponseDigest(pub [u8; 32]);
+
+impl ResponseDigest {
+    /// The digest of `data` (see [`crate::canonical`]).
+    pub fn of(data: &Value) -> Self {
+        ResponseDigest(crate::canonical::sha256(data))
+    }
+}
+
+impl fmt::Display for ResponseDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut hex = [0u8; 64];
+        // 32 bytes always fit 64 hex digits.
+        let _ = hex::encode_to_slice(self.0, &mut hex);
+        f.write_str("sha256:")?;
+        f.write_str(std::str::from_utf8(&hex).unwrap_or_default())
+    }
+}
+
+impl fmt::Debug for ResponseDigest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl PartialEq<str> for ResponseDigest {
+    fn eq(&self, other: &str) -> bool {
+        other.parse::<ResponseDigest>().is_ok_and(|d| d == *self)
+    }
+}
+
+impl std::str::FromStr for ResponseDigest {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let hex = text
+            .strip_prefix("sha256:")
+            .ok_or_else(|| format!("a response digest starts with \"sha256:\", not {text:?}"))?;
+        let mut bytes = [0u8; 32];
+        hex::decode_to_slice(hex, &mut bytes)
+            .map_err(|e| format!("a response digest is sha256: and 64 hex digits: {e}"))?;
+        Ok(ResponseDigest(bytes))
+    }
+}
+
+impl Serialize for ResponseDigest {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ResponseDigest {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = std::borrow::Cow::<str>::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl schemars::JsonSchema for ResponseDigest {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ResponseDigest".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^sha256:[0-9a-f]{64}$",
+        })
+    }
+}
+
 /// Where the data came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -99,7 +180,7 @@ pub struct Provenance {
     /// Whether the cache served it.
     pub cache_hit: bool,
     /// `sha256:<hex>` of the canonical JSON of `data`; null when there is no data.
-    pub response_digest: Option<String>,
+    pub response_digest: Option<ResponseDigest>,
     /// Present and true when the cache served an expired entry because the tool
     /// failed (stale-if-error).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -194,6 +275,18 @@ impl CallResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn digests_are_written_and_read_as_sha256_hex() {
+        let d = ResponseDigest::of(&serde_json::json!({}));
+        let text = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
+        assert_eq!(d.to_string(), text);
+        assert_eq!(serde_json::to_value(d).unwrap(), serde_json::json!(text));
+        let back: ResponseDigest = serde_json::from_value(serde_json::json!(text)).unwrap();
+        assert_eq!(back, d);
+        let bad = serde_json::from_value::<ResponseDigest>(serde_json::json!("md5:00"));
+        assert!(bad.unwrap_err().to_string().contains("sha256:"));
+    }
 
     #[test]
     fn timestamps_round_trip_as_rfc3339_millis() {

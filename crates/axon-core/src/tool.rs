@@ -9,7 +9,7 @@
 
 use std::future::Future;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -132,9 +132,12 @@ pub struct ToolContext {
 
 /// Per-call data shared by every attempt of one call.
 pub(crate) struct CallScope {
-    pub(crate) call_id: String,
-    pub(crate) correlation_id: String,
-    pub(crate) cancel: CancellationToken,
+    pub(crate) call_id: CallId,
+    /// `None` when the caller gave none: the call id stands for it.
+    pub(crate) correlation_id: Option<String>,
+    /// The caller's token; empty when it gave none, so that a call nobody can
+    /// cancel does not allocate one (a tool that asks for it gets one made then).
+    pub(crate) cancel: OnceLock<CancellationToken>,
     /// JSON pointers into the arguments that must be stored as `"***"`.
     pub(crate) secret_pointers: Mutex<Vec<String>>,
     /// JSON pointers into the result's data that must be stored as `"***"`.
@@ -146,6 +149,59 @@ pub(crate) struct CallScope {
     pub(crate) tool: Arc<str>,
     /// The caller's listener, for progress events.
     pub(crate) events: Option<EventSink>,
+}
+
+/// A call's id, kept in place: a ULID is 26 ASCII characters, so the common
+/// case needs no allocation (ids given from outside, as in
+/// [`ToolContext::detached`], are kept as they are).
+#[derive(Clone, Debug)]
+pub(crate) enum CallId {
+    Ulid([u8; ulid::ULID_LEN]),
+    Other(String),
+}
+
+impl CallId {
+    /// The id of a call started at `at` (the ULID's time part is `at`'s).
+    pub(crate) fn new(at: std::time::SystemTime) -> Self {
+        let mut buf = [0u8; ulid::ULID_LEN];
+        ulid::Ulid::from_datetime(at).array_to_str(&mut buf);
+        CallId::Ulid(buf)
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            // Crockford base32: always ASCII.
+            CallId::Ulid(buf) => std::str::from_utf8(buf).unwrap_or_default(),
+            CallId::Other(s) => s,
+        }
+    }
+}
+
+impl CallScope {
+    /// The correlation id: the caller's, else the call id.
+    pub(crate) fn correlation_id(&self) -> &str {
+        self.correlation_id
+            .as_deref()
+            .unwrap_or_else(|| self.call_id.as_str())
+    }
+
+    /// The caller's cancellation token, if it gave one.
+    pub(crate) fn cancel(&self) -> Option<&CancellationToken> {
+        self.cancel.get()
+    }
+}
+
+/// Resolves when `token` is cancelled; never when there is none.
+pub(crate) async fn cancelled(token: Option<&CancellationToken>) {
+    match token {
+        Some(t) => t.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Whether `token` is there and cancelled.
+pub(crate) fn is_cancelled(token: Option<&CancellationToken>) -> bool {
+    token.is_some_and(CancellationToken::is_cancelled)
 }
 
 impl std::fmt::Debug for CallScope {
@@ -166,12 +222,11 @@ impl ToolContext {
 
     /// A context for calling a tool outside an executor (tests, benchmarks).
     pub fn detached(call_id: impl Into<String>) -> Self {
-        let call_id = call_id.into();
         ToolContext {
             shared: Arc::new(CallScope {
-                correlation_id: call_id.clone(),
-                call_id,
-                cancel: CancellationToken::new(),
+                call_id: CallId::Other(call_id.into()),
+                correlation_id: None,
+                cancel: OnceLock::new(),
                 secret_pointers: Mutex::new(Vec::new()),
                 output_secrets: Mutex::new(Vec::new()),
                 chaos: Mutex::new(Vec::new()),
@@ -184,13 +239,13 @@ impl ToolContext {
 
     /// This call's id (the same for every attempt).
     pub fn call_id(&self) -> &str {
-        &self.shared.call_id
+        self.shared.call_id.as_str()
     }
 
     /// The correlation id: a plan run, a conversation, a session. Browser tools use
     /// it to pick the page that belongs to this caller.
     pub fn correlation_id(&self) -> &str {
-        &self.shared.correlation_id
+        self.shared.correlation_id()
     }
 
     /// 1 for the first attempt, 2 for the first retry, and so on.
@@ -200,7 +255,7 @@ impl ToolContext {
 
     /// Fires when the caller cancels the call.
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.shared.cancel
+        self.shared.cancel.get_or_init(CancellationToken::new)
     }
 
     /// Report how far a long-running attempt has got (an MCP server's
@@ -210,7 +265,7 @@ impl ToolContext {
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         if let Some(sink) = &self.shared.events {
             sink(CallEvent::Progress {
-                call_id: self.shared.call_id.clone(),
+                call_id: self.shared.call_id.as_str().to_owned(),
                 tool: self.shared.tool.to_string(),
                 attempt: self.attempt,
                 progress,

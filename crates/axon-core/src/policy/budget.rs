@@ -100,9 +100,15 @@ impl State {
 impl RetryBudget {
     /// Count a call (its first attempt).
     pub fn deposit(&self) {
+        self.deposit_at(Instant::now());
+    }
+
+    /// Count a call that started at `now` (the pipeline's own reading of the
+    /// clock: one read fewer per call).
+    pub fn deposit_at(&self, now: Instant) {
         self.unsent.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut s) = self.state.lock() {
-            let sec = s.sec(Instant::now());
+            let sec = s.sec(now);
             s.current(sec).calls += 1;
         }
     }

@@ -35,7 +35,7 @@ use super::breaker::SharedUnavailable;
 use crate::canonical::sha256_hex;
 use crate::error::{ErrorKind, ToolError};
 use crate::outcome::Outcome;
-use crate::result::Timestamp;
+use crate::result::{ResponseDigest, Timestamp};
 
 /// Cache options (`[defaults.cache]`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -70,7 +70,7 @@ pub struct CachedResponse {
     /// When it was fetched from the tool.
     pub fetched_at: Timestamp,
     /// `sha256:…` of the data.
-    pub digest: String,
+    pub digest: ResponseDigest,
     fresh_until: Instant,
     stale_until: Instant,
     keep: Duration,
@@ -98,7 +98,7 @@ pub struct SharedResponse {
     /// When it was fetched from the tool, ms since the epoch.
     pub fetched_at_ms: u64,
     /// `sha256:…` of the data.
-    pub digest: String,
+    pub digest: ResponseDigest,
     /// Fresh until then, ms since the epoch.
     pub fresh_until_ms: u64,
     /// Served on a failure until then, ms since the epoch.
@@ -218,7 +218,7 @@ impl<T> ResponseCache<T> {
         policy: &CachePolicy,
         data: Value,
         fetched_at: Timestamp,
-        digest: String,
+        digest: ResponseDigest,
     ) {
         let ttl = Duration::from_millis(policy.ttl_ms);
         let keep = ttl + Duration::from_millis(policy.stale_if_error_ms);
@@ -313,7 +313,7 @@ impl ResponseCache<Outcome> {
         &self,
         key: &str,
         policy: &CachePolicy,
-        cancel: &CancellationToken,
+        cancel: Option<&CancellationToken>,
         shared: Option<&dyn SharedCache>,
         mut run: F,
     ) -> Outcome
@@ -350,13 +350,13 @@ impl ResponseCache<Outcome> {
                         outcome.provenance.fetched_at,
                         &outcome.provenance.response_digest,
                     ) {
-                        self.store(key, policy, data.clone(), fetched_at, digest.clone());
+                        self.store(key, policy, data.clone(), fetched_at, *digest);
                         if let Some(shared) = shared {
                             let now = shared.now_ms();
                             let response = SharedResponse {
                                 data: data.clone(),
                                 fetched_at_ms: fetched_at.unix_ms(),
-                                digest: digest.clone(),
+                                digest: *digest,
                                 fresh_until_ms: now + policy.ttl_ms,
                                 stale_until_ms: now + policy.ttl_ms + policy.stale_if_error_ms,
                             };
@@ -373,7 +373,7 @@ impl ResponseCache<Outcome> {
                 Flight::Follower(rx) => {
                     tokio::select! {
                         biased;
-                        _ = cancel.cancelled() => break Outcome::failed(ToolError::cancelled()),
+                        _ = crate::tool::cancelled(cancel) => break Outcome::failed(ToolError::cancelled()),
                         shared = follow(rx) => if let Some(shared) = shared {
                             break (*shared).clone();
                         },
@@ -430,7 +430,7 @@ impl ResponseCache<Outcome> {
         &self,
         shared: Option<&dyn SharedCache>,
         key: &str,
-        cancel: &CancellationToken,
+        cancel: Option<&CancellationToken>,
     ) -> ClusterFlight {
         let Some(shared) = shared else {
             return ClusterFlight::Lead(false);
@@ -443,7 +443,7 @@ impl ResponseCache<Outcome> {
             }
             tokio::select! {
                 biased;
-                _ = cancel.cancelled() => return ClusterFlight::Cancelled,
+                _ = crate::tool::cancelled(cancel) => return ClusterFlight::Cancelled,
                 _ = tokio::time::sleep(FLIGHT_POLL) => {}
             }
             if let Some(hit) = self.cluster_fresh(Some(shared), key).await {
@@ -482,7 +482,13 @@ mod tests {
             ttl_ms: 100,
             stale_if_error_ms: 50,
         };
-        cache.store("k", &p, json!(1), Timestamp::now(), "d".into());
+        cache.store(
+            "k",
+            &p,
+            json!(1),
+            Timestamp::now(),
+            ResponseDigest::of(&json!(1)),
+        );
         assert!(cache.fresh("k").is_some());
         tokio::time::advance(Duration::from_millis(120)).await;
         assert!(cache.fresh("k").is_none());

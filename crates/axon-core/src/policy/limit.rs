@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::PolicyError;
 use super::timeout::Deadline;
 use crate::error::{ErrorKind, ToolError};
+use crate::tool::{cancelled, is_cancelled};
 
 /// Limit options (`[defaults.limits]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -140,15 +141,46 @@ impl Limits {
 
     /// Wait for the rate limit, then for a concurrency slot. `reserved`: the
     /// wait for a place the cluster's rate limit already gave this attempt
-    /// (then the local limiter is not asked).
+    /// (then the local limiter is not asked). When nothing has to wait (the
+    /// common case) no future beyond this one's few bytes is made: the waits
+    /// are boxed, so that every attempt's future stays small.
     pub async fn acquire(
         &self,
-        cancel: &CancellationToken,
+        cancel: Option<&CancellationToken>,
         deadline: Deadline,
         reserved: Option<Duration>,
     ) -> Result<Slot, ToolError> {
+        let rate_passed = match reserved {
+            Some(wait) => wait.is_zero() && deadline.allows(wait),
+            None => self
+                .rate
+                .as_ref()
+                .is_none_or(|limiter| limiter.check().is_ok()),
+        };
+        if rate_passed {
+            let Some(slots) = &self.slots else {
+                return Ok(Slot(None));
+            };
+            // A free slot is taken at once (tokio's semaphore is fair: it has
+            // free permits only when nobody queues).
+            if let Ok(permit) = slots.clone().try_acquire_owned() {
+                return Ok(Slot(Some(permit)));
+            }
+        }
+        Box::pin(self.wait(cancel, deadline, reserved, rate_passed)).await
+    }
+
+    /// The waiting part of [`acquire`](Limits::acquire): for the rate limit
+    /// unless `rate_passed`, then for a slot.
+    async fn wait(
+        &self,
+        cancel: Option<&CancellationToken>,
+        deadline: Deadline,
+        reserved: Option<Duration>,
+        rate_passed: bool,
+    ) -> Result<Slot, ToolError> {
         let gave_up = |what: &str| {
-            if cancel.is_cancelled() {
+            if is_cancelled(cancel) {
                 ToolError::cancelled()
             } else {
                 ToolError::new(
@@ -161,14 +193,16 @@ impl Limits {
                 .with_code("deadline")
             }
         };
-        if let Some(wait) = reserved {
+        if rate_passed {
+            // Nothing to wait for but a slot.
+        } else if let Some(wait) = reserved {
             if !deadline.allows(wait) {
                 return Err(gave_up("rate limit"));
             }
             if !wait.is_zero() {
                 tokio::select! {
                     biased;
-                    _ = cancel.cancelled() => return Err(gave_up("rate limit")),
+                    _ = cancelled(cancel) => return Err(gave_up("rate limit")),
                     _ = tokio::time::sleep(wait) => {}
                 }
             }
@@ -180,7 +214,7 @@ impl Limits {
                 }
                 tokio::select! {
                     biased;
-                    _ = cancel.cancelled() => return Err(gave_up("rate limit")),
+                    _ = cancelled(cancel) => return Err(gave_up("rate limit")),
                     _ = tokio::time::sleep(wait) => {}
                 }
             }
@@ -199,7 +233,7 @@ impl Limits {
             permit = slots.clone().acquire_owned() => {
                 permit.map(|p| Slot(Some(p))).map_err(|_| ToolError::internal("concurrency limiter closed"))
             }
-            _ = cancel.cancelled() => Err(gave_up("concurrency limit")),
+            _ = cancelled(cancel) => Err(gave_up("concurrency limit")),
             _ = expired => Err(gave_up("concurrency limit")),
         }
     }
@@ -221,7 +255,7 @@ mod tests {
         let mut at = Vec::new();
         for _ in 0..4 {
             limits
-                .acquire(&cancel, Deadline::start(0), None)
+                .acquire(Some(&cancel), Deadline::start(0), None)
                 .await
                 .unwrap();
             at.push(start.elapsed().as_millis());
@@ -237,11 +271,11 @@ mod tests {
         });
         let cancel = CancellationToken::new();
         let _held = limits
-            .acquire(&cancel, Deadline::start(0), None)
+            .acquire(Some(&cancel), Deadline::start(0), None)
             .await
             .unwrap();
         let err = limits
-            .acquire(&cancel, Deadline::start(100), None)
+            .acquire(Some(&cancel), Deadline::start(100), None)
             .await
             .err()
             .unwrap();

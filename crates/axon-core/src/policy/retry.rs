@@ -24,6 +24,7 @@ use super::budget::RetryBudget;
 use super::timeout::Deadline;
 use crate::error::{ErrorKind, ToolError};
 use crate::events::Observer;
+use crate::tool::{cancelled, is_cancelled};
 
 /// The most attempts a call may make.
 pub const MAX_ATTEMPTS: u32 = 100;
@@ -138,7 +139,10 @@ pub(crate) struct RetryLoop<'a> {
     /// The cluster's budget (and the tool's name in it), when shared.
     pub shared: Option<(&'a dyn SharedBreakers, &'a str)>,
     pub deadline: Deadline,
-    pub cancel: &'a CancellationToken,
+    /// When the call started (tokio's clock): the budget counts the call then.
+    pub started: tokio::time::Instant,
+    /// The caller's token, when it gave one.
+    pub cancel: Option<&'a CancellationToken>,
     pub observer: &'a Observer<'a>,
     pub rng: &'a Mutex<fastrand::Rng>,
 }
@@ -156,23 +160,21 @@ impl RetryLoop<'_> {
         F: FnMut(u32, Duration) -> Fut,
         Fut: Future<Output = Attempt>,
     {
-        self.budget.deposit();
-        let mut out = Attempts {
-            result: Err(ToolError::cancelled()),
-            attempts: 0,
-            reasons: Vec::new(),
-            delays_ms: Vec::new(),
-        };
+        self.budget.deposit_at(self.started);
+        let mut reasons = Vec::new();
+        let mut delays_ms = Vec::new();
+        let mut attempts = 0;
+        // The error of the last attempt that ran, for the message of a spent
+        // deadline (no placeholder: nothing is allocated on the happy path).
+        let mut last: Option<ToolError> = None;
         let mut previous_delay = None;
-        loop {
-            if self.cancel.is_cancelled() {
-                out.result = Err(ToolError::cancelled());
-                return out;
+        let result = loop {
+            if is_cancelled(self.cancel) {
+                break Err(ToolError::cancelled());
             }
-            let n = out.attempts + 1;
+            let n = attempts + 1;
             let Some(limit) = self.deadline.attempt_limit(self.hard_timeout) else {
-                out.result = Err(deadline_spent(self.deadline.total_ms(), out.result.err()));
-                return out;
+                break Err(deadline_spent(self.deadline.total_ms(), last));
             };
             // One span per attempt, closed before the backoff sleep: a trace shows
             // each try, how it ended and how long the engine waited after it.
@@ -189,28 +191,22 @@ impl RetryLoop<'_> {
             let error = match attempt(n, limit).instrument(span.clone()).await {
                 Attempt::Refused(e) => {
                     crate::trace::record_error(&span, e.kind.as_str(), e.code.as_deref());
-                    out.result = Err(e);
-                    return out;
+                    break Err(e);
                 }
                 Attempt::Ran(Ok(data)) => {
-                    out.attempts = n;
-                    out.result = Ok(data);
-                    return out;
+                    attempts = n;
+                    break Ok(data);
                 }
                 Attempt::Ran(Err(e)) => e,
             };
             crate::trace::record_error(&span, error.kind.as_str(), error.code.as_deref());
-            out.attempts = n;
+            attempts = n;
             let delay = match self.next(&error, n, previous_delay) {
-                Next::Stop(e) => {
-                    out.result = Err(e);
-                    return out;
-                }
+                Next::Stop(e) => break Err(e),
                 Next::Retry(delay) => delay,
             };
             if !self.withdraw().await {
-                out.result = Err(budget_spent(&error));
-                return out;
+                break Err(budget_spent(&error));
             }
             if !span.is_disabled() {
                 span.record("axon.retry.reason", error.kind.as_str());
@@ -218,18 +214,31 @@ impl RetryLoop<'_> {
             }
             drop(span);
             self.observer.retrying(n, &error, delay);
-            out.reasons.push(error.reason());
-            out.delays_ms.push(delay.as_millis() as u64);
-            out.result = Err(error);
+            reasons.push(error.reason());
+            delays_ms.push(delay.as_millis() as u64);
+            last = Some(error);
             previous_delay = Some(delay);
-            tokio::select! {
-                biased;
-                _ = self.cancel.cancelled() => {
-                    out.result = Err(ToolError::cancelled());
-                    return out;
-                }
-                _ = tokio::time::sleep(delay) => {}
+            // Boxed: only retries sleep, and the timer would otherwise be
+            // part of every call's future.
+            if !Box::pin(self.sleep(delay)).await {
+                break Err(ToolError::cancelled());
             }
+        };
+        Attempts {
+            result,
+            attempts,
+            reasons,
+            delays_ms,
+        }
+    }
+
+    /// Sleep `delay` before the next attempt; false when the call was
+    /// cancelled meanwhile.
+    async fn sleep(&self, delay: Duration) -> bool {
+        tokio::select! {
+            biased;
+            _ = cancelled(self.cancel) => false,
+            _ = tokio::time::sleep(delay) => true,
         }
     }
 

@@ -5,6 +5,8 @@
 use std::future::Future;
 use std::time::Duration;
 
+use futures::FutureExt;
+use futures::future::Either;
 use tokio::time::Instant;
 
 use crate::error::{ErrorKind, ToolError};
@@ -53,10 +55,43 @@ impl Deadline {
 }
 
 /// Run one attempt under its hard timeout. When `soft` is set and passes first,
-/// `on_slow` is called once and the attempt keeps running.
-pub async fn within<F, S>(
+/// `on_slow` is called once and the attempt keeps running. Both count from
+/// `start`, the attempt's own reading of the clock. Not an `async fn`:
+/// the common case (no soft timeout) is tokio's `Timeout` around the attempt
+/// and nothing more, and the soft-timeout path is boxed, so that the attempt
+/// future is held once and every attempt's state stays small.
+pub fn within<F, S>(
+    start: Instant,
     hard: Duration,
     soft: Option<Duration>,
+    on_slow: S,
+    attempt: F,
+) -> impl Future<Output = Result<serde_json::Value, ToolError>>
+where
+    F: Future<Output = Result<serde_json::Value, ToolError>>,
+    S: FnOnce(Duration),
+{
+    match soft.filter(|s| *s < hard) {
+        None => Either::Left(
+            tokio::time::timeout_at(start + hard, attempt)
+                .map(move |r| r.unwrap_or_else(|_| timed_out(hard))),
+        ),
+        Some(soft) => Either::Right(Box::pin(within_soft(start, hard, soft, on_slow, attempt))),
+    }
+}
+
+fn timed_out(hard: Duration) -> Result<serde_json::Value, ToolError> {
+    Err(ToolError::new(
+        ErrorKind::Timeout,
+        format!("exceeded {} ms", hard.as_millis()),
+    ))
+}
+
+/// [`within`] with a soft timeout shorter than the hard one.
+async fn within_soft<F, S>(
+    start: Instant,
+    hard: Duration,
+    soft: Duration,
     on_slow: S,
     attempt: F,
 ) -> Result<serde_json::Value, ToolError>
@@ -64,26 +99,15 @@ where
     F: Future<Output = Result<serde_json::Value, ToolError>>,
     S: FnOnce(Duration),
 {
-    let timed_out = || {
-        Err(ToolError::new(
-            ErrorKind::Timeout,
-            format!("exceeded {} ms", hard.as_millis()),
-        ))
-    };
-    let Some(soft) = soft.filter(|s| *s < hard) else {
-        return tokio::time::timeout(hard, attempt)
-            .await
-            .unwrap_or_else(|_| timed_out());
-    };
-    let hard_at = tokio::time::sleep(hard);
-    let soft_at = tokio::time::sleep(soft);
+    let hard_at = tokio::time::sleep_until(start + hard);
+    let soft_at = tokio::time::sleep_until(start + soft);
     tokio::pin!(attempt, hard_at, soft_at);
     let mut on_slow = Some(on_slow);
     loop {
         tokio::select! {
             biased;
             result = &mut attempt => return result,
-            _ = &mut hard_at => return timed_out(),
+            _ = &mut hard_at => return timed_out(hard),
             _ = &mut soft_at, if on_slow.is_some() => {
                 if let Some(f) = on_slow.take() {
                     f(soft);
@@ -104,9 +128,15 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(200)).await;
             Ok(json!(1))
         };
-        let err = within(Duration::from_millis(100), None, |_| {}, slow)
-            .await
-            .unwrap_err();
+        let err = within(
+            Instant::now(),
+            Duration::from_millis(100),
+            None,
+            |_| {},
+            slow,
+        )
+        .await
+        .unwrap_err();
         assert_eq!(err.kind, ErrorKind::Timeout);
         assert_eq!(err.message, "exceeded 100 ms");
     }
@@ -119,6 +149,7 @@ mod tests {
             Ok(json!("done"))
         };
         let r = within(
+            Instant::now(),
             Duration::from_millis(300),
             Some(Duration::from_millis(100)),
             |_| fired.set(fired.get() + 1),
