@@ -91,7 +91,7 @@ struct NoHistory;
 
 #[async_trait]
 impl HistoryStore for NoHistory {
-    async fn record(&self, entry: HistoryEntry) -> Result<(), axon_core::StoreError> {
+    async fn record(&self, entry: &HistoryEntry) -> Result<(), axon_core::StoreError> {
         black_box(entry);
         Ok(())
     }

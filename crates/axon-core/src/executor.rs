@@ -37,7 +37,7 @@ use crate::policy::limit::Limits;
 use crate::policy::retry::{Attempt, RetryLoop};
 use crate::policy::timeout::{self, Deadline};
 use crate::policy::{Estimate, Millis, Policy, PolicyError, fallback, hedge, validate};
-use crate::redact::{redact_owned, scrub_text, scrub_values};
+use crate::redact::{needs_redaction, redact_owned, scrub_text, scrub_values};
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::{CallResult, Provenance, ResponseDigest, Source, Timestamp};
 use crate::state::{SharedState, ToolState};
@@ -642,72 +642,125 @@ impl Executor {
         }
     }
 
-    /// Record the call; its arguments move into the entry, redacted. Not an
-    /// `async fn`: the entry is built before the future is, so that the
-    /// future (which the caller's holds) keeps only the result and the store's.
+    /// Record the call; its arguments move into the entry, redacted. A store
+    /// that keeps entries (in memory) gets one of its own at once, before the
+    /// future is made; a store that writes rows is lent the entry, which holds
+    /// the caller's result itself unless something in it had to be masked, so
+    /// nothing is copied.
     fn record(
         &self,
         result: CallResult,
         call: ToolCall,
         scope: &CallScope,
     ) -> impl Future<Output = CallResult> + Send + '_ {
-        let entry = stored_entry(&result, call, scope);
+        let stored = Stored::of(result, call, scope);
         let history = &self.inner.history;
-        let pending = if history.records_at_once() {
+        let lent = if history.records_at_once() {
+            let (entry, result) = stored.into_parts();
             if let Err(e) = history.record_at_once(entry) {
-                tracing::warn!(call_id = %result.call_id, error = %e, "could not record the call in history");
+                warn_unrecorded(&result, &e);
             }
-            None
+            Err(result)
         } else {
-            Some(history.record(entry))
+            Ok(stored)
         };
         async move {
-            if let Some(pending) = pending
-                && let Err(e) = pending.await
-            {
-                tracing::warn!(call_id = %result.call_id, error = %e, "could not record the call in history");
+            match lent {
+                Err(result) => result,
+                Ok(stored) => {
+                    if let Err(e) = history.record(stored.entry()).await {
+                        warn_unrecorded(&stored.entry().result, &e);
+                    }
+                    stored.into_result()
+                }
             }
-            result
         }
     }
 }
 
-/// The history entry of a call: the caller got the real data (a login step's
-/// token feeds the next step); history keeps fields named like secrets (an
-/// `access_token`, a `Set-Cookie` header), those the tool marked and the
-/// plan's secret values as `"***"`. The call's `on_record` listener hears it.
-fn stored_entry(result: &CallResult, call: ToolCall, scope: &CallScope) -> HistoryEntry {
-    let secrets = scope
-        .secret_pointers
-        .lock()
-        .map(|s| s.clone())
-        .unwrap_or_default();
-    let output_secrets = scope
-        .output_secrets
-        .lock()
-        .map(|s| s.clone())
-        .unwrap_or_default();
-    let mut stored = result.clone();
-    stored.data = redact_owned(stored.data, &output_secrets);
-    let mut args = redact_owned(call.args, &secrets);
-    if !call.secrets.is_empty() {
-        scrub_values(&mut args, &call.secrets);
-        scrub_values(&mut stored.data, &call.secrets);
-        if let Some(e) = stored.error.as_mut()
-            && let Some(clean) = scrub_text(&e.message, &call.secrets)
-        {
-            e.message = clean;
+fn warn_unrecorded(result: &CallResult, e: &crate::history::StoreError) {
+    tracing::warn!(call_id = %result.call_id, error = %e, "could not record the call in history");
+}
+
+/// A call's history entry and its result. The caller got the real data (a
+/// login step's token feeds the next step); history keeps fields named like
+/// secrets (an `access_token`, a `Set-Cookie` header), those the tool marked
+/// and the plan's secret values as `"***"`. Most results have none of these:
+/// then the entry holds the result itself.
+enum Stored {
+    /// The entry holds the caller's result unchanged.
+    Same(HistoryEntry),
+    /// The entry holds a masked copy; the caller's result is beside it.
+    Masked(Box<HistoryEntry>, CallResult),
+}
+
+impl Stored {
+    /// Build the entry (the call's `on_record` listener hears it).
+    fn of(result: CallResult, call: ToolCall, scope: &CallScope) -> Stored {
+        let pointers =
+            |list: &Mutex<Vec<String>>| list.lock().map(|s| s.clone()).unwrap_or_default();
+        let mut args = redact_owned(call.args, &pointers(&scope.secret_pointers));
+        let output_secrets = pointers(&scope.output_secrets);
+        if !call.secrets.is_empty() {
+            scrub_values(&mut args, &call.secrets);
+        }
+        let masked =
+            !output_secrets.is_empty() || !call.secrets.is_empty() || needs_redaction(&result.data);
+        let stored = if masked {
+            let mut copy = result.clone();
+            copy.data = redact_owned(copy.data, &output_secrets);
+            if !call.secrets.is_empty() {
+                scrub_values(&mut copy.data, &call.secrets);
+                if let Some(e) = copy.error.as_mut()
+                    && let Some(clean) = scrub_text(&e.message, &call.secrets)
+                {
+                    e.message = clean;
+                }
+            }
+            let entry = HistoryEntry {
+                result: copy,
+                args,
+                step: call.step,
+            };
+            Stored::Masked(Box::new(entry), result)
+        } else {
+            Stored::Same(HistoryEntry {
+                result,
+                args,
+                step: call.step,
+            })
+        };
+        if let Some(sink) = &call.on_record {
+            sink(stored.entry());
+        }
+        stored
+    }
+
+    fn entry(&self) -> &HistoryEntry {
+        match self {
+            Stored::Same(entry) => entry,
+            Stored::Masked(entry, _) => entry,
         }
     }
-    let entry = HistoryEntry {
-        result: stored,
-        args,
-        step: call.step,
-    };
-    if let Some(sink) = &call.on_record {
-        sink(&entry);
+
+    fn into_result(self) -> CallResult {
+        match self {
+            Stored::Same(entry) => entry.result,
+            Stored::Masked(_, result) => result,
+        }
     }
-    entry
+
+    /// The entry, for a store that keeps it, and the caller's result (a copy
+    /// when the entry holds it unchanged).
+    fn into_parts(self) -> (HistoryEntry, CallResult) {
+        match self {
+            Stored::Same(entry) => {
+                let result = entry.result.clone();
+                (entry, result)
+            }
+            Stored::Masked(entry, result) => (*entry, result),
+        }
+    }
 }
 
 /// One attempt (number `n`, at most `limit` long): circuit breaker → rate limit

@@ -92,8 +92,10 @@ pub struct StoreError(pub String);
 /// Where call history goes.
 #[async_trait]
 pub trait HistoryStore: Send + Sync + 'static {
-    /// Record a finished call.
-    async fn record(&self, entry: HistoryEntry) -> Result<(), StoreError>;
+    /// Record a finished call. The entry is lent: a store that writes rows
+    /// encodes it, one that keeps entries copies it, and the executor hands
+    /// the result back to its caller without having copied it.
+    async fn record(&self, entry: &HistoryEntry) -> Result<(), StoreError>;
 
     /// Whether [`record_at_once`](HistoryStore::record_at_once) works: the
     /// store records without waiting (it keeps entries in memory), so the
@@ -103,8 +105,9 @@ pub trait HistoryStore: Send + Sync + 'static {
     }
 
     /// Record a finished call without waiting; only called when
-    /// [`records_at_once`](HistoryStore::records_at_once) is true. The default
-    /// refuses (a store that has to wait implements `record` only).
+    /// [`records_at_once`](HistoryStore::records_at_once) is true. The entry is
+    /// the store's to keep. The default refuses (a store that has to wait
+    /// implements `record` only).
     fn record_at_once(&self, entry: HistoryEntry) -> Result<(), StoreError> {
         let _ = entry;
         Err(StoreError(
@@ -190,8 +193,8 @@ impl InMemoryHistory {
 
 #[async_trait]
 impl HistoryStore for InMemoryHistory {
-    async fn record(&self, entry: HistoryEntry) -> Result<(), StoreError> {
-        self.record_at_once(entry)
+    async fn record(&self, entry: &HistoryEntry) -> Result<(), StoreError> {
+        self.record_at_once(entry.clone())
     }
 
     fn records_at_once(&self) -> bool {

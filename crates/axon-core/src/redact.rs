@@ -90,6 +90,20 @@ pub fn scrub_text(text: &str, secrets: &[String]) -> Option<String> {
     out
 }
 
+/// Whether [`redact_owned`] without pointers would change `value`: some field
+/// named like a secret holds text, a list or an object. Lets the executor
+/// record most results as they are, without a copy.
+pub fn needs_redaction(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map.iter().any(|(key, v)| {
+            (is_secret_field(key) && (v.is_string() || v.is_array() || v.is_object()))
+                || needs_redaction(v)
+        }),
+        Value::Array(items) => items.iter().any(needs_redaction),
+        _ => false,
+    }
+}
+
 fn redact_in_place(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -132,6 +146,11 @@ mod tests {
     #[test]
     fn flags_and_counts_named_like_secrets_are_kept() {
         let data = json!({"password": true, "snapshot_tokens": 812, "token": null, "cookies": [{"value": "v"}]});
+        assert!(needs_redaction(&data));
+        assert!(!needs_redaction(
+            &json!({"password": true, "snapshot_tokens": 812, "token": null})
+        ));
+        assert!(needs_redaction(&json!([{"a": {"api_key": "k"}}])));
         let r = redact(&data, &[]);
         assert_eq!(r["password"], true);
         assert_eq!(r["snapshot_tokens"], 812);

@@ -1172,8 +1172,8 @@ pub(crate) fn encode<T: serde::Serialize>(value: &T) -> Result<String, StoreErro
 
 #[async_trait]
 impl HistoryStore for SqliteStore {
-    async fn record(&self, entry: HistoryEntry) -> Result<(), StoreError> {
-        self.writer.record(&entry).await
+    async fn record(&self, entry: &HistoryEntry) -> Result<(), StoreError> {
+        self.writer.record(entry).await
     }
 
     async fn by_correlation(&self, correlation_id: &str) -> Result<Vec<HistoryEntry>, StoreError> {

@@ -249,8 +249,8 @@ impl Batches for PgBatches {
 
 #[async_trait]
 impl HistoryStore for PgStore {
-    async fn record(&self, entry: HistoryEntry) -> Result<(), StoreError> {
-        self.writer.record(&entry).await
+    async fn record(&self, entry: &HistoryEntry) -> Result<(), StoreError> {
+        self.writer.record(entry).await
     }
 
     async fn by_correlation(&self, correlation_id: &str) -> Result<Vec<HistoryEntry>, StoreError> {

@@ -263,7 +263,7 @@ async fn history_older_than_max_age_is_pruned_on_open(backend: Backend) {
         old.result.correlation_id = "old".into();
         old.result.started_at =
             axon_core::Timestamp::from_unix_ms(fresh.started_at.unix_ms() - 3_600_000);
-        store.record(old).await.unwrap();
+        store.record(&old).await.unwrap();
         assert_eq!(store.by_correlation("old").await.unwrap().len(), 1);
         store.close().await;
     }
@@ -498,7 +498,7 @@ async fn concurrent_calls_are_committed_together_and_fifo_holds_within_a_batch(b
     store.close().await;
     // After close, nothing is accepted, and nothing queued was lost.
     let late = store
-        .record(axon_core::HistoryEntry {
+        .record(&axon_core::HistoryEntry {
             result: results[1].clone(),
             args: json!({}),
             step: None,
