@@ -32,7 +32,6 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::breaker::SharedUnavailable;
-use crate::canonical::sha256_hex;
 use crate::error::{ErrorKind, ToolError};
 use crate::outcome::Outcome;
 use crate::result::{ResponseDigest, Timestamp};
@@ -142,10 +141,13 @@ enum ClusterFlight {
 
 /// The cache key of a call.
 pub fn key(tool: &str, args: &Value) -> String {
+    let mut hex = [0u8; 64];
+    // 32 bytes always fit 64 hex digits.
+    let _ = hex::encode_to_slice(crate::canonical::sha256(args), &mut hex);
     let mut key = String::with_capacity(tool.len() + 65);
     key.push_str(tool);
     key.push(':');
-    key.push_str(&sha256_hex(args));
+    key.push_str(std::str::from_utf8(&hex).unwrap_or_default());
     key
 }
 

@@ -70,12 +70,12 @@ where
                 success: true,
                 data: served.data,
                 error: None,
-                fallback: Some(FallbackInfo {
+                fallback: Some(Box::new(FallbackInfo {
                     used: true,
                     index,
                     primary_tool: primary.tool.clone(),
                     primary_error,
-                }),
+                })),
                 provenance: served.provenance,
                 ..primary
             };
