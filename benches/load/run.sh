@@ -8,11 +8,14 @@
 #
 #   bash benches/load/run.sh                 # 60 s on each SQLite (~1 M calls), 20 s in memory
 #   SECONDS_SQLITE=10 SECONDS_MEMORY=10 CONNECTIONS=64 bash benches/load/run.sh
+#   AXON=/tmp/axon-before bash benches/load/run.sh   # another build (not rebuilt),
+#                                                    # to compare two in one sitting
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
 connections=${CONNECTIONS:-32}
-cargo build --release -q -p axon-cli
+axon=${AXON:-target/release/axon}
+[ -n "${AXON:-}" ] || cargo build --release -q -p axon-cli
 dir=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
 
@@ -21,7 +24,7 @@ measure() {
     local name=$backend key=$backend-$durability
     [ "$backend" = sqlite ] && name="sqlite, $durability"
     printf '[history]\nbackend = "%s"\ndurability = "%s"\n' "$backend" "$durability" > "$dir/$key.toml"
-    AXON_STORE_PATH="$dir/$key.db" target/release/axon --config "$dir/$key.toml" \
+    AXON_STORE_PATH="$dir/$key.db" "$axon" --config "$dir/$key.toml" \
         serve --bind 127.0.0.1:0 > "$dir/$key.out" 2>/dev/null &
     local pid=$!
     for _ in $(seq 50); do grep -q listening "$dir/$key.out" 2>/dev/null && break; sleep 0.1; done

@@ -1002,12 +1002,27 @@ impl Batches for SqliteBatches {
 }
 
 /// One transaction: the rows, then FIFO per correlation id for the ids touched.
+/// The correlation ids a batch's FIFO trim has to look at: those of rows
+/// whose correlation id is not their own call id. A call given no correlation
+/// id is its own group, which holds that one call until a later call names it,
+/// and that call's batch trims it. Sorted, without repeats.
+pub(crate) fn ids_to_trim<'a>(rows: impl Iterator<Item = &'a &'a Row>) -> Vec<&'a str> {
+    let mut ids: Vec<&str> = rows
+        .filter(|r| r.correlation_id != r.call_id)
+        .map(|r| r.correlation_id.as_str())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
 async fn insert_batch(
     connection: &mut SqliteConnection,
     rows: &[&Row],
     keep: u64,
 ) -> Result<(), StoreError> {
-    let mut tx = connection.begin().await.map_err(err)?;
+    let ids = ids_to_trim(rows.iter());
+    let checkpoints = rows.iter().any(|r| r.checkpoint.is_some());
     let mut insert = sqlx::QueryBuilder::new(
         "INSERT OR REPLACE INTO calls (call_id, correlation_id, tool, success, retried, duration_ms, started_at_ms, entry) ",
     );
@@ -1021,11 +1036,23 @@ async fn insert_batch(
             .push_bind(r.started_at_ms)
             .push_bind(&r.entry);
     });
+    if ids.is_empty() && !checkpoints {
+        // One statement is atomic on its own: no transaction, so one round
+        // trip to SQLite's thread instead of four (the common case: calls
+        // made without a correlation id).
+        insert
+            .build()
+            .execute(&mut *connection)
+            .await
+            .map_err(err)?;
+        return Ok(());
+    }
+    let mut tx = connection.begin().await.map_err(err)?;
     insert.build().execute(&mut *tx).await.map_err(err)?;
 
-    let mut ids: Vec<&str> = rows.iter().map(|r| r.correlation_id.as_str()).collect();
-    ids.sort_unstable();
-    ids.dedup();
+    if ids.is_empty() {
+        return checkpoint_and_commit(tx, rows).await;
+    }
     let mut fifo = sqlx::QueryBuilder::new(
         "DELETE FROM calls WHERE rowid IN (SELECT rowid FROM (SELECT rowid, row_number() OVER \
          (PARTITION BY correlation_id ORDER BY rowid DESC) AS newer FROM calls WHERE correlation_id IN (",
@@ -1038,7 +1065,13 @@ async fn insert_batch(
     fifo.push_bind(keep.max(1) as i64);
     fifo.push(")");
     fifo.build().execute(&mut *tx).await.map_err(err)?;
+    checkpoint_and_commit(tx, rows).await
+}
 
+async fn checkpoint_and_commit(
+    mut tx: sqlx::Transaction<'_, sqlx::Sqlite>,
+    rows: &[&Row],
+) -> Result<(), StoreError> {
     // Checkpoints of the plan steps these calls ran, in the same transaction: a
     // step whose call is in history is never run again on resume. A run the
     // store does not know (its runner keeps runs elsewhere) gets none.

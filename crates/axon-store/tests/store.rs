@@ -249,6 +249,53 @@ async fn history_is_trimmed_fifo_per_correlation_and_in_all(backend: Backend) {
     );
 }
 
+both!(a_call_named_as_a_correlation_id_is_trimmed_with_its_group);
+/// A call made without a correlation id is its own group (its batch skips the
+/// FIFO trim); calls that later name it as their correlation id join that
+/// group, and the trim holds it to `max_per_correlation`.
+async fn a_call_named_as_a_correlation_id_is_trimmed_with_its_group(backend: Backend) {
+    let retention = Retention {
+        max_per_correlation: 2,
+        ..Retention::default()
+    };
+    let store = backend.open(retention).await;
+    let ex = executor(store.clone());
+    let mut alone = Vec::new();
+    for i in 0..3 {
+        alone.push(ex.call(ToolCall::new("echo", json!({"i": i}))).await);
+    }
+    for first in &alone {
+        let kept = store.by_correlation(&first.correlation_id).await.unwrap();
+        assert_eq!(
+            kept.len(),
+            1,
+            "a call without a correlation id is its own group"
+        );
+        assert_eq!(kept[0].result.call_id, first.call_id);
+    }
+    let group = alone[0].call_id.clone();
+    for i in 10..13 {
+        ex.call(ToolCall::new("echo", json!({"i": i})).correlation_id(group.clone()))
+            .await;
+    }
+    let kept: Vec<_> = store
+        .by_correlation(&group)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.args["i"].clone())
+        .collect();
+    assert_eq!(
+        kept,
+        [json!(11), json!(12)],
+        "the first call went with the FIFO"
+    );
+    assert_eq!(
+        store.by_correlation(&alone[1].call_id).await.unwrap().len(),
+        1
+    );
+}
+
 both!(history_older_than_max_age_is_pruned_on_open);
 async fn history_older_than_max_age_is_pruned_on_open(backend: Backend) {
     {
