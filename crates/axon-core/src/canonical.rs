@@ -80,24 +80,30 @@ pub fn sha256(value: &Value) -> [u8; 32] {
     hasher.finalize().into()
 }
 
-fn hex_into(prefix: &str, value: &Value) -> String {
-    let mut hex = [0u8; 64];
-    // 32 bytes always fit 64 hex digits.
-    let _ = hex::encode_to_slice(sha256(value), &mut hex);
-    let mut out = String::with_capacity(prefix.len() + 64);
-    out.push_str(prefix);
-    out.push_str(std::str::from_utf8(&hex).unwrap_or_default());
-    out
+/// A SHA-256 as 64 lower-case hex digits, kept on the stack: cache keys and
+/// response digests are written on every call, and need no allocation of
+/// their own for it.
+pub struct Hex([u8; 64]);
+
+impl Hex {
+    /// The hex digits of `digest`.
+    pub fn of(digest: [u8; 32]) -> Hex {
+        let mut hex = [0u8; 64];
+        // 32 bytes always fit 64 hex digits.
+        let _ = hex::encode_to_slice(digest, &mut hex);
+        Hex(hex)
+    }
+
+    /// The digits as text.
+    pub fn as_str(&self) -> &str {
+        // Hex digits are ASCII.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
 }
 
 /// Lower-case hex SHA-256 of the canonical JSON of `value`.
 pub fn sha256_hex(value: &Value) -> String {
-    hex_into("", value)
-}
-
-/// `"sha256:<hex>"`, the form of `provenance.response_digest`.
-pub fn digest(value: &Value) -> String {
-    hex_into("sha256:", value)
+    Hex::of(sha256(value)).as_str().to_owned()
 }
 
 #[cfg(test)]
@@ -119,7 +125,7 @@ mod tests {
     #[test]
     fn digest_of_empty_object_is_the_sha256_of_braces() {
         assert_eq!(
-            digest(&json!({})),
+            crate::ResponseDigest::of(&json!({})).to_string(),
             "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
         );
     }

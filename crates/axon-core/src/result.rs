@@ -95,23 +95,14 @@ impl ResponseDigest {
 
 impl fmt::Display for ResponseDigest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut hex = [0u8; 64];
-        // 32 bytes always fit 64 hex digits.
-        let _ = hex::encode_to_slice(self.0, &mut hex);
         f.write_str("sha256:")?;
-        f.write_str(std::str::from_utf8(&hex).unwrap_or_default())
+        f.write_str(crate::canonical::Hex::of(self.0).as_str())
     }
 }
 
 impl fmt::Debug for ResponseDigest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{self}")
-    }
-}
-
-impl PartialEq<str> for ResponseDigest {
-    fn eq(&self, other: &str) -> bool {
-        other.parse::<ResponseDigest>().is_ok_and(|d| d == *self)
     }
 }
 

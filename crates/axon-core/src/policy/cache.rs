@@ -141,13 +141,11 @@ enum ClusterFlight {
 
 /// The cache key of a call.
 pub fn key(tool: &str, args: &Value) -> String {
-    let mut hex = [0u8; 64];
-    // 32 bytes always fit 64 hex digits.
-    let _ = hex::encode_to_slice(crate::canonical::sha256(args), &mut hex);
+    let hex = crate::canonical::Hex::of(crate::canonical::sha256(args));
     let mut key = String::with_capacity(tool.len() + 65);
     key.push_str(tool);
     key.push(':');
-    key.push_str(std::str::from_utf8(&hex).unwrap_or_default());
+    key.push_str(hex.as_str());
     key
 }
 
