@@ -293,7 +293,7 @@ async fn call(
     let tools = [tool.clone()];
     let executor = executor(config, ui, Some(store.clone()), Imports::For(&tools)).await?;
     let mut call = ToolCall::new(tool, args);
-    call.correlation_id = correlation_id;
+    call.correlation_id = correlation_id.map(Into::into);
     let result = executor.call(call).await;
     store.close().await;
     output::call_result(ui, &result);

@@ -22,6 +22,11 @@
 //! `allocations per call: <case>: <n>`.
 //!
 //! Run: `cargo bench -p axon-core --bench pipeline`. Ratios go to docs/benchmarks.md.
+//!
+//! With `PIPELINE_CALLS="<case> <calls>"` it makes that many calls of one case
+//! (`bare`, `axon_pipeline`, `axon_cache_hit`, `like_for_like`) and exits,
+//! without criterion: `scripts/instructions` runs it under callgrind, whose
+//! instruction counts repeat on a busy machine where timings do not.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -110,6 +115,14 @@ struct Stages {
     rate_limit: bool,
     history: bool,
 }
+
+/// tower's stack, like for like: timeout, retry and a concurrency limit.
+const LIKE_FOR_LIKE: Stages = Stages {
+    validation: false,
+    breaker: false,
+    rate_limit: false,
+    history: false,
+};
 
 fn stage_executor(on: &Stages) -> Executor {
     let mut registry = ToolRegistry::new();
@@ -230,11 +243,45 @@ fn bench(c: &mut Criterion) {
         .build()
         .expect("runtime");
     let args = json!({"a": 2, "b": 3});
-    let mut group = c.benchmark_group("pipeline");
-
-    // Baseline: the tool through the same dyn Tool + JSON path, no policies.
     let tool: Arc<dyn Tool> = Arc::new(add_tool());
     let ctx = ToolContext::detached("bench");
+    let full = executor(json!({
+        "limits": {"rate_per_sec": 1.0e9, "max_concurrent": 1024},
+        "soft_timeout_ms": 0,
+    }));
+    let cached = executor(json!({
+        "limits": {"rate_per_sec": 1.0e9, "max_concurrent": 1024},
+        "cache": {"ttl_ms": 60_000},
+    }));
+    rt.block_on(cached.call(ToolCall::new("add", args.clone())));
+
+    if let Ok(spec) = std::env::var("PIPELINE_CALLS") {
+        let (case, n) = spec.split_once(' ').unwrap_or((spec.as_str(), "0"));
+        let n: u64 = n.parse().expect("PIPELINE_CALLS is \"<case> <calls>\"");
+        let axon = |ex: &Executor| {
+            rt.block_on(async {
+                for _ in 0..n {
+                    let call = ToolCall::new("add", args.clone()).correlation_id("bench");
+                    black_box(ex.call(call).await);
+                }
+            })
+        };
+        match case {
+            "bare" => rt.block_on(async {
+                for _ in 0..n {
+                    black_box(tool.call(&args, ctx.clone()).await.expect("adds"));
+                }
+            }),
+            "axon_pipeline" => axon(&full),
+            "axon_cache_hit" => axon(&cached),
+            "like_for_like" => axon(&stage_executor(&LIKE_FOR_LIKE)),
+            other => panic!("PIPELINE_CALLS: no case {other:?}"),
+        }
+        std::process::exit(0);
+    }
+
+    let mut group = c.benchmark_group("pipeline");
+    // Baseline: the tool through the same dyn Tool + JSON path, no policies.
     group.bench_function("bare", |b| {
         b.to_async(&rt).iter(|| async {
             black_box(
@@ -269,10 +316,6 @@ fn bench(c: &mut Criterion) {
     });
 
     // Axon, happy path: every policy on that costs something when nothing fails.
-    let full = executor(json!({
-        "limits": {"rate_per_sec": 1.0e9, "max_concurrent": 1024},
-        "soft_timeout_ms": 0,
-    }));
     group.bench_function("axon_pipeline", |b| {
         b.to_async(&rt).iter(|| async {
             let call = ToolCall::new("add", args.clone()).correlation_id("bench");
@@ -281,10 +324,6 @@ fn bench(c: &mut Criterion) {
     });
 
     // Axon with the cache on and every call a miss (distinct arguments).
-    let cached = executor(json!({
-        "limits": {"rate_per_sec": 1.0e9, "max_concurrent": 1024},
-        "cache": {"ttl_ms": 60_000},
-    }));
     let counter = AtomicU64::new(0);
     group.bench_function("axon_pipeline_cache_miss", |b| {
         b.to_async(&rt).iter(|| async {
@@ -295,7 +334,6 @@ fn bench(c: &mut Criterion) {
     });
 
     // Axon, cache hit: same arguments every time.
-    rt.block_on(cached.call(ToolCall::new("add", args.clone())));
     group.bench_function("axon_cache_hit", |b| {
         b.to_async(&rt).iter(|| async {
             let call = ToolCall::new("add", args.clone()).correlation_id("bench");
@@ -372,15 +410,7 @@ fn bench(c: &mut Criterion) {
                 history: false,
             },
         ),
-        (
-            "like_for_like",
-            Stages {
-                validation: false,
-                breaker: false,
-                rate_limit: false,
-                history: false,
-            },
-        ),
+        ("like_for_like", LIKE_FOR_LIKE),
     ];
     for (name, on) in &cases {
         let ex = stage_executor(on);

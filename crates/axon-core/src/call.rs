@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use smol_str::SmolStr;
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{CallEvent, EventSink};
@@ -22,9 +23,10 @@ pub struct ToolCall {
     /// Its arguments (checked against its input schema).
     #[serde(default = "empty_object")]
     pub args: Value,
-    /// Groups this call with others; defaults to the call id.
+    /// Groups this call with others; defaults to the call id. Shared, not
+    /// copied, by the result and its history entry (a plan's steps share one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub correlation_id: Option<String>,
+    pub correlation_id: Option<SmolStr>,
     /// Policy keys overriding the tool's configured policy for this call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<Value>,
@@ -80,7 +82,7 @@ impl ToolCall {
     }
 
     /// Group the call under `id`.
-    pub fn correlation_id(mut self, id: impl Into<String>) -> Self {
+    pub fn correlation_id(mut self, id: impl Into<SmolStr>) -> Self {
         self.correlation_id = Some(id.into());
         self
     }

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
 use serde_json::Value;
+use smol_str::SmolStr;
 use tokio::time::Instant;
 use tracing::Instrument;
 
@@ -41,7 +42,7 @@ use crate::redact::{needs_redaction, redact_owned, scrub_text, scrub_values};
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::{CallResult, Provenance, ResponseDigest, Source, Timestamp};
 use crate::state::{SharedState, ToolState};
-use crate::tool::{CallId, CallScope, ToolContext, cancelled};
+use crate::tool::{CallScope, ToolContext, cancelled, new_call_id};
 
 /// Calls running at once in [`Executor::call_many`] unless told otherwise.
 pub const DEFAULT_MAX_PARALLEL: usize = 10;
@@ -68,8 +69,8 @@ struct Inner {
 /// A tool with what the pipeline needs to call it: its resolved policy, its shared
 /// breaker and budget, its limits and its metric handles.
 struct ToolEntry {
-    /// The tool's name, shared with each call's scope.
-    name: Arc<str>,
+    /// The tool's name, shared with each call's scope and result.
+    name: SmolStr,
     tool: RegisteredTool,
     policy: Policy,
     shared: Arc<ToolState>,
@@ -212,7 +213,7 @@ impl ExecutorBuilder {
                 }
             };
             let entry = ToolEntry {
-                name: Arc::from(name.as_str()),
+                name: SmolStr::from(name.as_str()),
                 tool: tool.clone(),
                 limits: Limits::new(&policy.limits),
                 shared: state.tool(&name),
@@ -408,7 +409,7 @@ impl Executor {
     /// Call a tool. Never fails: every failure is described in the result.
     pub async fn call(&self, call: ToolCall) -> CallResult {
         let started_at = Timestamp::now();
-        let call_id = CallId::new(started_at.0);
+        let call_id = new_call_id(started_at.0);
         // OpenTelemetry's GenAI `execute_tool` span (docs/telemetry.md); no
         // arguments on it: they may hold secrets.
         let span = tracing::debug_span!(
@@ -416,7 +417,7 @@ impl Executor {
             otel.name = %format_args!("execute_tool {}", call.tool),
             gen_ai.operation.name = "execute_tool",
             gen_ai.tool.name = %call.tool,
-            gen_ai.tool.call.id = %call_id.as_str(),
+            gen_ai.tool.call.id = &*call_id,
             axon.correlation_id = call.correlation_id.as_deref(),
             axon.attempts = tracing::field::Empty,
             axon.cache_hit = tracing::field::Empty,
@@ -469,16 +470,19 @@ impl Executor {
     async fn pipeline(
         &self,
         mut call: ToolCall,
-        call_id: CallId,
+        call_id: SmolStr,
         started_at: Timestamp,
     ) -> CallResult {
         let clock = Instant::now();
         let found = self.inner.entries.get(&call.tool);
-        let tool_name = found.map_or_else(|| Arc::from(call.tool.as_str()), |e| e.name.clone());
+        let tool_name = found.map_or_else(|| SmolStr::from(call.tool.as_str()), |e| e.name.clone());
         let scope = Arc::new(CallScope {
             // Moved, not copied: the scope holds the call's correlation id from
-            // here on (each copy is an allocation on every call).
-            correlation_id: call.correlation_id.take(),
+            // here on, and the result shares it.
+            correlation_id: call
+                .correlation_id
+                .take()
+                .unwrap_or_else(|| call_id.clone()),
             call_id,
             cancel: call.cancel.clone().map(OnceLock::from).unwrap_or_default(),
             secret_pointers: Mutex::new(Vec::new()),
@@ -493,17 +497,20 @@ impl Executor {
                 format!("no tool named {:?} is registered", call.tool),
             );
             metrics::counter!("tool_errors_total", "tool" => "_unknown", "reason" => "unknown_tool").increment(1);
-            let tool = std::mem::take(&mut call.tool);
-            let result = assemble(Outcome::failed(error), tool, &scope, started_at);
+            let result = assemble(Outcome::failed(error), &scope, started_at);
             let result = CallResult {
                 duration_ms: clock.elapsed().as_millis() as u64,
                 ..result
             };
-            return self.record(result, call, &scope).await;
+            if self.inner.history.records_at_once() {
+                self.keep(&result, call, &scope);
+                return result;
+            }
+            return self.lend(result, call, &scope).await;
         };
         let observer = Observer {
             metrics: &entry.metrics,
-            call_id: scope.call_id.as_str(),
+            call_id: &scope.call_id,
             sink: call.events.as_ref(),
         };
         let _in_flight = entry.metrics.in_flight();
@@ -532,9 +539,7 @@ impl Executor {
                 (self.primary(&this).await, policy.slow_warn_ms)
             }
         };
-        // The result takes the tool's name: nothing after this reads it from the call.
-        let tool = std::mem::take(&mut call.tool);
-        let mut result = assemble(outcome, tool, &scope, started_at);
+        let mut result = assemble(outcome, &scope, started_at);
 
         // Fallback chain.
         if !call.fallbacks.is_empty() {
@@ -543,7 +548,7 @@ impl Executor {
                 self.boxed_call(ToolCall {
                     tool: link.tool.clone(),
                     args: link.args.clone(),
-                    correlation_id: Some(scope.correlation_id().to_owned()),
+                    correlation_id: Some(scope.correlation_id.clone()),
                     cancel: scope.cancel().cloned(),
                     events: call.events.clone(),
                     secrets: call.secrets.clone(),
@@ -568,7 +573,13 @@ impl Executor {
             Some(_) => Vec::new(),
         };
         observer.finished(&result, &warnings);
-        self.record(result, call, &scope).await
+        // Returned from here, not through another future: a result is a few
+        // hundred bytes, and each move of it is a copy.
+        if self.inner.history.records_at_once() {
+            self.keep(&result, call, &scope);
+            return result;
+        }
+        self.lend(result, call, &scope).await
     }
 
     /// Validate arguments → the cache (lookup, single-flight, store,
@@ -642,39 +653,32 @@ impl Executor {
         }
     }
 
-    /// Record the call; its arguments move into the entry, redacted. A store
-    /// that keeps entries (in memory) gets one of its own at once, before the
-    /// future is made; a store that writes rows is lent the entry, which holds
-    /// the caller's result itself unless something in it had to be masked, so
-    /// nothing is copied.
-    fn record(
-        &self,
-        result: CallResult,
-        call: ToolCall,
-        scope: &CallScope,
-    ) -> impl Future<Output = CallResult> + Send + '_ {
-        let stored = Stored::of(result, call, scope);
-        let history = &self.inner.history;
-        let lent = if history.records_at_once() {
-            let (entry, result) = stored.into_parts();
-            if let Err(e) = history.record_at_once(entry) {
-                warn_unrecorded(&result, &e);
-            }
-            Err(result)
-        } else {
-            Ok(stored)
+    /// Record the call in a store that keeps entries (in memory): it gets a
+    /// copy of its own (masked where needed), made before any future is.
+    fn keep(&self, result: &CallResult, call: ToolCall, scope: &CallScope) {
+        let (args, masking) = Masking::of(call, scope);
+        let entry = HistoryEntry {
+            result: masking.copy(result),
+            args,
+            step: masking.step,
         };
-        async move {
-            match lent {
-                Err(result) => result,
-                Ok(stored) => {
-                    if let Err(e) = history.record(stored.entry()).await {
-                        warn_unrecorded(&stored.entry().result, &e);
-                    }
-                    stored.into_result()
-                }
-            }
+        if let Some(sink) = &masking.on_record {
+            sink(&entry);
         }
+        if let Err(e) = self.inner.history.record_at_once(entry) {
+            warn_unrecorded(result, &e);
+        }
+    }
+
+    /// Record the call in a store that writes rows (SQLite, PostgreSQL): it is
+    /// lent the entry, which holds the caller's result itself unless something
+    /// in it had to be masked, so nothing is copied.
+    async fn lend(&self, result: CallResult, call: ToolCall, scope: &CallScope) -> CallResult {
+        let stored = Stored::of(result, call, scope);
+        if let Err(e) = self.inner.history.record(stored.entry()).await {
+            warn_unrecorded(&stored.entry().result, &e);
+        }
+        stored.into_result()
     }
 }
 
@@ -697,40 +701,19 @@ enum Stored {
 impl Stored {
     /// Build the entry (the call's `on_record` listener hears it).
     fn of(result: CallResult, call: ToolCall, scope: &CallScope) -> Stored {
-        let pointers =
-            |list: &Mutex<Vec<String>>| list.lock().map(|s| s.clone()).unwrap_or_default();
-        let mut args = redact_owned(call.args, &pointers(&scope.secret_pointers));
-        let output_secrets = pointers(&scope.output_secrets);
-        if !call.secrets.is_empty() {
-            scrub_values(&mut args, &call.secrets);
-        }
-        let masked =
-            !output_secrets.is_empty() || !call.secrets.is_empty() || needs_redaction(&result.data);
-        let stored = if masked {
-            let mut copy = result.clone();
-            copy.data = redact_owned(copy.data, &output_secrets);
-            if !call.secrets.is_empty() {
-                scrub_values(&mut copy.data, &call.secrets);
-                if let Some(e) = copy.error.as_mut()
-                    && let Some(clean) = scrub_text(&e.message, &call.secrets)
-                {
-                    e.message = clean;
-                }
-            }
+        let (args, mut masking) = Masking::of(call, scope);
+        let step = masking.step.take();
+        let stored = if masking.needed(&result) {
             let entry = HistoryEntry {
-                result: copy,
+                result: masking.copy(&result),
                 args,
-                step: call.step,
+                step,
             };
             Stored::Masked(Box::new(entry), result)
         } else {
-            Stored::Same(HistoryEntry {
-                result,
-                args,
-                step: call.step,
-            })
+            Stored::Same(HistoryEntry { result, args, step })
         };
-        if let Some(sink) = &call.on_record {
+        if let Some(sink) = &masking.on_record {
             sink(stored.entry());
         }
         stored
@@ -749,17 +732,56 @@ impl Stored {
             Stored::Masked(_, result) => result,
         }
     }
+}
 
-    /// The entry, for a store that keeps it, and the caller's result (a copy
-    /// when the entry holds it unchanged).
-    fn into_parts(self) -> (HistoryEntry, CallResult) {
-        match self {
-            Stored::Same(entry) => {
-                let result = entry.result.clone();
-                (entry, result)
-            }
-            Stored::Masked(entry, result) => (*entry, result),
+/// What history masks of one call: the pointers the tool marked in its data,
+/// the plan's secret values, and what the call brings to its entry.
+struct Masking {
+    output_secrets: Vec<String>,
+    secrets: Vec<String>,
+    step: Option<crate::history::StepMark>,
+    on_record: Option<crate::call::RecordSink>,
+}
+
+impl Masking {
+    /// The arguments as stored (redacted), and how to mask the result.
+    fn of(call: ToolCall, scope: &CallScope) -> (Value, Masking) {
+        let pointers =
+            |list: &Mutex<Vec<String>>| list.lock().map(|s| s.clone()).unwrap_or_default();
+        let mut args = redact_owned(call.args, &pointers(&scope.secret_pointers));
+        if !call.secrets.is_empty() {
+            scrub_values(&mut args, &call.secrets);
         }
+        let masking = Masking {
+            output_secrets: pointers(&scope.output_secrets),
+            secrets: call.secrets,
+            step: call.step,
+            on_record: call.on_record,
+        };
+        (args, masking)
+    }
+
+    /// Whether the stored result differs from the caller's.
+    fn needed(&self, result: &CallResult) -> bool {
+        !self.output_secrets.is_empty() || !self.secrets.is_empty() || needs_redaction(&result.data)
+    }
+
+    /// The result as history keeps it.
+    fn copy(&self, result: &CallResult) -> CallResult {
+        let mut copy = result.clone();
+        if !self.needed(result) {
+            return copy;
+        }
+        copy.data = redact_owned(copy.data, &self.output_secrets);
+        if !self.secrets.is_empty() {
+            scrub_values(&mut copy.data, &self.secrets);
+            if let Some(e) = copy.error.as_mut()
+                && let Some(clean) = scrub_text(&e.message, &self.secrets)
+            {
+                e.message = clean;
+            }
+        }
+        copy
     }
 }
 
@@ -919,12 +941,7 @@ async fn run_tool(
     }
 }
 
-fn assemble(
-    outcome: Outcome,
-    tool: String,
-    scope: &CallScope,
-    started_at: Timestamp,
-) -> CallResult {
+fn assemble(outcome: Outcome, scope: &CallScope, started_at: Timestamp) -> CallResult {
     let mut provenance = outcome.provenance;
     if let Ok(mut notes) = scope.chaos.lock() {
         provenance.chaos = std::mem::take(&mut *notes);
@@ -934,9 +951,9 @@ fn assemble(
         Err(e) => (false, Value::Null, Some(CallError::from(e))),
     };
     CallResult {
-        call_id: scope.call_id.as_str().to_owned(),
-        correlation_id: scope.correlation_id().to_owned(),
-        tool,
+        call_id: scope.call_id.clone(),
+        correlation_id: scope.correlation_id.clone(),
+        tool: scope.tool.clone(),
         success,
         data,
         error,
@@ -1000,8 +1017,8 @@ mod tests {
             sink: None,
         };
         let scope = Arc::new(CallScope {
-            call_id: CallId::Other("c".into()),
-            correlation_id: None,
+            call_id: SmolStr::new_static("c"),
+            correlation_id: SmolStr::new_static("c"),
             cancel: OnceLock::new(),
             secret_pointers: Mutex::new(Vec::new()),
             output_secrets: Mutex::new(Vec::new()),

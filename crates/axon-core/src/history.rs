@@ -5,11 +5,12 @@
 //! PostgreSQL stores of `axon-store` implement the same trait.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use smol_str::SmolStr;
 
 use crate::result::CallResult;
 
@@ -147,14 +148,14 @@ impl Default for HistoryLimits {
     }
 }
 
-/// Correlation ids are shared (`Arc<str>`) between the three indexes, so that
-/// recording a call copies only its call id. foldhash (seeded per process)
+/// Ids are shared (`SmolStr`, the result's own) between the three indexes, so
+/// that recording a call copies no id. foldhash (seeded per process)
 /// rather than SipHash: a fifth of the cost of hashing an id.
 #[derive(Default)]
 struct Book {
-    by_correlation: HashMap<Arc<str>, VecDeque<HistoryEntry>, Hasher>,
-    order: VecDeque<Arc<str>>,
-    call_index: HashMap<String, Arc<str>, Hasher>,
+    by_correlation: HashMap<SmolStr, VecDeque<HistoryEntry>, Hasher>,
+    order: VecDeque<SmolStr>,
+    call_index: HashMap<SmolStr, SmolStr, Hasher>,
 }
 
 type Hasher = foldhash::fast::RandomState;
@@ -207,13 +208,13 @@ impl HistoryStore for InMemoryHistory {
             .lock()
             .map_err(|_| StoreError("history lock poisoned".into()))?;
         let book = &mut *guard;
-        let corr: Arc<str> = match book
+        let corr: SmolStr = match book
             .by_correlation
-            .get_key_value(entry.result.correlation_id.as_str())
+            .get_key_value(&*entry.result.correlation_id)
         {
             Some((known, _)) => known.clone(),
             None => {
-                let corr: Arc<str> = Arc::from(entry.result.correlation_id.as_str());
+                let corr = entry.result.correlation_id.clone();
                 book.order.push_back(corr.clone());
                 while book.order.len() > self.limits.max_correlations.max(1) {
                     if let Some(old) = book.order.pop_front() {
@@ -260,6 +261,6 @@ impl HistoryStore for InMemoryHistory {
         Ok(book
             .by_correlation
             .get(corr)
-            .and_then(|l| l.iter().find(|e| e.result.call_id == call_id).cloned()))
+            .and_then(|l| l.iter().find(|e| &*e.result.call_id == call_id).cloned()))
     }
 }

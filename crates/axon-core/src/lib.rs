@@ -51,6 +51,7 @@ pub use policy::fallback::FallbackCall;
 pub use policy::{Policy, PolicyError};
 pub use registry::{RegistryError, ToolRegistry};
 pub use result::{CallResult, FallbackInfo, Provenance, ResponseDigest, Source, Timestamp};
+pub use smol_str::SmolStr;
 pub use state::SharedState;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Annotations, FnTool, Tool, ToolContext, ToolSpec, tool_fn};

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
+use smol_str::SmolStr;
 
 use crate::error::{CallError, ToolError};
 
@@ -213,12 +214,16 @@ pub struct FallbackInfo {
 /// how long, and where the data came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CallResult {
+    // The three names are `SmolStr`: a name of up to 23 bytes (a tool's,
+    // most correlation ids) is kept in place, a longer one (a ULID is 26) is
+    // shared, so the result, the call's scope and its history entry hold one
+    // allocation between them at most.
     /// A ULID, unique per call.
-    pub call_id: String,
+    pub call_id: SmolStr,
     /// Groups calls (a plan run, a conversation); the call id when none was given.
-    pub correlation_id: String,
+    pub correlation_id: SmolStr,
     /// The tool that was asked for (the primary, even when a fallback served).
-    pub tool: String,
+    pub tool: SmolStr,
     /// Whether `data` holds a result.
     pub success: bool,
     /// The tool's data; null on failure.

@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use serde_json::Value;
+use smol_str::SmolStr;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolError;
@@ -132,9 +133,11 @@ pub struct ToolContext {
 
 /// Per-call data shared by every attempt of one call.
 pub(crate) struct CallScope {
-    pub(crate) call_id: CallId,
-    /// `None` when the caller gave none: the call id stands for it.
-    pub(crate) correlation_id: Option<String>,
+    /// Shared with the result, its history entry and every event: one
+    /// allocation per call, however often the id is handed on.
+    pub(crate) call_id: SmolStr,
+    /// The caller's, else the call id itself (shared, not copied).
+    pub(crate) correlation_id: SmolStr,
     /// The caller's token; empty when it gave none, so that a call nobody can
     /// cancel does not allocate one (a tool that asks for it gets one made then).
     pub(crate) cancel: OnceLock<CancellationToken>,
@@ -144,47 +147,21 @@ pub(crate) struct CallScope {
     pub(crate) output_secrets: Mutex<Vec<String>>,
     /// What chaos injected into the call, for its provenance.
     pub(crate) chaos: Mutex<Vec<String>>,
-    /// The tool's name, for progress events (shared with the executor's
-    /// entry for the tool: no copy per call).
-    pub(crate) tool: Arc<str>,
+    /// The tool's name, for progress events and the result (the executor's
+    /// entry's, shared).
+    pub(crate) tool: SmolStr,
     /// The caller's listener, for progress events.
     pub(crate) events: Option<EventSink>,
 }
 
-/// A call's id, kept in place: a ULID is 26 ASCII characters, so the common
-/// case needs no allocation (ids given from outside, as in
-/// [`ToolContext::detached`], are kept as they are).
-#[derive(Clone, Debug)]
-pub(crate) enum CallId {
-    Ulid([u8; ulid::ULID_LEN]),
-    Other(String),
-}
-
-impl CallId {
-    /// The id of a call started at `at` (the ULID's time part is `at`'s).
-    pub(crate) fn new(at: std::time::SystemTime) -> Self {
-        let mut buf = [0u8; ulid::ULID_LEN];
-        ulid::Ulid::from_datetime(at).array_to_str(&mut buf);
-        CallId::Ulid(buf)
-    }
-
-    pub(crate) fn as_str(&self) -> &str {
-        match self {
-            // Crockford base32: always ASCII.
-            CallId::Ulid(buf) => std::str::from_utf8(buf).unwrap_or_default(),
-            CallId::Other(s) => s,
-        }
-    }
+/// The id of a call started at `at`: a ULID (its time part is `at`'s),
+/// written once and shared by every holder of the id.
+pub(crate) fn new_call_id(at: std::time::SystemTime) -> SmolStr {
+    let mut buf = [0u8; ulid::ULID_LEN];
+    SmolStr::new(ulid::Ulid::from_datetime(at).array_to_str(&mut buf))
 }
 
 impl CallScope {
-    /// The correlation id: the caller's, else the call id.
-    pub(crate) fn correlation_id(&self) -> &str {
-        self.correlation_id
-            .as_deref()
-            .unwrap_or_else(|| self.call_id.as_str())
-    }
-
     /// The caller's cancellation token, if it gave one.
     pub(crate) fn cancel(&self) -> Option<&CancellationToken> {
         self.cancel.get()
@@ -222,15 +199,16 @@ impl ToolContext {
 
     /// A context for calling a tool outside an executor (tests, benchmarks).
     pub fn detached(call_id: impl Into<String>) -> Self {
+        let call_id = SmolStr::from(call_id.into());
         ToolContext {
             shared: Arc::new(CallScope {
-                call_id: CallId::Other(call_id.into()),
-                correlation_id: None,
+                correlation_id: call_id.clone(),
+                call_id,
                 cancel: OnceLock::new(),
                 secret_pointers: Mutex::new(Vec::new()),
                 output_secrets: Mutex::new(Vec::new()),
                 chaos: Mutex::new(Vec::new()),
-                tool: Arc::from(""),
+                tool: SmolStr::default(),
                 events: None,
             }),
             attempt: 1,
@@ -239,13 +217,13 @@ impl ToolContext {
 
     /// This call's id (the same for every attempt).
     pub fn call_id(&self) -> &str {
-        self.shared.call_id.as_str()
+        &self.shared.call_id
     }
 
     /// The correlation id: a plan run, a conversation, a session. Browser tools use
     /// it to pick the page that belongs to this caller.
     pub fn correlation_id(&self) -> &str {
-        self.shared.correlation_id()
+        &self.shared.correlation_id
     }
 
     /// 1 for the first attempt, 2 for the first retry, and so on.
@@ -265,7 +243,7 @@ impl ToolContext {
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         if let Some(sink) = &self.shared.events {
             sink(CallEvent::Progress {
-                call_id: self.shared.call_id.as_str().to_owned(),
+                call_id: self.shared.call_id.to_string(),
                 tool: self.shared.tool.to_string(),
                 attempt: self.attempt,
                 progress,

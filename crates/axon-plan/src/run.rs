@@ -15,7 +15,7 @@ use std::sync::Arc;
 use axon_core::redact::REDACTED;
 use axon_core::{
     CallError, CallEvent, CallResult, CancellationToken, ErrorKind, Executor, FallbackCall,
-    HistoryEntry, Provenance, StepMark, Timestamp, ToolCall,
+    HistoryEntry, Provenance, SmolStr, StepMark, Timestamp, ToolCall,
 };
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -117,7 +117,7 @@ impl StepOutcome {
         let outcome = StepOutcome::of_call(
             mark.index,
             mark.id.clone(),
-            entry.result.tool.clone(),
+            entry.result.tool.to_string(),
             entry.result.clone(),
         );
         (outcome.status != StepStatus::Cancelled).then(|| (mark.run_id.clone(), outcome))
@@ -366,15 +366,15 @@ impl PlanRunner {
 /// does not resolve, an idempotency key that refuses it).
 fn uncalled(
     tool: &str,
-    correlation_id: String,
+    correlation_id: SmolStr,
     kind: ErrorKind,
     code: &str,
     message: String,
 ) -> CallResult {
     CallResult {
-        call_id: ulid::Ulid::new().to_string(),
+        call_id: ulid::Ulid::new().to_string().into(),
         correlation_id,
-        tool: tool.to_string(),
+        tool: tool.into(),
         success: false,
         data: Value::Null,
         error: Some(CallError {
@@ -487,7 +487,8 @@ struct Run<'a> {
     plan: &'a Plan,
     graph: &'a Graph,
     run_id: String,
-    correlation_id: String,
+    /// Shared by every step's call (and its result, and history entry).
+    correlation_id: SmolStr,
     cancel: CancellationToken,
     stop: CancellationToken,
     events: Option<UnboundedSender<PlanEvent>>,
@@ -525,7 +526,9 @@ impl<'a> Run<'a> {
             runner,
             plan,
             graph,
-            correlation_id: options.correlation_id.unwrap_or_else(|| run_id.clone()),
+            correlation_id: options
+                .correlation_id
+                .map_or_else(|| SmolStr::from(run_id.as_str()), SmolStr::from),
             run_id,
             stop: cancel.child_token(),
             cancel,
@@ -738,7 +741,7 @@ impl<'a> Run<'a> {
         };
         let result = PlanResult {
             run_id: self.run_id.clone(),
-            correlation_id: self.correlation_id.clone(),
+            correlation_id: self.correlation_id.to_string(),
             status,
             duration_ms: clock.elapsed().as_millis() as u64,
             steps,

@@ -78,7 +78,7 @@ fn tool_call(
     policy: Option<Object>,
 ) -> ToolCall {
     let mut call = ToolCall::new(tool, Value::Object(args));
-    call.correlation_id = correlation_id;
+    call.correlation_id = correlation_id.map(Into::into);
     call.policy = policy.map(Value::Object);
     call
 }

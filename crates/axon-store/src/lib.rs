@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
-use axon_core::{HistoryEntry, HistoryStats, HistoryStore, StoreError, Timestamp};
+use axon_core::{HistoryEntry, HistoryStats, HistoryStore, SmolStr, StoreError, Timestamp};
 use axon_plan::{Claim, Plan, PlanResult, RunRecord, RunStore, StepOutcome};
 use sqlx::Row as _;
 use sqlx::sqlite::{
@@ -286,9 +286,10 @@ pub(crate) const MAX_BATCH: usize = 256;
 
 /// A history row, encoded by the caller so the writer only writes.
 pub(crate) struct Row {
-    pub(crate) call_id: String,
-    pub(crate) correlation_id: String,
-    pub(crate) tool: String,
+    // The result's own names, shared (no copy per row).
+    pub(crate) call_id: SmolStr,
+    pub(crate) correlation_id: SmolStr,
+    pub(crate) tool: SmolStr,
     pub(crate) success: bool,
     pub(crate) retried: bool,
     pub(crate) duration_ms: i64,
@@ -1027,9 +1028,9 @@ async fn insert_batch(
         "INSERT OR REPLACE INTO calls (call_id, correlation_id, tool, success, retried, duration_ms, started_at_ms, entry) ",
     );
     insert.push_values(rows, |mut b, r| {
-        b.push_bind(&r.call_id)
-            .push_bind(&r.correlation_id)
-            .push_bind(&r.tool)
+        b.push_bind(r.call_id.as_str())
+            .push_bind(r.correlation_id.as_str())
+            .push_bind(r.tool.as_str())
             .push_bind(r.success)
             .push_bind(r.retried)
             .push_bind(r.duration_ms)

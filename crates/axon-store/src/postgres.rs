@@ -194,9 +194,9 @@ impl Batches for PgBatches {
             "INSERT INTO calls (call_id, correlation_id, tool, success, retried, duration_ms, started_at_ms, entry) ",
         );
         insert.push_values(&unique, |mut b, r| {
-            b.push_bind(&r.call_id)
-                .push_bind(&r.correlation_id)
-                .push_bind(&r.tool)
+            b.push_bind(r.call_id.as_str())
+                .push_bind(r.correlation_id.as_str())
+                .push_bind(r.tool.as_str())
                 .push_bind(r.success)
                 .push_bind(r.retried)
                 .push_bind(r.duration_ms)

@@ -73,7 +73,7 @@ where
                 fallback: Some(Box::new(FallbackInfo {
                     used: true,
                     index,
-                    primary_tool: primary.tool.clone(),
+                    primary_tool: primary.tool.to_string(),
                     primary_error,
                 })),
                 provenance: served.provenance,
