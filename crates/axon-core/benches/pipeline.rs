@@ -342,6 +342,11 @@ fn bench(c: &mut Criterion) {
     });
     group.finish();
 
+    // What each Axon case below spends building its input (the call and its
+    // arguments) before the pipeline sees it.
+    count_allocations(&rt, "input (ToolCall::new + args clone)", || async {
+        black_box(ToolCall::new("add", args.clone()).correlation_id("bench"));
+    });
     count_allocations(&rt, "pipeline/bare", || async {
         black_box(tool.call(&args, ctx.clone()).await.expect("adds"));
     });

@@ -426,19 +426,22 @@ impl Executor {
             otel.status_code = tracing::field::Empty,
             otel.status_description = tracing::field::Empty,
         );
+        if span.is_disabled() {
+            // Nobody wants the span (telemetry off): the pipeline's future is
+            // awaited as it is, not moved into a wrapper first (it is a few KB).
+            return self.pipeline(call, call_id, started_at).await;
+        }
         let result = self
             .pipeline(call, call_id, started_at)
             .instrument(span.clone())
             .await;
-        if !span.is_disabled() {
-            span.record("axon.attempts", i64::from(result.attempts));
-            span.record("axon.cache_hit", result.provenance.cache_hit);
-            if let Some(fallback) = &result.fallback {
-                span.record("axon.fallback.index", fallback.index as i64);
-            }
-            if let Some(e) = &result.error {
-                crate::trace::record_error(&span, e.kind.as_str(), e.code.as_deref());
-            }
+        span.record("axon.attempts", i64::from(result.attempts));
+        span.record("axon.cache_hit", result.provenance.cache_hit);
+        if let Some(fallback) = &result.fallback {
+            span.record("axon.fallback.index", fallback.index as i64);
+        }
+        if let Some(e) = &result.error {
+            crate::trace::record_error(&span, e.kind.as_str(), e.code.as_deref());
         }
         result
     }
