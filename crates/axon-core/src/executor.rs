@@ -805,7 +805,7 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
         Ok(admitted) => admitted,
         Err(e) => return Attempt::Refused(e),
     };
-    let _slot = match entry
+    let slot = match entry
         .limits
         .acquire(scope.cancel(), deadline, reserved)
         .await
@@ -837,7 +837,16 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
         }
     };
     let soft = (policy.soft_timeout_ms > 0).then(|| Duration::from_millis(policy.soft_timeout_ms));
-    let began = Instant::now();
+    // A first attempt that nothing held up (no wait for a slot, the rate
+    // limit, the cluster or a cached call's leader) starts when the call did:
+    // one clock read fewer. Its timeout and latency then include the argument
+    // check, which is microseconds.
+    let began =
+        if n == 1 && !slot.waited() && entry.shared_breakers.is_none() && !policy.cache.enabled() {
+            call.started
+        } else {
+            Instant::now()
+        };
     let timed = timeout::within(
         began,
         limit,

@@ -111,7 +111,25 @@ impl std::fmt::Debug for Limits {
 }
 
 /// Held while an attempt runs; frees its concurrency slot when dropped.
-pub struct Slot(#[allow(dead_code)] Option<OwnedSemaphorePermit>);
+pub struct Slot {
+    _permit: Option<OwnedSemaphorePermit>,
+    waited: bool,
+}
+
+impl Slot {
+    fn at_once(permit: Option<OwnedSemaphorePermit>) -> Self {
+        Slot {
+            _permit: permit,
+            waited: false,
+        }
+    }
+
+    /// Whether the attempt had to wait for it (the rate limit or a full
+    /// bulkhead held it up): if not, the attempt starts when it was asked for.
+    pub fn waited(&self) -> bool {
+        self.waited
+    }
+}
 
 impl Limits {
     /// Build the limits a policy asks for.
@@ -159,12 +177,12 @@ impl Limits {
         };
         if rate_passed {
             let Some(slots) = &self.slots else {
-                return Ok(Slot(None));
+                return Ok(Slot::at_once(None));
             };
             // A free slot is taken at once (tokio's semaphore is fair: it has
             // free permits only when nobody queues).
             if let Ok(permit) = slots.clone().try_acquire_owned() {
-                return Ok(Slot(Some(permit)));
+                return Ok(Slot::at_once(Some(permit)));
             }
         }
         Box::pin(self.wait(cancel, deadline, reserved, rate_passed)).await
@@ -220,7 +238,10 @@ impl Limits {
             }
         }
         let Some(slots) = &self.slots else {
-            return Ok(Slot(None));
+            return Ok(Slot {
+                _permit: None,
+                waited: true,
+            });
         };
         let expired = async {
             match deadline.remaining() {
@@ -231,7 +252,10 @@ impl Limits {
         tokio::select! {
             biased;
             permit = slots.clone().acquire_owned() => {
-                permit.map(|p| Slot(Some(p))).map_err(|_| ToolError::internal("concurrency limiter closed"))
+                permit.map(|p| Slot {
+                    _permit: Some(p),
+                    waited: true,
+                }).map_err(|_| ToolError::internal("concurrency limiter closed"))
             }
             _ = cancelled(cancel) => Err(gave_up("concurrency limit")),
             _ = expired => Err(gave_up("concurrency limit")),

@@ -188,7 +188,13 @@ impl RetryLoop<'_> {
                 otel.status_code = tracing::field::Empty,
                 otel.status_description = tracing::field::Empty,
             );
-            let error = match attempt(n, limit).instrument(span.clone()).await {
+            // Not moved into tracing's wrapper when nobody wants the span.
+            let ran = if span.is_disabled() {
+                attempt(n, limit).await
+            } else {
+                attempt(n, limit).instrument(span.clone()).await
+            };
+            let error = match ran {
                 Attempt::Refused(e) => {
                     crate::trace::record_error(&span, e.kind.as_str(), e.code.as_deref());
                     break Err(e);
