@@ -1002,7 +1002,6 @@ impl Batches for SqliteBatches {
     }
 }
 
-/// One transaction: the rows, then FIFO per correlation id for the ids touched.
 /// The correlation ids a batch's FIFO trim has to look at: those of rows
 /// whose correlation id is not their own call id. A call given no correlation
 /// id is its own group, which holds that one call until a later call names it,
@@ -1017,6 +1016,13 @@ pub(crate) fn ids_to_trim<'a>(rows: impl Iterator<Item = &'a &'a Row>) -> Vec<&'
     ids
 }
 
+/// One batch in one round trip to SQLite's thread: the rows, the FIFO trim of
+/// the named groups they touch and the checkpoints they carry, as one
+/// multi-statement query (sqlx binds `?` parameters across its statements in
+/// order). A batch with more than the rows is wrapped in `BEGIN` … `COMMIT`
+/// inside that same query, so it stays atomic without the three extra round
+/// trips (`BEGIN`, the trim, `COMMIT`) that each wake both threads: a batch of
+/// MCP calls, which carry their session as correlation id, was four.
 async fn insert_batch(
     connection: &mut SqliteConnection,
     rows: &[&Row],
@@ -1024,10 +1030,14 @@ async fn insert_batch(
 ) -> Result<(), StoreError> {
     let ids = ids_to_trim(rows.iter());
     let checkpoints = rows.iter().any(|r| r.checkpoint.is_some());
-    let mut insert = sqlx::QueryBuilder::new(
+    // One statement is atomic on its own (the common case: calls made
+    // without a correlation id).
+    let transaction = !ids.is_empty() || checkpoints;
+    let mut q = sqlx::QueryBuilder::new(if transaction { "BEGIN; " } else { "" });
+    q.push(
         "INSERT OR REPLACE INTO calls (call_id, correlation_id, tool, success, retried, duration_ms, started_at_ms, entry) ",
     );
-    insert.push_values(rows, |mut b, r| {
+    q.push_values(rows, |mut b, r| {
         b.push_bind(r.call_id.as_str())
             .push_bind(r.correlation_id.as_str())
             .push_bind(r.tool.as_str())
@@ -1037,58 +1047,47 @@ async fn insert_batch(
             .push_bind(r.started_at_ms)
             .push_bind(&r.entry);
     });
-    if ids.is_empty() && !checkpoints {
-        // One statement is atomic on its own: no transaction, so one round
-        // trip to SQLite's thread instead of four (the common case: calls
-        // made without a correlation id).
-        insert
-            .build()
-            .execute(&mut *connection)
-            .await
-            .map_err(err)?;
-        return Ok(());
+    if !ids.is_empty() {
+        q.push(
+            "; DELETE FROM calls WHERE rowid IN (SELECT rowid FROM (SELECT rowid, row_number() OVER \
+             (PARTITION BY correlation_id ORDER BY rowid DESC) AS newer FROM calls WHERE correlation_id IN (",
+        );
+        let mut list = q.separated(", ");
+        for id in ids {
+            list.push_bind(id);
+        }
+        q.push(")) WHERE newer > ");
+        q.push_bind(keep.max(1) as i64);
+        q.push(")");
     }
-    let mut tx = connection.begin().await.map_err(err)?;
-    insert.build().execute(&mut *tx).await.map_err(err)?;
-
-    if ids.is_empty() {
-        return checkpoint_and_commit(tx, rows).await;
-    }
-    let mut fifo = sqlx::QueryBuilder::new(
-        "DELETE FROM calls WHERE rowid IN (SELECT rowid FROM (SELECT rowid, row_number() OVER \
-         (PARTITION BY correlation_id ORDER BY rowid DESC) AS newer FROM calls WHERE correlation_id IN (",
-    );
-    let mut list = fifo.separated(", ");
-    for id in ids {
-        list.push_bind(id);
-    }
-    fifo.push(")) WHERE newer > ");
-    fifo.push_bind(keep.max(1) as i64);
-    fifo.push(")");
-    fifo.build().execute(&mut *tx).await.map_err(err)?;
-    checkpoint_and_commit(tx, rows).await
-}
-
-async fn checkpoint_and_commit(
-    mut tx: sqlx::Transaction<'_, sqlx::Sqlite>,
-    rows: &[&Row],
-) -> Result<(), StoreError> {
     // Checkpoints of the plan steps these calls ran, in the same transaction: a
     // step whose call is in history is never run again on resume. A run the
-    // store does not know (its runner keeps runs elsewhere) gets none.
+    // store does not know (its runner keeps runs elsewhere) gets none. (Only
+    // `?` parameters: a numbered one would count from the query's first.)
     for (run_id, index, outcome) in rows.iter().filter_map(|r| r.checkpoint.as_ref()) {
-        sqlx::query(
-            "INSERT OR REPLACE INTO run_steps (run_id, step_index, outcome) \
-             SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = ?1)",
-        )
-        .bind(run_id)
-        .bind(index)
-        .bind(outcome)
-        .execute(&mut *tx)
-        .await
-        .map_err(err)?;
+        q.push("; INSERT OR REPLACE INTO run_steps (run_id, step_index, outcome) SELECT ");
+        q.push_bind(run_id.as_str());
+        q.push(", ");
+        q.push_bind(*index);
+        q.push(", ");
+        q.push_bind(outcome.as_str());
+        q.push(" WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = ");
+        q.push_bind(run_id.as_str());
+        q.push(")");
     }
-    tx.commit().await.map_err(err)
+    if transaction {
+        q.push("; COMMIT");
+    }
+    let outcome = q.build().execute(&mut *connection).await;
+    if let Err(e) = outcome {
+        if transaction {
+            // The statement that failed left the transaction open (unless
+            // SQLite rolled it back itself, when this says so and is ignored).
+            let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *connection).await;
+        }
+        return Err(err(e));
+    }
+    Ok(())
 }
 
 /// Per-correlation figures from the sums both backends compute.

@@ -296,6 +296,75 @@ async fn a_call_named_as_a_correlation_id_is_trimmed_with_its_group(backend: Bac
     );
 }
 
+both!(a_batch_that_fails_part_way_leaves_nothing_and_the_next_commits);
+/// A batch is its rows, the FIFO trim of its named groups and its
+/// checkpoints, all or nothing. Here the trim is refused (a trigger another
+/// process put on the table): the row inserted before it must not stay, the
+/// call still answers, and once the trigger is gone the store takes batches
+/// again (no transaction left open on the writer's connection).
+async fn a_batch_that_fails_part_way_leaves_nothing_and_the_next_commits(backend: Backend) {
+    let retention = Retention {
+        max_per_correlation: 1,
+        ..Retention::default()
+    };
+    let store = backend.open(retention).await;
+    let ex = executor(store.clone());
+    let first = ex
+        .call(ToolCall::new("echo", json!({"i": 1})).correlation_id("g"))
+        .await;
+    match &backend {
+        Backend::Sqlite(_) => {
+            backend
+                .query(
+                    "CREATE TRIGGER refuse_trim BEFORE DELETE ON calls \
+                     BEGIN SELECT RAISE(ABORT, 'refused'); END",
+                    &[],
+                )
+                .await;
+        }
+        Backend::Postgres(_) => {
+            backend
+                .query(
+                    "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS \
+                     $$ BEGIN RAISE EXCEPTION 'refused'; END $$",
+                    &[],
+                )
+                .await;
+            backend
+                .query(
+                    "CREATE TRIGGER refuse_trim BEFORE DELETE ON calls \
+                     FOR EACH ROW EXECUTE FUNCTION refuse()",
+                    &[],
+                )
+                .await;
+        }
+    }
+    // The trim of "g" would delete the first call: refused, so this batch
+    // (its row included) is rolled back.
+    let refused = ex
+        .call(ToolCall::new("echo", json!({"i": 2})).correlation_id("g"))
+        .await;
+    assert!(refused.success, "the call itself still answers");
+    assert!(store.by_call_id(&refused.call_id).await.unwrap().is_none());
+    let kept = store.by_correlation("g").await.unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].result.call_id, first.call_id);
+
+    let drop = match &backend {
+        Backend::Sqlite(_) => "DROP TRIGGER refuse_trim",
+        Backend::Postgres(_) => "DROP TRIGGER refuse_trim ON calls",
+    };
+    backend.query(drop, &[]).await;
+    let third = ex
+        .call(ToolCall::new("echo", json!({"i": 3})).correlation_id("g"))
+        .await;
+    let kept = store.by_correlation("g").await.unwrap();
+    assert_eq!(kept.len(), 1, "the trim runs again");
+    assert_eq!(kept[0].result.call_id, third.call_id);
+    let alone = ex.call(ToolCall::new("echo", json!({"i": 4}))).await;
+    assert!(store.by_call_id(&alone.call_id).await.unwrap().is_some());
+}
+
 both!(history_older_than_max_age_is_pruned_on_open);
 async fn history_older_than_max_age_is_pruned_on_open(backend: Backend) {
     {
