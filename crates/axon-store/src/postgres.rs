@@ -220,9 +220,12 @@ impl Batches for PgBatches {
 
         if !ids.is_empty() {
             sqlx::query(
-                "DELETE FROM calls WHERE seq IN (SELECT seq FROM (SELECT seq, row_number() OVER \
-             (PARTITION BY correlation_id ORDER BY seq DESC) AS newer FROM calls \
-             WHERE correlation_id = ANY($1)) t WHERE newer > $2)",
+                // FIFO per group: at or below the `keep`-th newest row goes,
+                // found by stepping `keep` entries down calls_by_correlation
+                // (not a window over the whole group, sorted).
+                "WITH cut AS (SELECT g.id, (SELECT d.seq FROM calls d WHERE d.correlation_id = g.id \
+                 ORDER BY d.seq DESC OFFSET $2 LIMIT 1) AS seq FROM unnest($1::text[]) AS g(id)) \
+                 DELETE FROM calls c USING cut WHERE c.correlation_id = cut.id AND c.seq <= cut.seq",
             )
             .bind(&ids)
             .bind(keep.max(1) as i64)
