@@ -542,10 +542,13 @@ impl Executor {
                 (self.primary(&this).await, policy.slow_warn_ms)
             }
         };
+        let answered_at = outcome.answered_at;
         let mut result = assemble(outcome, &scope, started_at);
 
         // Fallback chain.
+        let mut ended = answered_at;
         if !call.fallbacks.is_empty() {
+            ended = None;
             // Boxed, as every path most calls never take.
             result = Box::pin(fallback::run_chain(result, &call.fallbacks, |link| {
                 self.boxed_call(ToolCall {
@@ -562,7 +565,10 @@ impl Executor {
         }
 
         // History, metrics, trace.
-        result.duration_ms = clock.elapsed().as_millis() as u64;
+        // The answering attempt's end is the call's (one clock read fewer);
+        // what follows it (output check, digest) takes microseconds.
+        let ended = ended.unwrap_or_else(Instant::now);
+        result.duration_ms = ended.saturating_duration_since(clock).as_millis() as u64;
         if result.success && result.provenance.source == Source::Tool {
             // Fetched as the call ended, to the millisecond.
             let fetched = started_at.unix_ms() + result.duration_ms;
@@ -634,12 +640,13 @@ impl Executor {
         let done = retry
             .run(|n, limit| attempt(call, deadline, n, limit))
             .await;
+        let cached = call.policy.cache.enabled();
         let provenance = match &done.result {
             Ok(data) => Provenance {
                 source: Source::Tool,
                 // The cache keeps the time with the data; otherwise the
                 // pipeline sets it from the call's end (one clock read fewer).
-                fetched_at: call.policy.cache.enabled().then(Timestamp::now),
+                fetched_at: cached.then(Timestamp::now),
                 cache_hit: false,
                 response_digest: Some(ResponseDigest::of(data)),
                 stale: false,
@@ -653,6 +660,9 @@ impl Executor {
             reasons: done.reasons,
             delays_ms: done.delays_ms,
             provenance,
+            // A cached outcome may be shared by calls that started later:
+            // each of those reads its own end.
+            answered_at: done.answered_at.filter(|_| !cached),
         }
     }
 
@@ -861,9 +871,16 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
     };
     // What `"auto"` timeouts and hedges are chosen from (policy/adaptive.rs): the
     // time to an answer, and a timeout as a lower bound of it.
+    let ended = Instant::now();
     match &result {
-        Ok(_) => entry.shared.latency.record(began.elapsed()),
-        Err(e) if e.kind == ErrorKind::Timeout => entry.shared.latency.record(began.elapsed()),
+        Ok(_) => entry
+            .shared
+            .latency
+            .record_at(ended.saturating_duration_since(began), ended),
+        Err(e) if e.kind == ErrorKind::Timeout => entry
+            .shared
+            .latency
+            .record_at(ended.saturating_duration_since(began), ended),
         Err(_) => {}
     }
     let result = result.and_then(|data| validate::check_output(data, entry.tool.output.as_deref()));
@@ -884,7 +901,7 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
             }
         }
     }
-    Attempt::Ran(result)
+    Attempt::Ran(result, ended)
 }
 
 /// Leave to make an attempt: from the cluster's breaker while it answers,

@@ -5,6 +5,7 @@
 //! `Clone`.
 
 use serde_json::Value;
+use tokio::time::Instant;
 
 use crate::error::ToolError;
 use crate::policy::cache::CachedResponse;
@@ -18,6 +19,9 @@ pub(crate) struct Outcome {
     pub(crate) reasons: Vec<String>,
     pub(crate) delays_ms: Vec<u64>,
     pub(crate) provenance: Provenance,
+    /// When the tool's answer came (the attempt's end, read once), when the
+    /// call ends with it; `None` when the pipeline reads the clock itself.
+    pub(crate) answered_at: Option<Instant>,
 }
 
 impl Outcome {
@@ -29,6 +33,7 @@ impl Outcome {
             reasons: Vec::new(),
             delays_ms: Vec::new(),
             provenance: Provenance::none(),
+            answered_at: None,
         }
     }
 
@@ -47,6 +52,7 @@ impl Outcome {
                 stale,
                 chaos: Vec::new(),
             },
+            answered_at: None,
         }
     }
 }

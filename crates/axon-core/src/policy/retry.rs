@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -120,13 +121,17 @@ pub(crate) struct Attempts {
     pub attempts: u32,
     pub reasons: Vec<String>,
     pub delays_ms: Vec<u64>,
+    /// When the attempt that answered ended (`None` on failure): the call's
+    /// end too, unless something runs after it (a fallback).
+    pub answered_at: Option<Instant>,
 }
 
 /// How one attempt went: it ran (and succeeded or failed), or it was refused before
 /// touching the tool (breaker open, limit wait given up) and does not count.
 #[derive(Debug)]
 pub(crate) enum Attempt {
-    Ran(Result<Value, ToolError>),
+    /// It ran; the instant is its end, read once for the latency it records.
+    Ran(Result<Value, ToolError>, Instant),
     Refused(ToolError),
 }
 
@@ -140,7 +145,7 @@ pub(crate) struct RetryLoop<'a> {
     pub shared: Option<(&'a dyn SharedBreakers, &'a str)>,
     pub deadline: Deadline,
     /// When the call started (tokio's clock): the budget counts the call then.
-    pub started: tokio::time::Instant,
+    pub started: Instant,
     /// The caller's token, when it gave one.
     pub cancel: Option<&'a CancellationToken>,
     pub observer: &'a Observer<'a>,
@@ -168,6 +173,7 @@ impl RetryLoop<'_> {
         // deadline (no placeholder: nothing is allocated on the happy path).
         let mut last: Option<ToolError> = None;
         let mut previous_delay = None;
+        let mut answered_at = None;
         let result = loop {
             if is_cancelled(self.cancel) {
                 break Err(ToolError::cancelled());
@@ -199,11 +205,12 @@ impl RetryLoop<'_> {
                     crate::trace::record_error(&span, e.kind.as_str(), e.code.as_deref());
                     break Err(e);
                 }
-                Attempt::Ran(Ok(data)) => {
+                Attempt::Ran(Ok(data), ended) => {
                     attempts = n;
+                    answered_at = Some(ended);
                     break Ok(data);
                 }
-                Attempt::Ran(Err(e)) => e,
+                Attempt::Ran(Err(e), _) => e,
             };
             crate::trace::record_error(&span, error.kind.as_str(), error.code.as_deref());
             attempts = n;
@@ -235,6 +242,7 @@ impl RetryLoop<'_> {
             attempts,
             reasons,
             delays_ms,
+            answered_at,
         }
     }
 
