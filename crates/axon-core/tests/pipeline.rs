@@ -305,6 +305,30 @@ async fn a_fallback_serves_and_reports_its_index_and_the_primary_error() {
     );
 }
 
+/// A call's duration is read from its answering attempt's end when nothing
+/// runs after it; a fallback runs after a failed primary, so its time counts.
+#[tokio::test(start_paused = true)]
+async fn a_duration_counts_the_retries_and_the_fallback_that_served() {
+    let (primary, _) = Scripted::new("primary", |_, _| err(ErrorKind::Unavailable));
+    let ex = executor(vec![primary]);
+    let start = Instant::now();
+    let r = ex
+        .call(ToolCall::new("primary", json!({})).fallback("sleep", json!({"ms": 40})))
+        .await;
+    assert!(r.success, "{r:?}");
+    assert_eq!(start.elapsed(), Duration::from_millis(340));
+    assert_eq!(
+        r.duration_ms, 340,
+        "two backoffs (100 + 200 ms) on the primary, then the fallback's 40 ms"
+    );
+    let start = Instant::now();
+    let r = ex.call(ToolCall::new("sleep", json!({"ms": 25}))).await;
+    assert_eq!(
+        (r.duration_ms, start.elapsed()),
+        (25, Duration::from_millis(25))
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn when_every_fallback_fails_the_primary_error_stands() {
     let (primary, _) = Scripted::new("primary", |_, _| err(ErrorKind::Unavailable));
