@@ -124,6 +124,14 @@ impl Slot {
         }
     }
 
+    /// A slot the attempt had to wait for (its start is read again).
+    fn after_wait(permit: Option<OwnedSemaphorePermit>) -> Self {
+        Slot {
+            _permit: permit,
+            waited: true,
+        }
+    }
+
     /// Whether the attempt had to wait for it (the rate limit or a full
     /// bulkhead held it up): if not, the attempt starts when it was asked for.
     pub fn waited(&self) -> bool {
@@ -238,10 +246,7 @@ impl Limits {
             }
         }
         let Some(slots) = &self.slots else {
-            return Ok(Slot {
-                _permit: None,
-                waited: true,
-            });
+            return Ok(Slot::after_wait(None));
         };
         let expired = async {
             match deadline.remaining() {
@@ -252,10 +257,8 @@ impl Limits {
         tokio::select! {
             biased;
             permit = slots.clone().acquire_owned() => {
-                permit.map(|p| Slot {
-                    _permit: Some(p),
-                    waited: true,
-                }).map_err(|_| ToolError::internal("concurrency limiter closed"))
+                permit.map(|p| Slot::after_wait(Some(p)))
+                    .map_err(|_| ToolError::internal("concurrency limiter closed"))
             }
             _ = cancelled(cancel) => Err(gave_up("concurrency limit")),
             _ = expired => Err(gave_up("concurrency limit")),
