@@ -542,11 +542,10 @@ impl Executor {
                 (self.primary(&this).await, policy.slow_warn_ms)
             }
         };
-        let answered_at = outcome.answered_at;
+        let mut ended = outcome.answered_at;
         let mut result = assemble(outcome, &scope, started_at);
 
-        // Fallback chain.
-        let mut ended = answered_at;
+        // Fallback chain (the call ends after it, not with the primary).
         if !call.fallbacks.is_empty() {
             ended = None;
             // Boxed, as every path most calls never take.
@@ -872,16 +871,12 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
     // What `"auto"` timeouts and hedges are chosen from (policy/adaptive.rs): the
     // time to an answer, and a timeout as a lower bound of it.
     let ended = Instant::now();
-    match &result {
-        Ok(_) => entry
-            .shared
-            .latency
-            .record_at(ended.saturating_duration_since(began), ended),
-        Err(e) if e.kind == ErrorKind::Timeout => entry
-            .shared
-            .latency
-            .record_at(ended.saturating_duration_since(began), ended),
-        Err(_) => {}
+    if result
+        .as_ref()
+        .map_or_else(|e| e.kind == ErrorKind::Timeout, |_| true)
+    {
+        let took = ended.saturating_duration_since(began);
+        entry.shared.latency.record_at(took, ended);
     }
     let result = result.and_then(|data| validate::check_output(data, entry.tool.output.as_deref()));
     match permit {
