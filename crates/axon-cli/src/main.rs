@@ -170,11 +170,7 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime_for(&cli.command) {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("axon: cannot start the runtime: {e}");
@@ -187,6 +183,26 @@ fn main() -> ExitCode {
             eprintln!("axon: {message}");
             exit.into()
         }
+    }
+}
+
+/// The runtime a command runs on. `axon mcp` serves one client over stdin and
+/// stdout: each message wakes one task after another, and on a current-thread
+/// runtime those hand-offs stay on one thread instead of waking a second
+/// worker through the kernel (a quarter less CPU per call, measured with
+/// `benches/mcp_cpu/run.py`; docs/benchmarks.md). Everything else (the HTTP
+/// server's many connections, a plan's parallel steps) gets two workers,
+/// one per core of the machines Axon is sized for; `TOKIO_WORKER_THREADS`
+/// is not read.
+fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
+    match command {
+        Command::Mcp => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        _ => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build(),
     }
 }
 

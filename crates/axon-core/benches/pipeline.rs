@@ -10,6 +10,10 @@
 //! digest, metrics, in-memory history), the same with the cache on and every call
 //! a miss, and a cache hit.
 //!
+//! A floor beside them, `bare_plus_record`: the bare call plus the record
+//! every Axon call leaves (id, timestamps, digest, in-memory history entry)
+//! and no policy at all: what no pipeline keeping that record can go under.
+//!
 //! A second group, `tracing`, prices OpenTelemetry: the happy path with no
 //! subscriber (telemetry off) and with the exporter pipeline `axon` installs.
 //!
@@ -24,9 +28,10 @@
 //! Run: `cargo bench -p axon-core --bench pipeline`. Ratios go to docs/benchmarks.md.
 //!
 //! With `PIPELINE_CALLS="<case> <calls>"` it makes that many calls of one case
-//! (`bare`, `axon_pipeline`, `axon_cache_hit`, `like_for_like`) and exits,
-//! without criterion: `scripts/instructions` runs it under callgrind, whose
-//! instruction counts repeat on a busy machine where timings do not.
+//! (`bare`, `tower`, `bare_plus_record`, `axon_pipeline`, `axon_cache_hit`,
+//! `like_for_like`) and exits, without criterion: `scripts/instructions` runs
+//! it under callgrind, whose instruction counts repeat on a busy machine where
+//! timings do not.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -38,8 +43,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use axon_core::{
-    Executor, HistoryEntry, HistoryStore, SharedState, Tool, ToolCall, ToolContext, ToolError,
-    ToolRegistry, ToolSpec, tool_fn,
+    CallResult, Executor, HistoryEntry, HistoryStore, InMemoryHistory, Provenance, ResponseDigest,
+    SharedState, SmolStr, Source, Timestamp, Tool, ToolCall, ToolContext, ToolError, ToolRegistry,
+    ToolSpec, tool_fn,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use schemars::JsonSchema;
@@ -237,6 +243,55 @@ impl<E> tower::retry::Policy<Value, Value, E> for Attempts {
     }
 }
 
+/// The floor under any Axon call: the bare call, then only the record that
+/// DESIGN.md asks of every call and tower's stack does not make (a ULID and
+/// the wall-clock start, the duration from two clock reads, the result with
+/// its `response_digest`, and history's entry in the default in-memory
+/// store). No policy runs. Whatever the pipeline does, it cannot cost less
+/// than this while every call leaves that record.
+async fn bare_plus_record(
+    tool: &Arc<dyn Tool>,
+    args: &Value,
+    ctx: &ToolContext,
+    history: &InMemoryHistory,
+) -> CallResult {
+    let wall = std::time::SystemTime::now();
+    let clock = std::time::Instant::now();
+    let mut id = [0u8; ulid::ULID_LEN];
+    let call_id = SmolStr::new(ulid::Ulid::from_datetime(wall).array_to_str(&mut id));
+    let data = tool.call(args, ctx.clone()).await.expect("adds");
+    let duration_ms = clock.elapsed().as_millis() as u64;
+    let result = CallResult {
+        correlation_id: SmolStr::new_static("bench"),
+        call_id,
+        tool: SmolStr::new_static("add"),
+        success: true,
+        provenance: Provenance {
+            source: Source::Tool,
+            fetched_at: None,
+            cache_hit: false,
+            response_digest: Some(ResponseDigest::of(&data)),
+            stale: false,
+            chaos: Vec::new(),
+        },
+        data,
+        error: None,
+        attempts: 1,
+        retry_reasons: Vec::new(),
+        retry_delays_ms: Vec::new(),
+        started_at: Timestamp(wall),
+        duration_ms,
+        fallback: None,
+    };
+    let entry = HistoryEntry {
+        result: result.clone(),
+        args: args.clone(),
+        step: None,
+    };
+    history.record_at_once(entry).expect("kept");
+    result
+}
+
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -254,6 +309,19 @@ fn bench(c: &mut Criterion) {
         "cache": {"ttl_ms": 60_000},
     }));
     rt.block_on(cached.call(ToolCall::new("add", args.clone())));
+    let floor_history = InMemoryHistory::new();
+    // Peer: tower's timeout + retry + concurrency limit around the same call.
+    let inner = tool.clone();
+    let tower_ctx = ctx.clone();
+    let svc = ServiceBuilder::new()
+        .concurrency_limit(1024)
+        .retry(Attempts(3))
+        .timeout(Duration::from_secs(30))
+        .service_fn(move |req: Value| {
+            let tool = inner.clone();
+            let ctx = tower_ctx.clone();
+            async move { tool.call(&req, ctx).await }
+        });
 
     if let Ok(spec) = std::env::var("PIPELINE_CALLS") {
         let (case, n) = spec.split_once(' ').unwrap_or((spec.as_str(), "0"));
@@ -270,6 +338,18 @@ fn bench(c: &mut Criterion) {
             "bare" => rt.block_on(async {
                 for _ in 0..n {
                     black_box(tool.call(&args, ctx.clone()).await.expect("adds"));
+                }
+            }),
+            "tower" => rt.block_on(async {
+                for _ in 0..n {
+                    let mut svc = svc.clone();
+                    let ready = svc.ready().await.expect("ready");
+                    black_box(ready.call(args.clone()).await.expect("adds"));
+                }
+            }),
+            "bare_plus_record" => rt.block_on(async {
+                for _ in 0..n {
+                    black_box(bare_plus_record(&tool, &args, &ctx, &floor_history).await);
                 }
             }),
             "axon_pipeline" => axon(&full),
@@ -292,18 +372,6 @@ fn bench(c: &mut Criterion) {
         })
     });
 
-    // Peer: tower's timeout + retry + concurrency limit around the same call.
-    let inner = tool.clone();
-    let tower_ctx = ctx.clone();
-    let svc = ServiceBuilder::new()
-        .concurrency_limit(1024)
-        .retry(Attempts(3))
-        .timeout(Duration::from_secs(30))
-        .service_fn(move |req: Value| {
-            let tool = inner.clone();
-            let ctx = tower_ctx.clone();
-            async move { tool.call(&req, ctx).await }
-        });
     group.bench_function("tower", |b| {
         b.to_async(&rt).iter(|| {
             let mut svc = svc.clone();
@@ -312,6 +380,13 @@ fn bench(c: &mut Criterion) {
                 let ready = svc.ready().await.expect("ready");
                 black_box(ready.call(req).await.expect("adds"));
             }
+        })
+    });
+
+    // The floor: the bare call and the record every Axon call leaves, no policy.
+    group.bench_function("bare_plus_record", |b| {
+        b.to_async(&rt).iter(|| async {
+            black_box(bare_plus_record(&tool, &args, &ctx, &floor_history).await);
         })
     });
 
@@ -357,6 +432,9 @@ fn bench(c: &mut Criterion) {
             let ready = svc.ready().await.expect("ready");
             black_box(ready.call(req).await.expect("adds"));
         }
+    });
+    count_allocations(&rt, "pipeline/bare_plus_record", || async {
+        black_box(bare_plus_record(&tool, &args, &ctx, &floor_history).await);
     });
     count_allocations(&rt, "pipeline/axon_pipeline", || async {
         let call = ToolCall::new("add", args.clone()).correlation_id("bench");
