@@ -189,7 +189,7 @@ fn main() -> ExitCode {
 /// The runtime a command runs on. `axon mcp` serves one client over stdin and
 /// stdout: each message wakes one task after another, and on a current-thread
 /// runtime those hand-offs stay on one thread instead of waking a second
-/// worker through the kernel (a quarter less CPU per call, measured with
+/// worker through the kernel (10–20 % less CPU per call, measured with
 /// `benches/mcp_cpu/run.py`; docs/benchmarks.md). Everything else (the HTTP
 /// server's many connections, a plan's parallel steps) gets two workers,
 /// one per core of the machines Axon is sized for; `TOKIO_WORKER_THREADS`
