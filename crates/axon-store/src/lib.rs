@@ -367,12 +367,19 @@ impl SqliteStore {
         drop(first);
         // The writer keeps a connection of its own: its page cache stays warm
         // instead of being invalidated by writes from other pooled connections.
-        let connection = options
+        let mut connection = options
             .clone()
             .pragma("cache_size", "-16000")
             .connect()
             .await
             .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
+        // Safe: the only value in the text is an integer it formats itself.
+        sqlx::raw_sql(sqlx::AssertSqlSafe(fifo_trigger(
+            retention.max_per_correlation,
+        )))
+        .execute(&mut connection)
+        .await
+        .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
         Ok(SqliteStore {
             pool,
             path: path.to_path_buf(),
@@ -989,8 +996,9 @@ impl SqliteBatches {
 
 #[async_trait]
 impl Batches for SqliteBatches {
-    async fn insert(&mut self, rows: &[&Row], keep: u64) -> Result<(), StoreError> {
-        insert_batch(self.connection()?, rows, keep).await
+    async fn insert(&mut self, rows: &[&Row], _keep: u64) -> Result<(), StoreError> {
+        // The trim is the writer connection's trigger (`fifo_trigger`).
+        insert_batch(self.connection()?, rows).await
     }
     async fn prune(&mut self, retention: &Retention) -> Result<(), StoreError> {
         prune(self.connection()?, retention).await
@@ -1016,23 +1024,39 @@ pub(crate) fn ids_to_trim<'a>(rows: impl Iterator<Item = &'a &'a Row>) -> Vec<&'
     ids
 }
 
-/// One batch in one round trip to SQLite's thread: the rows, the FIFO trim of
-/// the named groups they touch and the checkpoints they carry, as one
+/// The FIFO trim of a named group, done by the `INSERT` itself: a trigger
+/// on the writer's own connection (`TEMP`: it lives and dies with that
+/// connection, so each process trims by its own `max_per_correlation`, and
+/// the file's schema is untouched). After a row whose correlation id is not
+/// its own call id (a call given none is its own group, which holds that one
+/// call until a later call names it, and that call's row trims it), the rows
+/// at or below the group's `keep`-th newest go, found by stepping `keep`
+/// entries down the (correlation_id, rowid) index, so a row costs the same
+/// however full its group is. In the `INSERT`'s statement, a batch of an MCP
+/// session's calls is one statement in autocommit: no `BEGIN`, trim and
+/// `COMMIT` to send to SQLite's thread and hear back from one by one.
+fn fifo_trigger(keep: u64) -> String {
+    format!(
+        "DROP TRIGGER IF EXISTS temp.calls_fifo; \
+         CREATE TEMP TRIGGER calls_fifo AFTER INSERT ON main.calls \
+         WHEN NEW.correlation_id <> NEW.call_id \
+         BEGIN \
+             DELETE FROM calls WHERE correlation_id = NEW.correlation_id AND rowid <= \
+                 (SELECT rowid FROM calls WHERE correlation_id = NEW.correlation_id \
+                  ORDER BY rowid DESC LIMIT 1 OFFSET {}); \
+         END",
+        keep.max(1)
+    )
+}
+
+/// One batch in one round trip to SQLite's thread: the rows (each trimming
+/// its named group, [`fifo_trigger`]) and the checkpoints they carry, as one
 /// multi-statement query (sqlx binds `?` parameters across its statements in
-/// order). A batch with more than the rows is wrapped in `BEGIN` … `COMMIT`
-/// inside that same query, so it stays atomic without the three extra round
-/// trips (`BEGIN`, the trim, `COMMIT`) that each wake both threads: a batch of
-/// MCP calls, which carry their session as correlation id, was four.
-async fn insert_batch(
-    connection: &mut SqliteConnection,
-    rows: &[&Row],
-    keep: u64,
-) -> Result<(), StoreError> {
-    let ids = ids_to_trim(rows.iter());
-    let checkpoints = rows.iter().any(|r| r.checkpoint.is_some());
-    // One statement is atomic on its own (the common case: calls made
-    // without a correlation id).
-    let transaction = !ids.is_empty() || checkpoints;
+/// order). A batch with checkpoints is wrapped in `BEGIN` … `COMMIT` inside
+/// that same query, so it stays atomic without extra round trips; one
+/// without is a single `INSERT`, atomic on its own (its trims included).
+async fn insert_batch(connection: &mut SqliteConnection, rows: &[&Row]) -> Result<(), StoreError> {
+    let transaction = rows.iter().any(|r| r.checkpoint.is_some());
     let mut q = sqlx::QueryBuilder::new(if transaction { "BEGIN; " } else { "" });
     q.push(
         "INSERT OR REPLACE INTO calls (call_id, correlation_id, tool, success, retried, duration_ms, started_at_ms, entry) ",
@@ -1047,20 +1071,6 @@ async fn insert_batch(
             .push_bind(r.started_at_ms)
             .push_bind(&r.entry);
     });
-    // FIFO per group: everything at or below the `keep`-th newest row goes.
-    // Found by stepping `keep` entries down the (correlation_id, rowid)
-    // index, so a batch costs the same however full its groups are (a
-    // window over the whole group, sorted, was ~150 us a batch on a
-    // 100-call MCP session: more than the insert itself).
-    for id in ids {
-        q.push("; DELETE FROM calls WHERE correlation_id = ");
-        q.push_bind(id);
-        q.push(" AND rowid <= (SELECT rowid FROM calls WHERE correlation_id = ");
-        q.push_bind(id);
-        q.push(" ORDER BY rowid DESC LIMIT 1 OFFSET ");
-        q.push_bind(keep.max(1) as i64);
-        q.push(")");
-    }
     // Checkpoints of the plan steps these calls ran, in the same transaction: a
     // step whose call is in history is never run again on resume. A run the
     // store does not know (its runner keeps runs elsewhere) gets none. (Only
