@@ -1037,8 +1037,7 @@ pub(crate) fn ids_to_trim<'a>(rows: impl Iterator<Item = &'a &'a Row>) -> Vec<&'
 /// `COMMIT` to send to SQLite's thread and hear back from one by one.
 fn fifo_trigger(keep: u64) -> String {
     format!(
-        "DROP TRIGGER IF EXISTS temp.calls_fifo; \
-         CREATE TEMP TRIGGER calls_fifo AFTER INSERT ON main.calls \
+        "CREATE TEMP TRIGGER calls_fifo AFTER INSERT ON main.calls \
          WHEN NEW.correlation_id <> NEW.call_id \
          BEGIN \
              DELETE FROM calls WHERE correlation_id = NEW.correlation_id AND rowid <= \
