@@ -840,8 +840,9 @@ async fn prune(db: &mut SqliteConnection, retention: &Retention) -> Result<(), S
 #[async_trait]
 pub(crate) trait Batches: Send + 'static {
     /// Commit `rows` in one transaction, with the checkpoints they carry, then
-    /// keep `keep` rows per correlation id they touch.
-    async fn insert(&mut self, rows: &[&Row], keep: u64) -> Result<(), StoreError>;
+    /// keep `max_per_correlation` rows (the sink's, set when it was made) per
+    /// correlation id they touch.
+    async fn insert(&mut self, rows: &[&Row]) -> Result<(), StoreError>;
     /// Apply the retention rules.
     async fn prune(&mut self, retention: &Retention) -> Result<(), StoreError>;
     /// Let go of the connection.
@@ -881,7 +882,7 @@ pub(crate) async fn write_history(
         }
         if !rows.is_empty() {
             let batch: Vec<&Row> = rows.iter().collect();
-            let outcome = sink.insert(&batch, retention.max_per_correlation).await;
+            let outcome = sink.insert(&batch).await;
             if let Err(e) = &outcome {
                 tracing::error!(error = %e, calls = rows.len(), "could not record calls in history");
             }
@@ -996,7 +997,7 @@ impl SqliteBatches {
 
 #[async_trait]
 impl Batches for SqliteBatches {
-    async fn insert(&mut self, rows: &[&Row], _keep: u64) -> Result<(), StoreError> {
+    async fn insert(&mut self, rows: &[&Row]) -> Result<(), StoreError> {
         // The trim is the writer connection's trigger (`fifo_trigger`).
         insert_batch(self.connection()?, rows).await
     }

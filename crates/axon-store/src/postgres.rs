@@ -94,7 +94,13 @@ impl PgStore {
             .map_err(|e| StoreError(format!("cannot migrate {target}: {e}")))?;
         prune(&pool, &retention).await?;
         Ok(PgStore {
-            writer: Writer::start(PgBatches(pool.clone()), retention),
+            writer: Writer::start(
+                PgBatches {
+                    pool: pool.clone(),
+                    keep: retention.max_per_correlation,
+                },
+                retention,
+            ),
             pool,
             target,
             retention,
@@ -173,12 +179,16 @@ async fn prune(pool: &PgPool, retention: &Retention) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The writer's batches go through the pool: one transaction each.
-struct PgBatches(PgPool);
+/// The writer's batches go through the pool: one transaction each, trimming
+/// each named group they touch to `keep` rows.
+struct PgBatches {
+    pool: PgPool,
+    keep: u64,
+}
 
 #[async_trait]
 impl Batches for PgBatches {
-    async fn insert(&mut self, rows: &[&Row], keep: u64) -> Result<(), StoreError> {
+    async fn insert(&mut self, rows: &[&Row]) -> Result<(), StoreError> {
         // One row per call id: a batch may carry a call recorded twice, and an
         // upsert may touch a row once per statement.
         let mut unique: Vec<&Row> = Vec::with_capacity(rows.len());
@@ -212,10 +222,10 @@ impl Batches for PgBatches {
         if ids.is_empty() && !checkpoints {
             // One statement is atomic on its own: no transaction, one round
             // trip instead of four.
-            insert.build().execute(&self.0).await.map_err(err)?;
+            insert.build().execute(&self.pool).await.map_err(err)?;
             return Ok(());
         }
-        let mut tx = self.0.begin().await.map_err(err)?;
+        let mut tx = self.pool.begin().await.map_err(err)?;
         insert.build().execute(&mut *tx).await.map_err(err)?;
 
         if !ids.is_empty() {
@@ -228,7 +238,7 @@ impl Batches for PgBatches {
                  DELETE FROM calls c USING cut WHERE c.correlation_id = cut.id AND c.seq <= cut.seq",
             )
             .bind(&ids)
-            .bind(keep.max(1) as i64)
+            .bind(self.keep.max(1) as i64)
             .execute(&mut *tx)
             .await
             .map_err(err)?;
@@ -251,7 +261,7 @@ impl Batches for PgBatches {
     }
 
     async fn prune(&mut self, retention: &Retention) -> Result<(), StoreError> {
-        prune(&self.0, retention).await
+        prune(&self.pool, retention).await
     }
 
     async fn close(&mut self) {}
