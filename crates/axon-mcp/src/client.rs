@@ -18,10 +18,14 @@ use axon_core::{Annotations, ErrorKind, Tool, ToolContext, ToolError, ToolSpec};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, ErrorCode,
-    Implementation, ProgressNotificationParam, ProgressToken, RequestId, RequestMetaObject,
-    ServerResult,
+    Implementation, JsonRpcMessage, ProgressNotificationParam, ProgressToken, RequestId,
+    RequestMetaObject, ServerNotification, ServerResult,
 };
-use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::service::{
+    NotificationContext, Peer, PeerRequestOptions, RunningService, RxJsonRpcMessage, ServiceError,
+    TxJsonRpcMessage,
+};
+use rmcp::transport::Transport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -159,9 +163,62 @@ impl McpServerConfig {
 }
 
 /// Routes a server's progress notifications to the call that asked for them.
+///
+/// rmcp hands each notification to this handler in a task of its own but
+/// gives a response straight to the waiting call, so a server's last
+/// progress notification, sent just before its result, could reach the
+/// handler after the call had returned (and be lost with its route). The
+/// transport therefore counts each progress notification as it reads it
+/// ([`Counted`]), in the order the server sent it, and a call waits for the
+/// ones read before its result ([`Handler::drain`]).
 #[derive(Clone, Default)]
 struct Handler {
-    progress: Arc<Mutex<HashMap<ProgressToken, ToolContext>>>,
+    progress: Arc<Mutex<HashMap<ProgressToken, Route>>>,
+    delivered: Arc<tokio::sync::Notify>,
+}
+
+/// Where one call's progress goes, and how many of its notifications the
+/// transport has read that the handler has not delivered yet.
+struct Route {
+    ctx: ToolContext,
+    unread: usize,
+}
+
+/// How long a call waits at most for progress read before its result: the
+/// handler's tasks are already spawned by then, so this only bounds a wait
+/// that something unforeseen kept from ending.
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+
+impl Handler {
+    /// The transport read a progress notification for `token`.
+    fn read(&self, token: &ProgressToken) {
+        if let Ok(mut map) = self.progress.lock()
+            && let Some(route) = map.get_mut(token)
+        {
+            route.unread += 1;
+        }
+    }
+
+    /// Wait until every progress notification read for `token` so far has
+    /// been delivered.
+    async fn drain(&self, token: &ProgressToken) {
+        let settled = async {
+            loop {
+                let delivered = self.delivered.notified();
+                let unread = self
+                    .progress
+                    .lock()
+                    .ok()
+                    .and_then(|map| map.get(token).map(|r| r.unread))
+                    .unwrap_or(0);
+                if unread == 0 {
+                    return;
+                }
+                delivered.await;
+            }
+        };
+        let _ = tokio::time::timeout(DRAIN_LIMIT, settled).await;
+    }
 }
 
 impl ClientHandler for Handler {
@@ -170,14 +227,22 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        let token = &params.progress_token;
         let ctx = self
             .progress
             .lock()
             .ok()
-            .and_then(|map| map.get(&params.progress_token).cloned());
-        if let Some(ctx) = ctx {
-            ctx.progress(params.progress, params.total, params.message);
+            .and_then(|map| map.get(token).map(|r| r.ctx.clone()));
+        let Some(ctx) = ctx else {
+            return;
+        };
+        ctx.progress(params.progress, params.total, params.message);
+        if let Ok(mut map) = self.progress.lock()
+            && let Some(route) = map.get_mut(token)
+        {
+            route.unread = route.unread.saturating_sub(1);
         }
+        self.delivered.notify_waiters();
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -185,6 +250,38 @@ impl ClientHandler for Handler {
             ClientCapabilities::default(),
             Implementation::new("axon", env!("CARGO_PKG_VERSION")),
         )
+    }
+}
+
+/// A session's transport that tells the [`Handler`] of each progress
+/// notification as it is read, before rmcp hands it to a task of its own.
+struct Counted<T> {
+    inner: T,
+    handler: Handler,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Counted<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await?;
+        if let JsonRpcMessage::Notification(note) = &message
+            && let ServerNotification::ProgressNotification(progress) = &note.notification
+        {
+            self.handler.read(&progress.params.progress_token);
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
     }
 }
 
@@ -314,6 +411,14 @@ impl McpConnection {
     /// the span current at its start for the session's whole life; were it the
     /// first caller's (an `attempt` of some run), that trace would stay open
     /// until the session ends.
+    /// A session's transport that counts progress as it is read ([`Counted`]).
+    fn counted<T: Transport<RoleClient>>(&self, inner: T) -> Counted<T> {
+        Counted {
+            inner,
+            handler: self.handler.clone(),
+        }
+    }
+
     fn session_span(&self) -> tracing::Span {
         tracing::debug_span!(
             parent: None,
@@ -350,7 +455,7 @@ impl McpConnection {
             let session = self
                 .handler
                 .clone()
-                .serve(transport)
+                .serve(self.counted(transport))
                 .instrument(self.session_span())
                 .await
                 .map_err(|e| format!("`{command}` started but the MCP handshake failed: {e}"))?;
@@ -377,7 +482,7 @@ impl McpConnection {
             let session = self
                 .handler
                 .clone()
-                .serve(transport)
+                .serve(self.counted(transport))
                 .instrument(self.session_span())
                 .await
                 .map_err(|e| {
@@ -440,9 +545,15 @@ impl McpConnection {
             Err(e) => return Err(self.service_error(&live, e).await),
         };
         if let Ok(mut map) = self.handler.progress.lock() {
-            map.insert(handle.progress_token.clone(), ctx.clone());
+            map.insert(
+                handle.progress_token.clone(),
+                Route {
+                    ctx: ctx.clone(),
+                    unread: 0,
+                },
+            );
         }
-        let _route = ProgressRoute {
+        let route = ProgressRoute {
             handler: &self.handler,
             token: handle.progress_token.clone(),
         };
@@ -452,6 +563,8 @@ impl McpConnection {
         };
         let response = handle.await_response().await;
         abandon.id = None;
+        // Progress the server sent before its result reaches the caller first.
+        self.handler.drain(&route.token).await;
         match response {
             Ok(ServerResult::CallToolResult(result)) => call_data(result),
             Ok(_) => Err(ToolError::failed(format!(
