@@ -253,14 +253,17 @@ async fn a_second_run_of_the_same_steps_calls_no_translator_and_a_changed_page_h
     for run in ["first", "second"] {
         a.open("login.html").await;
         for step in steps {
+            let before = calls();
             let r = a.step(step).await;
             assert!(r.success, "{run} run, {step}: {r:#?}");
             let expected = if run == "first" { "miss" } else { "hit" };
             assert_eq!(r.data["cache"], expected, "{run} run, {step}: {:#}", r.data);
-            if run == "second" {
-                let decide = r.data["decide_ms"].as_u64().unwrap();
-                assert!(decide <= 5, "{step}: decide {decide} ms");
-            }
+            // A replay is decided from the kept entry alone, without a
+            // translator call. (How fast a kept decision is read back is a
+            // benchmark's question: a wall-clock bound here failed under load.)
+            let translated = if run == "first" { 1 } else { 0 };
+            assert_eq!(calls() - before, translated, "{run} run, {step}");
+            assert!(r.data["decide_ms"].is_u64(), "{step}: {:#}", r.data);
         }
         a.call("browser_wait_for_url_change", json!({"to": "welcome.html"}))
             .await;
