@@ -26,7 +26,7 @@ use serde_json::Value;
 pub use cache::{ActStore, CachedStep, MemoryActStore, NoActStore};
 pub use heuristic::Heuristic;
 pub use llm::{LlmConfig, LlmTranslator};
-pub use prompt::{CompressedSnapshot, compress};
+pub use prompt::{CompressedSnapshot, MAX_PROMPT_NODES, compress};
 
 use crate::locate::Address;
 use crate::session::Browsers;

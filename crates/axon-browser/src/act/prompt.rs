@@ -8,8 +8,10 @@ use serde::Serialize;
 use super::StepInput;
 use crate::snapshot::SnapshotNode;
 
-/// At most this many nodes reach a prompt.
-pub(crate) const MAX_PROMPT_NODES: usize = 300;
+/// At most this many nodes reach a prompt: a long page's snapshot is cut to
+/// its controls and the text nearest them, so a prompt's size is bounded
+/// whatever the page.
+pub const MAX_PROMPT_NODES: usize = 300;
 
 /// More items than this in a run of siblings (options, list items, rows) are
 /// cut to this many plus a count.
