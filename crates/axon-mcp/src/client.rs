@@ -411,14 +411,6 @@ impl McpConnection {
     /// the span current at its start for the session's whole life; were it the
     /// first caller's (an `attempt` of some run), that trace would stay open
     /// until the session ends.
-    /// A session's transport that counts progress as it is read ([`Counted`]).
-    fn counted<T: Transport<RoleClient>>(&self, inner: T) -> Counted<T> {
-        Counted {
-            inner,
-            handler: self.handler.clone(),
-        }
-    }
-
     fn session_span(&self) -> tracing::Span {
         tracing::debug_span!(
             parent: None,
@@ -426,6 +418,14 @@ impl McpConnection {
             otel.name = %format_args!("mcp session {}", self.config.name),
             axon.mcp.server = %self.config.name,
         )
+    }
+
+    /// A session's transport that counts progress as it is read ([`Counted`]).
+    fn counted<T: Transport<RoleClient>>(&self, inner: T) -> Counted<T> {
+        Counted {
+            inner,
+            handler: self.handler.clone(),
+        }
     }
 
     async fn start_untimed(&self) -> Result<Live, String> {
