@@ -22,13 +22,17 @@ use crate::tools::browser_fn;
 /// A browser tool that also takes `session`: the handle is taken out of the
 /// arguments and set for the call (the tool reads it through
 /// [`Browsers::page_for`]), so the tools' own argument types stay as they are.
+///
+/// The call holds a lease on its session ([`Browsers::lease`]) while it runs,
+/// so the pool never closes a page a call is working on.
 pub(crate) struct WithSession {
     inner: Arc<dyn Tool>,
     spec: ToolSpec,
+    browsers: Arc<Browsers>,
 }
 
 impl WithSession {
-    pub(crate) fn new(inner: impl Tool) -> Self {
+    pub(crate) fn new(inner: impl Tool, browsers: Arc<Browsers>) -> Self {
         let mut spec = inner.spec().clone();
         // No description: browser_session_new's says where the handle goes,
         // and 25 copies of one would cost every agent tokens on every turn.
@@ -40,6 +44,7 @@ impl WithSession {
         WithSession {
             inner: Arc::new(inner),
             spec,
+            browsers,
         }
     }
 }
@@ -52,8 +57,10 @@ impl Tool for WithSession {
 
     async fn call(&self, args: &Value, ctx: ToolContext) -> Result<Value, ToolError> {
         let Some(handle) = args.get("session").and_then(Value::as_str) else {
+            let _lease = self.browsers.lease(ctx.correlation_id());
             return self.inner.call(args, ctx).await;
         };
+        let _lease = self.browsers.lease(handle);
         let handle: Arc<str> = Arc::from(handle);
         let mut rest = args.clone();
         if let Some(map) = rest.as_object_mut() {
@@ -74,7 +81,8 @@ pub struct NewSessionArgs {
     /// Cookies and localStorage to start from (a storage state, as
     /// browser_session_save returns it).
     pub storage_state: Option<serde_json::Map<String, Value>>,
-    /// Or a file browser_session_save wrote.
+    /// Or the name of a file browser_session_save wrote (in the files
+    /// directory; a name, not a path).
     pub storage_state_path: Option<String>,
     /// CSS pixels.
     pub viewport: Option<ViewportSize>,
@@ -105,8 +113,12 @@ pub struct Opened {
 pub struct SaveArgs {
     /// The session (default: this connection's).
     pub session: Option<String>,
-    /// Write the storage state to this file; without it, it is returned.
+    /// Write the storage state to a file of this name in the files
+    /// directory (a name, not a path); without it, it is returned.
     pub path: Option<String>,
+    /// Replace a file of that name (default: an existing file is an error).
+    #[serde(default)]
+    pub overwrite: bool,
 }
 
 /// `browser_session_close` arguments.
@@ -138,6 +150,10 @@ fn session_tool() -> Annotations {
         ..Annotations::default()
     }
 }
+
+/// The largest storage state file read (cookies and localStorage of a few
+/// origins are kilobytes).
+const MAX_STORAGE_STATE: u64 = 16 << 20;
 
 /// Register the session tools (they take `session` as an argument of their
 /// own, so they are not wrapped in [`WithSession`]).
@@ -223,15 +239,15 @@ async fn new_session(
             ));
         }
         (Some(state), None) => Some(Value::Object(state)),
-        (None, Some(path)) => {
-            let text = tokio::fs::read_to_string(&path).await.map_err(|e| {
+        (None, Some(name)) => {
+            let field = "/storage_state_path";
+            let text = b
+                .files(field)?
+                .read(field, &name, MAX_STORAGE_STATE)
+                .await?;
+            Some(serde_json::from_slice(&text).map_err(|e| {
                 ToolError::invalid_arguments(format!(
-                    "/storage_state_path: cannot read {path}: {e}"
-                ))
-            })?;
-            Some(serde_json::from_str(&text).map_err(|e| {
-                ToolError::invalid_arguments(format!(
-                    "/storage_state_path: {path} is not a storage state: {e}"
+                    "/storage_state_path: {name} is not a storage state: {e}"
                 ))
             })?)
         }
@@ -260,15 +276,17 @@ async fn new_session(
 
 async fn save(b: &Browsers, args: SaveArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
     let session = args.session.unwrap_or_else(|| Browsers::session_for(ctx));
+    if let Some(name) = &args.path {
+        b.files("/path")?.resolve("/path", name)?;
+    }
     let state = b.storage_state(&session).await?;
     match args.path {
-        Some(path) => {
+        Some(name) => {
+            let files = b.files("/path")?;
             let text = serde_json::to_vec_pretty(&state)
                 .map_err(|e| ToolError::internal(format!("storage state: {e}")))?;
-            tokio::fs::write(&path, &text).await.map_err(|e| {
-                ToolError::failed(format!("cannot write {path}: {e}")).with_code("io")
-            })?;
-            Ok(json!({"session": session, "path": path, "bytes": text.len()}))
+            let written = files.write("/path", &name, text, args.overwrite).await?;
+            Ok(json!({"session": session, "path": written.name, "bytes": written.bytes}))
         }
         // Cookie values and localStorage: the caller gets them, history does not.
         None => {

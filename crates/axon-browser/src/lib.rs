@@ -15,7 +15,9 @@
 //! (`locate`), and input tools (`browser_press_key`, `browser_scroll`,
 //! `browser_wait`), and the session tools (`browser_session_new`, `_save`,
 //! `_list`, `_close`). `[browser]` host and scheme rules are checked before every
-//! navigation; text typed into password fields is `***` in history.
+//! navigation and, through the browser's own proxy (`egress`), on every
+//! request the browser makes; text typed into password fields is `***` in
+//! history.
 //!
 //! [`act`] adds `browser_act` (the execution agent): one plan step in
 //! words, one action chosen by a heuristic or an OpenAI-compatible model, run.
@@ -25,6 +27,7 @@
 pub mod act;
 #[doc(hidden)]
 pub mod cdp;
+mod egress;
 mod handles;
 mod input;
 mod locate;

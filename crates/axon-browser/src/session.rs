@@ -9,7 +9,7 @@
 //! call that finds out fails `transient`, the dead browser is forgotten, and the
 //! retry launches a new one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -234,11 +234,19 @@ impl BrowserConfig {
             other => return blocked(format!("scheme {other}: is not allowed")),
         }
         let host = parsed.host_str().unwrap_or_default();
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        self.check_host(host).or_else(blocked)
+    }
+
+    /// Whether the browser may connect to `host` by the host lists (every
+    /// request it makes is checked so, `crate::egress`); the error says which
+    /// list refused it.
+    pub fn check_host(&self, host: &str) -> Result<(), String> {
         if axon_core::hosts::matches_any(&self.deny_hosts, host) {
-            return blocked(format!("host {host} is in browser.deny_hosts"));
+            return Err(format!("host {host} is in browser.deny_hosts"));
         }
         if !self.allow_hosts.is_empty() && !axon_core::hosts::matches_any(&self.allow_hosts, host) {
-            return blocked(format!("host {host} is not in browser.allow_hosts"));
+            return Err(format!("host {host} is not in browser.allow_hosts"));
         }
         Ok(())
     }
@@ -270,6 +278,8 @@ struct Live {
     /// Each session's page, by session id.
     pages: HashMap<String, Slot>,
     profile: PathBuf,
+    /// The proxy every request of this browser goes through.
+    _egress: crate::egress::Egress,
 }
 
 /// One session: its page in a browser context of its own (its own cookies and
@@ -327,6 +337,38 @@ impl Live {
 pub struct Browsers {
     config: BrowserConfig,
     live: tokio::sync::Mutex<Option<Live>>,
+    /// Where files that calls name are written and read (`[files] dir`);
+    /// none: no tool writes or reads a file.
+    files: Option<axon_core::files::FileDir>,
+    /// How many calls work on each session now ([`Browsers::lease`]): a
+    /// session in use is never closed to make room.
+    busy: std::sync::Mutex<HashMap<String, usize>>,
+    /// Default sessions closed to make room (the oldest first, at most
+    /// [`LOST_REMEMBERED`]): the next call on one fails `session_lost`
+    /// instead of reading a fresh blank page as if it were its own.
+    lost: std::sync::Mutex<VecDeque<String>>,
+}
+
+/// How many sessions closed to make room are remembered.
+const LOST_REMEMBERED: usize = 1024;
+
+/// A call working on a session: while it lives, the session's page is not
+/// closed to make room for another (see [`Browsers::lease`]).
+pub(crate) struct Lease<'a> {
+    browsers: &'a Browsers,
+    session: String,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        let mut busy = self.browsers.busy.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = busy.get_mut(&self.session) {
+            *n -= 1;
+            if *n == 0 {
+                busy.remove(&self.session);
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Browsers {
@@ -343,7 +385,68 @@ impl Browsers {
         Browsers {
             config,
             live: tokio::sync::Mutex::new(None),
+            files: None,
+            busy: std::sync::Mutex::new(HashMap::new()),
+            lost: std::sync::Mutex::new(VecDeque::new()),
         }
+    }
+
+    /// Mark `session` in use until the lease is dropped (every browser tool
+    /// call holds one for its session, `crate::handles::WithSession`).
+    pub(crate) fn lease(&self, session: &str) -> Lease<'_> {
+        let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+        *busy.entry(session.to_string()).or_insert(0) += 1;
+        Lease {
+            browsers: self,
+            session: session.to_string(),
+        }
+    }
+
+    fn is_busy(&self, session: &str) -> bool {
+        self.busy
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(session)
+    }
+
+    /// Whether `session` was closed to make room since its last call (and
+    /// forget it: the call after the failing one starts afresh).
+    fn take_lost(&self, session: &str) -> bool {
+        let mut lost = self.lost.lock().unwrap_or_else(|e| e.into_inner());
+        match lost.iter().position(|s| s == session) {
+            Some(i) => {
+                lost.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn remember_lost(&self, session: String) {
+        let mut lost = self.lost.lock().unwrap_or_else(|e| e.into_inner());
+        if lost.len() >= LOST_REMEMBERED {
+            lost.pop_front();
+        }
+        lost.push_back(session);
+    }
+
+    /// Screenshots and storage states named by a call go to `dir`, and
+    /// storage states are read from it (axon_core::files). Without it, a
+    /// call that names a file is refused.
+    pub fn with_files(mut self, dir: axon_core::files::FileDir) -> Self {
+        self.files = Some(dir);
+        self
+    }
+
+    /// The files directory, or the refusal a call naming a file gets.
+    pub(crate) fn files(&self, field: &str) -> Result<&axon_core::files::FileDir, ToolError> {
+        self.files.as_ref().ok_or_else(|| {
+            ToolError::invalid_arguments(format!(
+                "{field}: this server keeps no files ([files] dir is not set); leave {field} out to get the data inline"
+            ))
+            .with_code("files_disabled")
+            .at(field)
+        })
     }
 
     /// The config.
@@ -428,34 +531,13 @@ impl Browsers {
             }
             (None, _) => {}
         }
-        // Make room: pages idle too long, then the least recently used.
-        let idle = Duration::from_millis(self.config.page_idle_ms);
-        let mut closing: Vec<String> = live
-            .pages
-            .iter()
-            .filter(|(_, slot)| now.duration_since(slot.used) >= idle)
-            .map(|(id, _)| id.clone())
-            .collect();
-        let mut by_age: Vec<(&String, Instant)> = live
-            .pages
-            .iter()
-            .filter(|(id, _)| !closing.contains(id))
-            .map(|(id, slot)| (id, slot.used))
-            .collect();
-        by_age.sort_by_key(|(_, used)| *used);
-        let excess =
-            (live.pages.len() - closing.len() + 1).saturating_sub(self.config.max_pages.max(1));
-        closing.extend(by_age.into_iter().take(excess).map(|(id, _)| id.clone()));
-        for id in closing {
-            if let Some(slot) = live.pages.remove(&id) {
-                tracing::debug!(session = %id, "closing an idle browser session");
-                let browser_context = slot.context.clone();
-                let _ = slot.page.close().await;
-                if let Some(context) = browser_context {
-                    let _ = live.browser.dispose_browser_context(context).await;
-                }
-            }
+        if matches!(open, Open::Default) && self.take_lost(session) {
+            return Err(ToolError::failed(format!(
+                "the browser session {session:?} was closed to make room for others (browser.max_pages) while it was not in use; its page is gone, start again"
+            ))
+            .with_code("session_lost"));
         }
+        self.make_room(live, now).await?;
         // Every session is a browser context of its own: its cookies and
         // storage are nobody else's.
         let context = live
@@ -496,6 +578,61 @@ impl Browsers {
             },
         );
         Ok(page)
+    }
+
+    /// Close what must go before one more page opens: pages idle longer than
+    /// `page_idle_ms`, then, past `max_pages`, the least recently used
+    /// default session. A session in use, or opened as a handle, is never
+    /// closed to make room: when only those are left, the new page is
+    /// refused (`rate_limited`, code `capacity_exhausted`).
+    async fn make_room(&self, live: &mut Live, now: Instant) -> Result<(), ToolError> {
+        let idle = Duration::from_millis(self.config.page_idle_ms);
+        let mut closing: Vec<String> = live
+            .pages
+            .iter()
+            .filter(|(id, slot)| now.duration_since(slot.used) >= idle && !self.is_busy(id))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let excess =
+            (live.pages.len() - closing.len() + 1).saturating_sub(self.config.max_pages.max(1));
+        if excess > 0 {
+            let mut by_age: Vec<(&String, Instant)> = live
+                .pages
+                .iter()
+                .filter(|(id, slot)| !slot.handle && !closing.contains(id) && !self.is_busy(id))
+                .map(|(id, slot)| (id, slot.used))
+                .collect();
+            if by_age.len() < excess {
+                return Err(ToolError::rate_limited(
+                    format!(
+                        "all {} browser pages are in use (browser.max_pages); try again when one is free",
+                        live.pages.len()
+                    ),
+                    Some(Duration::from_secs(1)),
+                )
+                .with_code("capacity_exhausted"));
+            }
+            by_age.sort_by_key(|(_, used)| *used);
+            let evicted: Vec<String> = by_age
+                .into_iter()
+                .take(excess)
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in &evicted {
+                self.remember_lost(id.clone());
+            }
+            closing.extend(evicted);
+        }
+        for id in closing {
+            if let Some(slot) = live.pages.remove(&id) {
+                tracing::debug!(session = %id, "closing a browser session to make room");
+                let _ = slot.page.close().await;
+                if let Some(context) = slot.context {
+                    let _ = live.browser.dispose_browser_context(context).await;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The open sessions, most recently used first.
@@ -632,11 +769,20 @@ impl Browsers {
             .with_code("browser_missing"));
         }
         let profile = std::env::temp_dir().join(format!("axon-chromium-{}", ulid::Ulid::new()));
+        let egress = crate::egress::Egress::start(self.config.clone())
+            .await
+            .map_err(|e| {
+                ToolError::unavailable(format!("cannot start the browser's proxy: {e}"))
+            })?;
         let config = LaunchConfig::builder()
             .chrome_executable(&executable)
             .user_data_dir(&profile)
             .launch_timeout(Duration::from_millis(self.config.launch_timeout_ms))
             .args(FLAGS)
+            // Every request, loopback included, through the proxy that holds
+            // the host rules (crate::egress).
+            .arg(("proxy-server", egress.proxy_server().as_str()))
+            .arg(("proxy-bypass-list", "<-loopback>"))
             // One renderer process for a page and its cross-origin iframes, so
             // the snapshot reads a frame's accessibility tree and the element
             // tools resolve its refs through the page's own connection.
@@ -676,12 +822,19 @@ impl Browsers {
             }
             flag.store(false, Ordering::SeqCst);
         });
+        if let Some(port) = url::Url::parse(browser.websocket_address())
+            .ok()
+            .and_then(|u| u.port())
+        {
+            egress.deny_devtools_port(port);
+        }
         tracing::info!(executable = %executable.display(), "browser launched");
         Ok(Live {
             browser,
             alive,
             pages: HashMap::new(),
             profile,
+            _egress: egress,
         })
     }
 }

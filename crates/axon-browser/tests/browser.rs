@@ -158,19 +158,14 @@ async fn screenshots_of_the_viewport_the_full_page_and_to_a_file() {
         "{full_height} vs {view_height}"
     );
 
-    let path = std::env::temp_dir().join(format!("axon-shot-{}.png", ulid::Ulid::new()));
     let saved = f
-        .call(
-            "s",
-            "browser_take_screenshot",
-            json!({"path": path.to_str().unwrap()}),
-        )
+        .call("s", "browser_take_screenshot", json!({"path": "shot.png"}))
         .await;
     assert!(saved.success, "{saved:?}");
-    let bytes = std::fs::read(&path).unwrap();
+    let bytes = std::fs::read(f.files.join("shot.png")).unwrap();
     assert_eq!(png_height(&bytes), view_height);
     assert_eq!(saved.data["bytes"], bytes.len());
-    let _ = std::fs::remove_file(path);
+    assert_eq!(saved.data["path"], "shot.png");
     f.browsers.shutdown().await;
 }
 

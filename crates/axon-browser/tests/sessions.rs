@@ -13,7 +13,7 @@ use support::{failure, fixture};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_state_saved_by_one_run_is_reused_by_the_next() {
     let f = fixture(BrowserConfig::default()).await;
-    let state = std::env::temp_dir().join(format!("axon-state-{}.json", ulid::Ulid::new()));
+    let state = "login-state.json";
     let runner = PlanRunner::new(f.executor.clone());
     let first = Plan::parse(&format!(
         r##"
@@ -25,7 +25,6 @@ steps:
   - {{ id: close, tool: browser_session_close, params: {{ session: "${{steps.s.data.session}}" }}, depends_on: [save, size] }}
 "##,
         base = f.base,
-        state = state.display()
     ))
     .unwrap();
     let result = runner.run(&first, RunOptions::default()).await.unwrap();
@@ -33,7 +32,7 @@ steps:
     let size = &result.steps[2].result.as_ref().unwrap().data["viewport"];
     assert_eq!(size, &json!({"width": 800.0, "height": 600.0}));
     let saved: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(f.files.join(state)).unwrap()).unwrap();
     assert!(
         saved["cookies"]
             .as_array()
@@ -53,7 +52,6 @@ steps:
   - {{ id: own, tool: browser_get_text, params: {{ selector: "#c" }}, depends_on: [mine] }}
 "##,
         base = f.base,
-        state = state.display()
     ))
     .unwrap();
     let result = runner.run(&second, RunOptions::default()).await.unwrap();

@@ -40,6 +40,18 @@ pub struct Config {
     pub telemetry: Telemetry,
     /// `[shared]`: policy state shared by every replica (Redis).
     pub shared: Shared,
+    /// `[files]`: where files that calls name are kept.
+    pub files: Files,
+}
+
+/// `[files]`: the one directory where tool calls write and read the files
+/// they name (screenshots, storage states). A call names a file, never a
+/// path (docs/security.md).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Files {
+    /// The directory; default `<data dir>/axon/files`.
+    pub dir: Option<PathBuf>,
 }
 
 /// `[shared]`: where replicas keep the policy state they share
@@ -146,6 +158,36 @@ pub struct Server {
     pub body_limit_bytes: u64,
     /// On shutdown, how long runs in flight may go on before being cancelled.
     pub shutdown_grace_ms: u64,
+    /// The names clients reach the server by (the Host header, without the
+    /// port; `*.example.com` patterns, `*` for any). Default: the loopback
+    /// names, plus the bound address when it is a specific one; any host
+    /// when bound to every address (tokens are required there).
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins besides the server's own that may call it
+    /// (`https://app.example`). Default none: a cross-site request is refused.
+    pub allowed_origins: Vec<String>,
+}
+
+impl Server {
+    /// The Host names `axon serve` bound to `local` answers to (see
+    /// [`Server::allowed_hosts`]).
+    pub fn host_names(&self, local: &std::net::SocketAddr) -> Vec<String> {
+        let mut names: Vec<String> = axon_server::LOOPBACK_HOSTS
+            .iter()
+            .map(|h| h.to_string())
+            .collect();
+        if !self.allowed_hosts.is_empty() {
+            names.extend(self.allowed_hosts.iter().cloned());
+        } else if local.ip().is_unspecified() {
+            names.push("*".into());
+        } else if !local.ip().is_loopback() {
+            names.push(match local.ip() {
+                std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+                ip => ip.to_string(),
+            });
+        }
+        names
+    }
 }
 
 impl Default for Server {
@@ -156,6 +198,8 @@ impl Default for Server {
             tokens: Vec::new(),
             body_limit_bytes: 1 << 20,
             shutdown_grace_ms: 10_000,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -338,6 +382,9 @@ impl Config {
     fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
         if let Some(v) = var("AXON_STORE_PATH") {
             self.store.path = Some(PathBuf::from(v));
+        }
+        if let Some(v) = var("AXON_FILES_DIR") {
+            self.files.dir = Some(PathBuf::from(v));
         }
         if let Some(v) = var("AXON_SERVER_BIND") {
             self.server.bind = v;
@@ -524,6 +571,16 @@ impl Config {
                 .unwrap_or_else(std::env::temp_dir)
                 .join("axon")
                 .join("axon.db")
+        })
+    }
+
+    /// The files directory: configured, or `<data dir>/axon/files`.
+    pub fn files_dir(&self) -> PathBuf {
+        self.files.dir.clone().unwrap_or_else(|| {
+            dirs::data_dir()
+                .unwrap_or_else(std::env::temp_dir)
+                .join("axon")
+                .join("files")
         })
     }
 

@@ -549,6 +549,8 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
         body_limit_bytes: config.server.body_limit_bytes as usize,
         shutdown_grace: std::time::Duration::from_millis(config.server.shutdown_grace_ms),
         mcp_tools: config.mcp.filter(),
+        allowed_hosts: config.server.host_names(&local),
+        allowed_origins: config.server.allowed_origins.clone(),
     };
     let mut server = axon_server::Server::new(runner, store.clone(), options)
         .with_metrics(metrics)

@@ -63,7 +63,10 @@ async fn registry(
     let http = axon_http::HttpRequest::new(config.http.clone()).map_err(infra)?;
     registry.register(http).map_err(|e| infra(e.to_string()))?;
     // Chromium starts on the first browser call, not here.
-    let browsers = Arc::new(axon_browser::Browsers::new(config.browser.clone()));
+    let browsers = Arc::new(
+        axon_browser::Browsers::new(config.browser.clone())
+            .with_files(axon_core::files::FileDir::new(config.files_dir())),
+    );
     axon_browser::register(&mut registry, browsers.clone()).map_err(|e| infra(e.to_string()))?;
     // browser_act decides with the model in [llm], else offline.
     let translator: Arc<dyn axon_browser::act::ActionTranslator> = match &config.llm {

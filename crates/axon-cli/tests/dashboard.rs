@@ -57,7 +57,15 @@ fn browser() -> Executor {
         config.executable_path().display()
     );
     let mut registry = ToolRegistry::new();
-    axon_browser::register(&mut registry, Arc::new(Browsers::new(config))).unwrap();
+    // Screenshots land in target/dashboard (the files directory).
+    let shots = axon_core::files::FileDir::new(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/dashboard"),
+    );
+    axon_browser::register(
+        &mut registry,
+        Arc::new(Browsers::new(config).with_files(shots)),
+    )
+    .unwrap();
     Executor::builder(registry)
         .shared_state(SharedState::new())
         .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}}))
@@ -99,7 +107,7 @@ async fn screenshot(b: &Executor, name: &str) {
     act(
         b,
         "browser_take_screenshot",
-        json!({"path": path.to_str().unwrap(), "full_page": true}),
+        json!({"path": format!("{name}.png"), "full_page": true, "overwrite": true}),
     )
     .await;
     assert!(std::fs::metadata(&path).unwrap().len() > 1000);
@@ -270,8 +278,7 @@ async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
     act(
         &b,
         "browser_take_screenshot",
-        json!({"session": session, "path": PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../target/dashboard/run-narrow.png").to_str().unwrap()}),
+        json!({"session": session, "path": "run-narrow.png", "overwrite": true}),
     )
     .await;
 

@@ -84,8 +84,9 @@ fn config_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("axon-mcp-clients-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&dir).unwrap();
     let text = format!(
-        "[store]\npath = {:?}\n[[mcp.servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+        "[store]\npath = {:?}\n[files]\ndir = {:?}\n[[mcp.servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
         dir.join("axon.db").display().to_string(),
+        dir.join("files").display().to_string(),
         js.display().to_string()
     );
     std::fs::write(dir.join("axon.toml"), text).unwrap();
@@ -145,9 +146,10 @@ fn arguments_for(tool: &Value) -> Value {
 }
 
 /// The script every client runs: one call (at least) per listed tool.
-fn script(site: &str, dir: &Path, tools: &[Value]) -> Vec<Value> {
+fn script(site: &str, tools: &[Value]) -> Vec<Value> {
     let form = format!("{site}/form.html");
-    let state = dir.join("state.json").display().to_string();
+    // A name in the files directory ([files] dir); every client writes it.
+    let state = "state.json";
     let mut calls = vec![
         json!({"tool": "browser_session_list", "args": {}}),
         json!({"tool": "browser_navigate", "args": {"url": form}}),
@@ -179,7 +181,7 @@ fn script(site: &str, dir: &Path, tools: &[Value]) -> Vec<Value> {
         json!({"tool": "browser_navigate", "args": {"session": "${a}", "url": format!("{site}/set-cookie?v=alpha")}}),
         json!({"tool": "browser_navigate", "args": {"session": "${b}", "url": format!("{site}/show-cookie")}}),
         json!({"tool": "browser_get_text", "args": {"session": "${b}", "selector": "#c"}}),
-        json!({"tool": "browser_session_save", "args": {"session": "${a}", "path": state}}),
+        json!({"tool": "browser_session_save", "args": {"session": "${a}", "path": state, "overwrite": true}}),
         json!({"tool": "browser_session_save", "args": {"session": "${a}"}}),
         json!({"tool": "browser_session_new", "args": {"storage_state_path": state}, "save": {"c": "session"}}),
         json!({"tool": "browser_navigate", "args": {"session": "${c}", "url": format!("{site}/show-cookie")}}),
@@ -505,7 +507,7 @@ async fn every_tool_is_accepted(sdk: Sdk, http: bool, who: &str) {
     let site = fixture_site().await;
     let dir = config_dir();
     let tools = listed(&dir);
-    let calls = script(&site, &dir, &tools);
+    let calls = script(&site, &tools);
     let served = http.then(|| Served::start(&dir));
     let transport = match &served {
         Some(served) => Transport::Http(&served.mcp),

@@ -27,6 +27,7 @@ pub mod canonical;
 pub mod error;
 pub mod events;
 pub mod executor;
+pub mod files;
 pub mod history;
 pub mod hosts;
 mod outcome;

@@ -34,6 +34,7 @@
 mod access;
 mod api;
 mod dashboard;
+mod edge;
 mod idempotency;
 mod openapi;
 mod ops;
@@ -58,6 +59,7 @@ use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
 
 pub use access::ScopedToken;
+pub use edge::LOOPBACK_HOSTS;
 pub use openapi::document as openapi_document;
 pub use ops::install_prometheus;
 
@@ -76,6 +78,14 @@ pub struct ServerOptions {
     pub shutdown_grace: Duration,
     /// The tools `/mcp` lists (`[mcp] tools` / `exclude`).
     pub mcp_tools: axon_mcp::ToolFilter,
+    /// The Host names requests may carry (patterns as `[http] allow_hosts`,
+    /// without the port; `*`: any). Default: the loopback names, so that a
+    /// page on another domain re-resolved to 127.0.0.1 is refused
+    /// (docs/security.md).
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins besides the server's own that may call it
+    /// (`https://app.example`; `*`: any). Default none.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for ServerOptions {
@@ -86,6 +96,8 @@ impl Default for ServerOptions {
             body_limit_bytes: 1 << 20,
             shutdown_grace: Duration::from_secs(10),
             mcp_tools: axon_mcp::ToolFilter::default(),
+            allowed_hosts: LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect(),
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -238,6 +250,10 @@ impl Server {
             .method_not_allowed_fallback(ops::method_not_allowed)
             .layer(DefaultBodyLimit::max(state.options.body_limit_bytes))
             .layer(axum::middleware::from_fn(ops::problem_errors))
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                edge::guard,
+            ))
             .layer(axum::middleware::from_fn(ops::trace_requests))
             .with_state(state)
     }

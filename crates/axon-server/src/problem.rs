@@ -21,6 +21,11 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// The HTTP status it answers with.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
     /// A problem with a status, a short title and a detail for humans.
     pub fn new(status: StatusCode, title: &'static str, detail: impl Into<String>) -> Self {
         Problem {

@@ -302,6 +302,7 @@ pub fn register_with_cache(
     translator: Arc<dyn ActionTranslator>,
     cache: Arc<dyn ActStore>,
 ) -> Result<(), RegistryError> {
+    let leases = browsers.clone();
     registry.register(crate::handles::WithSession::new(
         tool_fn(
             "browser_act",
@@ -318,6 +319,7 @@ pub fn register_with_cache(
         )
         // It may click or submit: not repeated after an attempt that may have acted.
         .annotations(Annotations { open_world: true, idempotent: false, ..Annotations::default() }),
+        leases,
     ))
 }
 

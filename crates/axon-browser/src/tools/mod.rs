@@ -71,6 +71,7 @@ macro_rules! browser_tool {
     ($registry:expr, $browsers:expr, $name:literal, $annotations:expr, $description:literal, $f:path) => {{
         $registry.register(crate::handles::WithSession::new(
             browser_fn!($browsers, $name, $description, $f).annotations($annotations),
+            $browsers.clone(),
         ))?;
     }};
 }

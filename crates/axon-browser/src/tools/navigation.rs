@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use axon_core::{ErrorKind, RegistryError, ToolContext, ToolError, ToolRegistry};
 use chromiumoxide::cdp::browser_protocol::page::{EventLifecycleEvent, NavigateParams};
+use chromiumoxide::page::Page;
 use futures::StreamExt;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -124,7 +125,7 @@ pub(crate) async fn navigate(
         })
         .await;
         match reached {
-            Ok(Reached::Yes) => return page_state(&page).await.map(|s| json!(s)),
+            Ok(Reached::Yes) => return landed(browsers, &page).await,
             Ok(Reached::Replaced) => {
                 tracing::debug!(url = %args.url, "another navigation replaced ours; sending it again");
             }
@@ -153,6 +154,20 @@ pub(crate) async fn navigate(
     )))
 }
 
+/// The page state after a navigation, unless it ended on a URL the rules
+/// refuse (a redirect to a denied host: the proxy kept its content out, and
+/// the call says so rather than returning the refusal as a page).
+async fn landed(browsers: &Browsers, page: &Page) -> Result<Value, ToolError> {
+    let state = page_state(page).await?;
+    if let Err(e) = browsers.config().check_url(&state.url) {
+        return Err(ToolError {
+            message: format!("the navigation ended on {}: {}", state.url, e.message),
+            ..e
+        });
+    }
+    Ok(json!(state))
+}
+
 /// How waiting for a navigation's lifecycle event ended.
 enum Reached {
     Yes,
@@ -173,7 +188,8 @@ fn navigation_error(url: &str, text: &str) -> ToolError {
         "TIMED_OUT",
         "INTERNET_DISCONNECTED",
     ];
-    if unreachable.iter().any(|k| text.contains(k)) {
+    // A tunnel the proxy refused (crate::egress): a rule, not the network.
+    if !text.contains("TUNNEL") && unreachable.iter().any(|k| text.contains(k)) {
         ToolError::unavailable(format!("{url}: {text}")).with_code("navigation_failed")
     } else {
         ToolError::failed(format!("{url}: {text}")).with_code("navigation_blocked")

@@ -109,8 +109,12 @@ pub struct ScreenshotArgs {
     /// The whole page, not only the viewport.
     #[serde(default)]
     pub full_page: bool,
-    /// Write the image here instead of returning it.
+    /// Write the image to a file of this name in the files directory (a
+    /// name, not a path) instead of returning it.
     pub path: Option<String>,
+    /// Replace a file of that name (default: an existing file is an error).
+    #[serde(default)]
+    pub overwrite: bool,
     /// png (default), jpeg or webp.
     #[serde(default)]
     pub format: ImageFormat,
@@ -215,14 +219,15 @@ async fn screenshot(
     match &args.path {
         // An MCP client gets `base64` as an image block (never as text).
         None => Ok(json!({"format": format, "mime_type": mime_type, "base64": base64})),
-        Some(path) => {
+        Some(name) => {
             let bytes = decode_base64(base64)
                 .ok_or_else(|| ToolError::internal("the browser sent invalid base64"))?;
-            tokio::fs::write(path, &bytes).await.map_err(|e| {
-                ToolError::failed(format!("cannot write {path}: {e}")).with_code("io")
-            })?;
+            let written = browsers
+                .files("/path")?
+                .write("/path", name, bytes, args.overwrite)
+                .await?;
             Ok(
-                json!({"format": format, "mime_type": mime_type, "path": path, "bytes": bytes.len()}),
+                json!({"format": format, "mime_type": mime_type, "path": written.name, "bytes": written.bytes}),
             )
         }
     }
@@ -261,6 +266,10 @@ async fn take_screenshot(
     args: ScreenshotArgs,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
+    // A name the files directory refuses is refused before any work.
+    if let Some(name) = &args.path {
+        b.files("/path")?.resolve("/path", name)?;
+    }
     let page = b.page_for(ctx).await?;
     screenshot(b, &page, &args).await
 }

@@ -46,16 +46,24 @@ pub struct Fixture {
     pub executor: Executor,
     pub browsers: Arc<Browsers>,
     pub base: String,
+    /// The files directory (`[files] dir`) of these browsers.
+    pub files: PathBuf,
+}
+
+/// A fresh files directory under the temporary directory.
+pub fn files_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("axon-files-{}", ulid::Ulid::new()))
 }
 
 /// The browser tools on a real Chromium (which must be installed).
-fn browser_tools(config: BrowserConfig) -> (ToolRegistry, Arc<Browsers>) {
+fn browser_tools(config: BrowserConfig, files: &std::path::Path) -> (ToolRegistry, Arc<Browsers>) {
     assert!(
         config.executable_path().exists(),
         "Chromium is not installed at {} (apt-get install chromium; .ci/run does)",
         config.executable_path().display()
     );
-    let browsers = Arc::new(Browsers::new(config));
+    let browsers =
+        Arc::new(Browsers::new(config).with_files(axon_core::files::FileDir::new(files)));
     let mut registry = ToolRegistry::new();
     axon_browser::register(&mut registry, browsers.clone()).unwrap();
     (registry, browsers)
@@ -69,7 +77,7 @@ pub fn act_executor(
     translator: Arc<dyn axon_browser::act::ActionTranslator>,
     cache: Arc<dyn axon_browser::act::ActStore>,
 ) -> (Executor, Arc<Browsers>) {
-    let (mut registry, browsers) = browser_tools(config);
+    let (mut registry, browsers) = browser_tools(config, &files_dir());
     axon_browser::act::register_with_cache(&mut registry, browsers.clone(), translator, cache)
         .unwrap();
     let executor = Executor::builder(registry)
@@ -81,7 +89,8 @@ pub fn act_executor(
 }
 
 pub async fn fixture(config: BrowserConfig) -> Fixture {
-    let (registry, browsers) = browser_tools(config);
+    let files = files_dir();
+    let (registry, browsers) = browser_tools(config, &files);
     let executor = Executor::builder(registry)
         .shared_state(SharedState::new())
         // No breaker: these tests provoke failures on purpose, many per tool.
@@ -96,6 +105,7 @@ pub async fn fixture(config: BrowserConfig) -> Fixture {
         executor,
         browsers,
         base: serve_fixtures().await,
+        files,
     }
 }
 

@@ -1,0 +1,316 @@
+//! Every request the browser makes goes through here, so that the host rules
+//! hold for all of them, not only the URL a call names.
+//!
+//! A page can leave an allowed host in many ways: a redirect, a link, a
+//! script's `location = …`, an iframe, a popup, a worker, an `<img>`, a
+//! WebSocket. Checking the URL of `browser_navigate` sees none of them. So
+//! Chromium is launched with this process's own forward proxy as its only way
+//! out (`--proxy-server`, with `<-loopback>` so that loopback is not exempt),
+//! and the proxy checks every request before connecting: its host against
+//! `[browser] allow_hosts` / `deny_hosts`, and every address the host resolves
+//! to against the addresses never reached (link-local and cloud metadata
+//! addresses, this proxy, Chromium's own DevTools port). HTTPS is checked at
+//! its `CONNECT` (host and port; the traffic stays encrypted end to end); plain
+//! HTTP per request, each on a connection of its own. A refused request gets a
+//! 403 whose body says why; the page never sees the refused host's content.
+//!
+//! What it does not see: `file:`, `data:` and `blob:` URLs (no network;
+//! `file:` is refused by [`crate::BrowserConfig::check_url`] and Chromium
+//! keeps pages of other schemes from opening it).
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, Ordering};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use crate::session::BrowserConfig;
+
+/// The longest request head read (a URL and its headers).
+const MAX_HEAD: usize = 64 * 1024;
+
+/// The proxy of one browser: where it listens, and the DevTools port it must
+/// never connect to (set once Chromium has started).
+pub(crate) struct Egress {
+    addr: SocketAddr,
+    devtools_port: Arc<AtomicU16>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Egress {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// What the proxy knows of the rules and of itself.
+struct Rules {
+    config: BrowserConfig,
+    own_port: u16,
+    devtools_port: Arc<AtomicU16>,
+}
+
+impl Egress {
+    /// Listen on a loopback port and serve until dropped.
+    pub(crate) async fn start(config: BrowserConfig) -> std::io::Result<Egress> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let devtools_port = Arc::new(AtomicU16::new(0));
+        let rules = Arc::new(Rules {
+            config,
+            own_port: addr.port(),
+            devtools_port: devtools_port.clone(),
+        });
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((conn, _)) = listener.accept().await else {
+                    continue;
+                };
+                let rules = rules.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = relay(conn, &rules).await {
+                        tracing::trace!(error = %e, "browser proxy connection ended");
+                    }
+                });
+            }
+        });
+        Ok(Egress {
+            addr,
+            devtools_port,
+            task,
+        })
+    }
+
+    /// `--proxy-server`'s value.
+    pub(crate) fn proxy_server(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Never connect to this port on a loopback address (Chromium's DevTools).
+    pub(crate) fn deny_devtools_port(&self, port: u16) {
+        self.devtools_port.store(port, Ordering::SeqCst);
+    }
+}
+
+impl Rules {
+    /// Why a connection to `host:port` is refused, if it is: the host rules,
+    /// then every address it resolves to. Returns the addresses to try.
+    async fn check(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
+        self.config.check_host(host)?;
+        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| format!("cannot resolve {host}: {e}"))?
+            .collect();
+        if addrs.is_empty() {
+            return Err(format!("{host} has no address"));
+        }
+        for addr in &addrs {
+            self.check_addr(host, addr)?;
+        }
+        Ok(addrs)
+    }
+
+    fn check_addr(&self, host: &str, addr: &SocketAddr) -> Result<(), String> {
+        let ip = addr.ip();
+        if never_reached(ip) {
+            return Err(format!(
+                "{host} is {ip}, a link-local or cloud metadata address: never reached"
+            ));
+        }
+        let devtools = self.devtools_port.load(Ordering::SeqCst);
+        if ip.is_loopback() && (addr.port() == self.own_port || addr.port() == devtools) {
+            return Err(format!(
+                "{host}:{} is Axon's own browser endpoint: never reached",
+                addr.port()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Link-local (which holds the cloud metadata address 169.254.169.254),
+/// unspecified, and the IPv6 metadata address of some clouds.
+fn never_reached(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_link_local() || v4.is_unspecified() || v4.is_broadcast(),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return never_reached(IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            v6.is_unspecified()
+                || (first & 0xffc0) == 0xfe80
+                || v6.segments() == [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254]
+        }
+    }
+}
+
+/// One client connection: read its first request head, check it, and relay.
+async fn relay(mut client: TcpStream, rules: &Rules) -> std::io::Result<()> {
+    let (head, rest) = read_head(&mut client).await?;
+    let text = String::from_utf8_lossy(&head).into_owned();
+    let mut lines = text.split("\r\n");
+    let first = lines.next().unwrap_or_default();
+    let mut parts = first.split(' ');
+    let (method, target, version) = (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or("HTTP/1.1"),
+    );
+    if method.eq_ignore_ascii_case("CONNECT") {
+        let Some((host, port)) = split_authority(target, 443) else {
+            return refuse(&mut client, &format!("{target:?} is not host:port")).await;
+        };
+        let addrs = match rules.check(&host, port).await {
+            Ok(addrs) => addrs,
+            Err(why) => return refuse(&mut client, &why).await,
+        };
+        let mut upstream = match TcpStream::connect(&addrs[..]).await {
+            Ok(upstream) => upstream,
+            Err(e) => return unreachable(client, e),
+        };
+        client
+            .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            .await?;
+        upstream.write_all(&rest).await?;
+        tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
+        return Ok(());
+    }
+    let Ok(url) = url::Url::parse(target) else {
+        return refuse(&mut client, &format!("{target:?} is not an absolute URL")).await;
+    };
+    let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
+        return refuse(&mut client, &format!("{target:?} has no host")).await;
+    };
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let addrs = match rules.check(&host, port).await {
+        Ok(addrs) => addrs,
+        Err(why) => return refuse(&mut client, &why).await,
+    };
+    let mut upstream = match TcpStream::connect(&addrs[..]).await {
+        Ok(upstream) => upstream,
+        Err(e) => return unreachable(client, e),
+    };
+    // The request in origin form, on a connection of its own (so that a
+    // second request on the same client connection is checked too).
+    let path = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_string(),
+    };
+    let mut out = format!("{method} {path} {version}\r\n");
+    for line in lines.filter(|l| !l.is_empty()) {
+        let name = line.split(':').next().unwrap_or_default().trim();
+        if [
+            "connection",
+            "proxy-connection",
+            "keep-alive",
+            "proxy-authorization",
+        ]
+        .iter()
+        .any(|h| name.eq_ignore_ascii_case(h))
+        {
+            continue;
+        }
+        out.push_str(line);
+        out.push_str("\r\n");
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    upstream.write_all(out.as_bytes()).await?;
+    upstream.write_all(&rest).await?;
+    tokio::io::copy_bidirectional(&mut client, &mut upstream).await?;
+    Ok(())
+}
+
+/// The request head (through the blank line) and what was read after it.
+async fn read_head(client: &mut TcpStream) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let rest = buf.split_off(end + 4);
+            buf.truncate(end);
+            return Ok((buf, rest));
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(std::io::Error::other("request head too large"));
+        }
+        let n = client.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// `host:port` (`[::1]:443` too) as the host and the port.
+fn split_authority(authority: &str, default_port: u16) -> Option<(String, u16)> {
+    if let Some(rest) = authority.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => p.parse().ok()?,
+            None => default_port,
+        };
+        return Some((host.to_string(), port));
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) => Some((host.to_string(), port.parse().ok()?)),
+        None => Some((authority.to_string(), default_port)),
+    }
+}
+
+/// The upstream could not be reached: reset the client's connection, which
+/// Chromium reports as a connection failure (as it would without the proxy),
+/// not as a page.
+fn unreachable(client: TcpStream, e: std::io::Error) -> std::io::Result<()> {
+    let _ = client.set_zero_linger();
+    drop(client);
+    Err(e)
+}
+
+async fn refuse(client: &mut TcpStream, why: &str) -> std::io::Result<()> {
+    tracing::debug!(why, "browser request refused by the network rules");
+    let body = format!("Blocked by Axon: {why}\n");
+    let response = format!(
+        "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nX-Axon-Blocked: 1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    client.write_all(response.as_bytes()).await?;
+    client.shutdown().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_and_link_local_addresses_are_never_reached() {
+        for ip in [
+            "169.254.169.254",
+            "169.254.1.1",
+            "0.0.0.0",
+            "fe80::1",
+            "::ffff:169.254.169.254",
+            "fd00:ec2::254",
+        ] {
+            assert!(never_reached(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["127.0.0.1", "10.0.0.1", "93.184.216.34", "::1"] {
+            assert!(!never_reached(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[test]
+    fn authorities_split_into_host_and_port() {
+        assert_eq!(
+            split_authority("a.test:8443", 443),
+            Some(("a.test".into(), 8443))
+        );
+        assert_eq!(split_authority("[::1]:80", 443), Some(("::1".into(), 80)));
+        assert_eq!(split_authority("a.test", 443), Some(("a.test".into(), 443)));
+        assert_eq!(split_authority("a.test:x", 443), None);
+    }
+}

@@ -1,0 +1,178 @@
+//! Attacks on the browser tools, on a real Chromium (issue 36): a client that
+//! names files outside the files directory, reads through a symlink or asks
+//! whether a file exists; a pool filled by other sessions that evicts a page
+//! while its run goes on. Each was seen to succeed before the fix.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axon_browser::BrowserConfig;
+use axon_core::ErrorKind;
+use serde_json::json;
+use support::{failure, fixture};
+
+const ESCAPES: [&str; 6] = [
+    "/tmp/axon-escape.png",
+    "../escape.png",
+    "sub/../../escape.png",
+    ".bashrc",
+    "..",
+    "a/b.png",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_cannot_write_outside_the_files_directory() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "welcome.html").await;
+    for name in ESCAPES {
+        for (tool, args) in [
+            ("browser_take_screenshot", json!({"path": name})),
+            ("browser_session_save", json!({"path": name})),
+        ] {
+            let r = f.once("s", tool, args).await;
+            assert_eq!(
+                failure(&r),
+                (
+                    ErrorKind::InvalidArguments,
+                    Some("invalid_file_name".into())
+                ),
+                "{tool} {name}: {r:?}"
+            );
+            assert_eq!(r.error.as_ref().unwrap().pointer.as_deref(), Some("/path"));
+        }
+    }
+    assert!(!std::path::Path::new("/tmp/axon-escape.png").exists());
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlink_planted_in_the_files_directory_is_not_followed() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "welcome.html").await;
+    std::fs::create_dir_all(&f.files).unwrap();
+    let victim = std::env::temp_dir().join(format!("axon-victim-{}", ulid::Ulid::new()));
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, f.files.join("profile.json")).unwrap();
+    // Without overwrite: the name is taken.
+    let r = f
+        .once("s", "browser_session_save", json!({"path": "profile.json"}))
+        .await;
+    assert_eq!(failure(&r).1.as_deref(), Some("file_exists"), "{r:?}");
+    // With overwrite: the link is replaced, its target untouched.
+    let r = f
+        .once(
+            "s",
+            "browser_session_save",
+            json!({"path": "profile.json", "overwrite": true}),
+        )
+        .await;
+    assert!(r.success, "{r:?}");
+    assert_eq!(r.data["path"], "profile.json");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(!f.files.join("profile.json").is_symlink());
+    let _ = std::fs::remove_file(victim);
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn storage_state_paths_are_no_file_existence_oracle() {
+    let f = fixture(BrowserConfig::default()).await;
+    let existing = f
+        .once(
+            "s",
+            "browser_session_new",
+            json!({"storage_state_path": "/etc/passwd"}),
+        )
+        .await;
+    let missing = f
+        .once(
+            "s",
+            "browser_session_new",
+            json!({"storage_state_path": "/etc/no-such-file"}),
+        )
+        .await;
+    assert_eq!(failure(&existing), failure(&missing));
+    assert_eq!(failure(&existing).1.as_deref(), Some("invalid_file_name"));
+    // A symlink inside the directory reads as missing, wherever it points.
+    std::fs::create_dir_all(&f.files).unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", f.files.join("state.json")).unwrap();
+    let r = f
+        .once(
+            "s",
+            "browser_session_new",
+            json!({"storage_state_path": "state.json"}),
+        )
+        .await;
+    assert_eq!(failure(&r).1.as_deref(), Some("file_not_found"), "{r:?}");
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_pool_refuses_a_new_page_instead_of_evicting_one_in_use() {
+    let f = Arc::new(
+        fixture(BrowserConfig {
+            max_pages: 1,
+            ..BrowserConfig::default()
+        })
+        .await,
+    );
+    f.open("a", "welcome.html").await;
+    // a's run is in the middle of a call.
+    let busy = {
+        let f = f.clone();
+        tokio::spawn(async move { f.once("a", "browser_wait", json!({"seconds": 1.5})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let url = format!("{}/welcome.html", f.base);
+    let r = f.once("b", "browser_navigate", json!({"url": url})).await;
+    assert_eq!(
+        failure(&r),
+        (ErrorKind::RateLimited, Some("capacity_exhausted".into())),
+        "{r:?}"
+    );
+    assert!(busy.await.unwrap().success);
+    // Between a's calls, b may take its page; a's next call says so rather
+    // than reading a blank page as if it were its own.
+    let r = f.once("b", "browser_navigate", json!({"url": url})).await;
+    assert!(r.success, "{r:?}");
+    let r = f
+        .once("a", "browser_get_text", json!({"selector": "h1"}))
+        .await;
+    assert_eq!(
+        failure(&r),
+        (ErrorKind::Failed, Some("session_lost".into())),
+        "{r:?}"
+    );
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handle_session_is_not_evicted_by_default_sessions() {
+    let f = fixture(BrowserConfig {
+        max_pages: 1,
+        ..BrowserConfig::default()
+    })
+    .await;
+    let opened = f.once("owner", "browser_session_new", json!({})).await;
+    let handle = opened.data["session"].as_str().unwrap().to_string();
+    let url = format!("{}/welcome.html", f.base);
+    let r = f
+        .once("other", "browser_navigate", json!({"url": url}))
+        .await;
+    assert_eq!(
+        failure(&r).1.as_deref(),
+        Some("capacity_exhausted"),
+        "{r:?}"
+    );
+    let r = f
+        .once(
+            "owner",
+            "browser_navigate",
+            json!({"session": handle, "url": url}),
+        )
+        .await;
+    assert!(r.success, "the handle's page was taken: {r:?}");
+    f.browsers.shutdown().await;
+}

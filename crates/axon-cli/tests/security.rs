@@ -1,0 +1,359 @@
+//! Attacks on a real `axon serve` (issue 36), each seen to succeed before its
+//! fix: a web page that drives the local server cross-site (a `no-cors`
+//! fetch with `text/plain`, a form post), a rebound Host, `/mcp` from a
+//! foreign Origin, a client that names a file outside the files directory, a
+//! page behind `[browser] allow_hosts` that redirects, frames or scripts its
+//! way to a denied host. The cross-site page runs in a real Chromium.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+
+use axon_browser::{BrowserConfig, Browsers};
+use axon_core::{Executor, SharedState, ToolCall, ToolRegistry};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+/// One `axon serve` with its own store and files directory, killed on drop.
+struct Served {
+    child: Child,
+    base: String,
+    dir: PathBuf,
+}
+
+impl Served {
+    fn start(config: &str) -> Served {
+        let dir = std::env::temp_dir().join(format!("axon-security-{}", ulid::Ulid::new()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("axon.toml"), config).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_axon"))
+            .arg("--config")
+            .arg(dir.join("axon.toml"))
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .env("AXON_STORE_PATH", dir.join("axon.db"))
+            .env("AXON_FILES_DIR", dir.join("files"))
+            .env_remove("AXON_CONFIG")
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(dir.join("stderr.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let base = common::listening_url(&mut child);
+        Served { child, base, dir }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn client() -> reqwest::Client {
+    axon_http::install_crypto_provider();
+    reqwest::Client::new()
+}
+
+/// The calls recorded under `correlation_id`.
+async fn recorded(s: &Served, correlation_id: &str) -> usize {
+    let r = client()
+        .get(s.url(&format!("/v1/history/{correlation_id}")))
+        .send()
+        .await
+        .unwrap();
+    if r.status() == StatusCode::NOT_FOUND {
+        return 0;
+    }
+    let body: Value = r.json().await.unwrap();
+    body["calls"].as_array().map_or(0, Vec::len)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_simple_cross_site_request_cannot_call_a_tool() {
+    let s = Served::start("");
+    let http = client();
+    let call = |origin: Option<&str>, kind: &str, id: &str| {
+        let mut r = http
+            .post(s.url("/v1/tools/echo/call"))
+            .header("content-type", kind)
+            .body(json!({"args": {"pwned": true}, "correlation_id": id}).to_string());
+        if let Some(origin) = origin {
+            r = r.header("origin", origin);
+        }
+        r.send()
+    };
+    // What a page's fetch(…, {mode: "no-cors"}) sends.
+    let r = call(Some("http://evil.example"), "text/plain", "csrf-1")
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let problem: Value = r.json().await.unwrap();
+    assert_eq!(problem["title"], "origin not allowed", "{problem}");
+    // Even with JSON, a foreign origin is refused; `null` too.
+    for origin in ["http://evil.example", "null", "http://127.0.0.1:1"] {
+        let r = call(Some(origin), "application/json", "csrf-2")
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "{origin}");
+    }
+    // Without an Origin, a body a form could send is still no JSON.
+    let r = call(None, "text/plain", "csrf-3").await.unwrap();
+    assert_eq!(r.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    for id in ["csrf-1", "csrf-2", "csrf-3"] {
+        assert_eq!(recorded(&s, id).await, 0, "{id} ran");
+    }
+    // The server's own origin (the dashboard) still works.
+    let r = call(Some(&s.base), "application/json", "own")
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(recorded(&s, "own").await, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebound_host_and_a_foreign_origin_cannot_reach_the_api_or_mcp() {
+    let s = Served::start("");
+    let http = client();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "evil", "version": "1"}}});
+    let port = s.base.rsplit(':').next().unwrap().to_string();
+    for path in ["/v1/tools", "/", "/healthz"] {
+        let r = http
+            .get(s.url(path))
+            .header("host", format!("evil.example:{port}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::FORBIDDEN, "{path}");
+    }
+    let mcp = |origin: &str| {
+        http.post(s.url("/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("origin", origin)
+            .body(initialize.to_string())
+            .send()
+    };
+    assert_eq!(
+        mcp("http://evil.example").await.unwrap().status(),
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(mcp(&s.base).await.unwrap().status(), StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_cannot_make_the_server_write_a_file_outside_its_directory() {
+    let s = Served::start("");
+    let http = client();
+    let target = std::env::temp_dir().join(format!("axon-written-{}", ulid::Ulid::new()));
+    for path in [target.display().to_string(), "../../x.json".into()] {
+        let r = http
+            .post(s.url("/v1/tools/browser_session_save/call"))
+            .json(&json!({"args": {"path": path}}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(
+            body["result"]["error"]["code"], "invalid_file_name",
+            "{body}"
+        );
+        assert_eq!(body["pointer"], "/args/path", "{body}");
+    }
+    assert!(!target.exists());
+    let r = http
+        .post(s.url("/v1/tools/browser_navigate/call"))
+        .json(&json!({"args": {"url": "about:blank"}, "correlation_id": "saver"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let r = http
+        .post(s.url("/v1/tools/browser_session_save/call"))
+        .json(&json!({"args": {"path": "mine.json"}, "correlation_id": "saver"}))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["success"], true, "{body}");
+    assert!(s.dir.join("files/mine.json").is_file());
+}
+
+/// Two sites on loopback: `evil` (its pages and where they point) and the
+/// `axon serve` under attack.
+async fn evil_site(target: String) -> String {
+    use axum::response::Html;
+    let page = format!(
+        r#"<!doctype html><title>evil</title><p id=out>…</p>
+<form id=f method=POST action="{target}/v1/tools/echo/call" enctype="text/plain">
+<input name='{{"args":{{"form":1}},"correlation_id":"page-form","x":"' value='"}}'></form>
+<script>
+fetch("{target}/v1/tools/echo/call", {{method: "POST", mode: "no-cors",
+  headers: {{"Content-Type": "text/plain"}},
+  body: JSON.stringify({{args: {{pwned: true}}, correlation_id: "page-fetch"}})}})
+  .finally(() => {{ document.getElementById("out").textContent = "sent";
+                    document.getElementById("f").submit(); }});
+</script>"#
+    );
+    let app = axum::Router::new().route("/", axum::routing::get(move || async move { Html(page) }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    // `localhost` is another site than `127.0.0.1`.
+    format!("http://localhost:{}", addr.port())
+}
+
+fn browser() -> (Executor, Arc<Browsers>) {
+    let browsers = Arc::new(Browsers::new(BrowserConfig::default()));
+    let mut registry = ToolRegistry::new();
+    axon_browser::register(&mut registry, browsers.clone()).unwrap();
+    let executor = Executor::builder(registry)
+        .shared_state(SharedState::new())
+        .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}}))
+        .build()
+        .unwrap();
+    (executor, browsers)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_in_a_real_browser_cannot_drive_the_local_server() {
+    let s = Served::start("");
+    let evil = evil_site(s.base.clone()).await;
+    let (b, browsers) = browser();
+    let r = b
+        .call(ToolCall::new("browser_navigate", json!({"url": evil})).correlation_id("victim"))
+        .await;
+    assert!(r.success, "{r:?}");
+    // The fetch has been answered and the form submitted (the page moves on).
+    let r = b
+        .call(
+            ToolCall::new(
+                "browser_wait_for_url_change",
+                json!({"to": "/v1/tools/echo/call", "timeout_ms": 10000}),
+            )
+            .correlation_id("victim"),
+        )
+        .await;
+    assert!(r.success, "the form never posted: {r:?}");
+    let text = b
+        .call(
+            ToolCall::new("browser_get_text", json!({"selector": "body"})).correlation_id("victim"),
+        )
+        .await;
+    assert!(
+        text.data["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("origin not allowed"),
+        "{text:?}"
+    );
+    assert_eq!(
+        recorded(&s, "page-fetch").await,
+        0,
+        "the page's fetch ran a tool"
+    );
+    assert_eq!(
+        recorded(&s, "page-form").await,
+        0,
+        "the page's form ran a tool"
+    );
+    browsers.shutdown().await;
+}
+
+/// A site whose pages lead elsewhere: a redirect, a frame, a script's
+/// navigation, a popup, each to `denied`.
+async fn leaky_site(denied: String) -> String {
+    use axum::response::{Html, Redirect};
+    let frame = format!("<!doctype html><iframe id=f src='{denied}/secret'></iframe>");
+    let script = format!("<!doctype html><script>location = '{denied}/secret'</script>");
+    let app = axum::Router::new()
+        .route(
+            "/redirect",
+            axum::routing::get({
+                let to = format!("{denied}/secret");
+                move || async move { Redirect::temporary(&to) }
+            }),
+        )
+        .route(
+            "/frame",
+            axum::routing::get(move || async move { Html(frame) }),
+        )
+        .route(
+            "/script",
+            axum::routing::get(move || async move { Html(script) }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://127.0.0.1:{}", addr.port())
+}
+
+/// The denied host: its secret, and how often it was asked for it.
+async fn secret_site() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    let hits = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = hits.clone();
+    let app = axum::Router::new().route(
+        "/secret",
+        axum::routing::get(move || {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async { axum::response::Html("<p id=s>TOP SECRET</p>") }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    // `localhost` is the denied name; 127.0.0.1 the allowed one.
+    (format!("http://localhost:{}", addr.port()), hits)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_rules_hold_for_redirects_frames_and_scripts() {
+    let (denied, hits) = secret_site().await;
+    let site = leaky_site(denied).await;
+    let browsers = Arc::new(Browsers::new(BrowserConfig {
+        allow_hosts: vec!["127.0.0.1".into()],
+        ..BrowserConfig::default()
+    }));
+    let mut registry = ToolRegistry::new();
+    axon_browser::register(&mut registry, browsers.clone()).unwrap();
+    let b = Executor::builder(registry)
+        .shared_state(SharedState::new())
+        .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}}))
+        .build()
+        .unwrap();
+    let call = |tool: &str, args: Value| b.call(ToolCall::new(tool, args).correlation_id("leak"));
+    let r = call(
+        "browser_navigate",
+        json!({"url": format!("{site}/redirect")}),
+    )
+    .await;
+    let e = r
+        .error
+        .as_ref()
+        .expect("a redirect to a denied host succeeded");
+    assert_eq!(e.code.as_deref(), Some("navigation_blocked"), "{r:?}");
+    for page in ["frame", "script"] {
+        let r = call("browser_navigate", json!({"url": format!("{site}/{page}")})).await;
+        let _ = r; // the script's own navigation may or may not have begun
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let snap = call("browser_snapshot", json!({})).await;
+        assert!(
+            !snap.data.to_string().contains("TOP SECRET"),
+            "{page}: {snap:?}"
+        );
+    }
+    assert_eq!(
+        hits.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the denied host was reached"
+    );
+    browsers.shutdown().await;
+}
