@@ -81,8 +81,7 @@ pub struct NewSessionArgs {
     /// Cookies and localStorage to start from (a storage state, as
     /// browser_session_save returns it).
     pub storage_state: Option<serde_json::Map<String, Value>>,
-    /// Or the name of a file browser_session_save wrote (in the files
-    /// directory; a name, not a path).
+    /// Or a file name browser_session_save wrote.
     pub storage_state_path: Option<String>,
     /// CSS pixels.
     pub viewport: Option<ViewportSize>,
@@ -113,10 +112,9 @@ pub struct Opened {
 pub struct SaveArgs {
     /// The session (default: this connection's).
     pub session: Option<String>,
-    /// Write the storage state to a file of this name in the files
-    /// directory (a name, not a path); without it, it is returned.
+    /// Save to this file name (in the files directory); else it is returned.
     pub path: Option<String>,
-    /// Replace a file of that name (default: an existing file is an error).
+    /// Replace an existing file.
     #[serde(default)]
     pub overwrite: bool,
 }

@@ -8,7 +8,7 @@ mod support;
 use axon_browser::BrowserConfig;
 use axon_core::{CallResult, ErrorKind, ToolCall};
 use serde_json::{Value, json};
-use support::fixture;
+use support::{failure, fixture};
 
 fn png_height(bytes: &[u8]) -> u32 {
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
@@ -131,7 +131,10 @@ async fn the_least_recently_used_page_is_closed_past_max_pages() {
     f.open("c", "welcome.html").await;
     let a = f.call("a", "browser_get_page_state", json!({})).await;
     assert_eq!(a.data["title"], "Sign in");
-    // "b" lost its page; it gets a fresh one (and "c", now the oldest, goes).
+    // "b" lost its page: its next call says so (never a blank page read as
+    // its own), and the one after starts afresh ("c", now the oldest, goes).
+    let b = f.call("b", "browser_get_page_state", json!({})).await;
+    assert_eq!(failure(&b).1.as_deref(), Some("session_lost"), "{b:?}");
     let b = f.call("b", "browser_get_page_state", json!({})).await;
     assert_eq!(b.data["url"], "about:blank");
     f.browsers.shutdown().await;

@@ -351,8 +351,10 @@ async fn listings_are_standard_json_schema_and_lean() {
         .unwrap()
         .len();
     let per_tool = bytes / tools.len();
+    // 814 bytes a tool until issue 36 gave the two tools that write files an
+    // `overwrite` flag and said that their `path` is a name (821).
     assert!(
-        per_tool <= 20_353 / 25,
+        per_tool <= 825,
         "tools/list is {bytes} bytes for {} tools ({per_tool} per tool)",
         tools.len()
     );

@@ -68,9 +68,33 @@ fn guarded(mut responses: Map<String, Value>) -> Value {
     );
     responses.insert(
         "403".into(),
-        problem("The token may not do this (a scoped token's tools, or an admin action)."),
+        problem("The token may not do this (a scoped token's tools, or an admin action), or the request came from a Host or an Origin this server does not answer (docs/security.md)."),
     );
     Value::Object(responses)
+}
+
+/// What every route may answer before it is reached (`edge.rs`): 403 for a
+/// foreign Host or Origin, and 415 for a body that is not JSON or YAML.
+fn edge_responses(paths: &mut Value) {
+    let Some(paths) = paths.as_object_mut() else {
+        return;
+    };
+    for operation in paths.values_mut().filter_map(Value::as_object_mut) {
+        for op in operation.values_mut() {
+            let has_body = op.get("requestBody").is_some();
+            let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
+                continue;
+            };
+            responses.entry("403").or_insert_with(|| {
+                problem("The request came from a Host or an Origin this server does not answer (docs/security.md).")
+            });
+            if has_body {
+                responses.entry("415").or_insert_with(|| {
+                    problem("The body is not `application/json` (or YAML, for plans).")
+                });
+            }
+        }
+    }
 }
 
 fn responses(pairs: Vec<(&str, Value)>) -> Map<String, Value> {
@@ -252,7 +276,7 @@ fn build() -> Value {
     let mut start_ok = json_response("With `wait=true`: the run's result.", plan_result.clone());
     start_ok["content"]["text/event-stream"] = run_events;
 
-    let paths = json!({
+    let mut paths = json!({
         "/healthz": {"get": {
             "operationId": "health",
             "summary": "Whether the server and each component it needs work.",
@@ -525,6 +549,7 @@ fn build() -> Value {
             ])),
         }},
     });
+    edge_responses(&mut paths);
     json!({
         "openapi": "3.1.0",
         "info": {

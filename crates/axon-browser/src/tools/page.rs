@@ -109,10 +109,9 @@ pub struct ScreenshotArgs {
     /// The whole page, not only the viewport.
     #[serde(default)]
     pub full_page: bool,
-    /// Write the image to a file of this name in the files directory (a
-    /// name, not a path) instead of returning it.
+    /// Save to this file name (in the files directory) instead of returning it.
     pub path: Option<String>,
-    /// Replace a file of that name (default: an existing file is an error).
+    /// Replace an existing file.
     #[serde(default)]
     pub overwrite: bool,
     /// png (default), jpeg or webp.
