@@ -269,11 +269,15 @@ async fn a_page_in_a_real_browser_cannot_drive_the_local_server() {
 }
 
 /// A site whose pages lead elsewhere: a redirect, a frame, a script's
-/// navigation, a popup, each to `denied`.
+/// navigation, a popup and an image, each to `denied`.
 async fn leaky_site(denied: String) -> String {
     use axum::response::{Html, Redirect};
     let frame = format!("<!doctype html><iframe id=f src='{denied}/secret'></iframe>");
     let script = format!("<!doctype html><script>location = '{denied}/secret'</script>");
+    let popup = format!(
+        "<!doctype html><a id=open target=_blank href='{denied}/secret'>open</a>\
+         <img src='{denied}/secret?img'>"
+    );
     let app = axum::Router::new()
         .route(
             "/redirect",
@@ -289,6 +293,10 @@ async fn leaky_site(denied: String) -> String {
         .route(
             "/script",
             axum::routing::get(move || async move { Html(script) }),
+        )
+        .route(
+            "/popup",
+            axum::routing::get(move || async move { Html(popup) }),
         );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -350,6 +358,12 @@ async fn the_host_rules_hold_for_redirects_frames_and_scripts() {
             "{page}: {snap:?}"
         );
     }
+    // A new tab (a popup) and a subresource of an allowed page.
+    let r = call("browser_navigate", json!({"url": format!("{site}/popup")})).await;
+    assert!(r.success, "{r:?}");
+    let r = call("browser_click", json!({"selector": "#open"})).await;
+    assert!(r.success, "{r:?}");
+    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
     assert_eq!(
         hits.load(std::sync::atomic::Ordering::SeqCst),
         0,
