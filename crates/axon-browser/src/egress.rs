@@ -8,8 +8,9 @@
 //! out (`--proxy-server`, with `<-loopback>` so that loopback is not exempt),
 //! and the proxy checks every request before connecting: its host against
 //! `[browser] allow_hosts` / `deny_hosts`, and every address the host resolves
-//! to against the addresses never reached (link-local and cloud metadata
-//! addresses, this proxy, Chromium's own DevTools port). HTTPS is checked at
+//! to against the addresses no tool reaches (`axon_core::network`: link-local
+//! and cloud metadata addresses, this proxy, Chromium's DevTools port, the
+//! `axon serve` listener). HTTPS is checked at
 //! its `CONNECT` (host and port; the traffic stays encrypted end to end); plain
 //! HTTP per request, each on a connection of its own. A refused request gets a
 //! 403 whose body says why; the page never sees the refused host's content.
@@ -18,9 +19,10 @@
 //! `file:` is refused by [`crate::BrowserConfig::check_url`] and Chromium
 //! keeps pages of other schemes from opening it).
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU16, Ordering};
+
+use axon_core::network;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -30,25 +32,22 @@ use crate::session::BrowserConfig;
 /// The longest request head read (a URL and its headers).
 const MAX_HEAD: usize = 64 * 1024;
 
-/// The proxy of one browser: where it listens, and the DevTools port it must
-/// never connect to (set once Chromium has started).
+/// The proxy of one browser: where it listens.
 pub(crate) struct Egress {
     addr: SocketAddr,
-    devtools_port: Arc<AtomicU16>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for Egress {
     fn drop(&mut self) {
         self.task.abort();
+        network::forget_own_port(self.addr.port());
     }
 }
 
-/// What the proxy knows of the rules and of itself.
+/// The host rules the proxy holds the browser to.
 struct Rules {
     config: BrowserConfig,
-    own_port: u16,
-    devtools_port: Arc<AtomicU16>,
 }
 
 impl Egress {
@@ -56,12 +55,8 @@ impl Egress {
     pub(crate) async fn start(config: BrowserConfig) -> std::io::Result<Egress> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
-        let devtools_port = Arc::new(AtomicU16::new(0));
-        let rules = Arc::new(Rules {
-            config,
-            own_port: addr.port(),
-            devtools_port: devtools_port.clone(),
-        });
+        network::register_own_port(addr.port());
+        let rules = Arc::new(Rules { config });
         let task = tokio::spawn(async move {
             loop {
                 let Ok((conn, _)) = listener.accept().await else {
@@ -75,21 +70,12 @@ impl Egress {
                 });
             }
         });
-        Ok(Egress {
-            addr,
-            devtools_port,
-            task,
-        })
+        Ok(Egress { addr, task })
     }
 
     /// `--proxy-server`'s value.
     pub(crate) fn proxy_server(&self) -> String {
         format!("http://{}", self.addr)
-    }
-
-    /// Never connect to this port on a loopback address (Chromium's DevTools).
-    pub(crate) fn deny_devtools_port(&self, port: u16) {
-        self.devtools_port.store(port, Ordering::SeqCst);
     }
 }
 
@@ -106,43 +92,11 @@ impl Rules {
             return Err(format!("{host} has no address"));
         }
         for addr in &addrs {
-            self.check_addr(host, addr)?;
+            if let Some(why) = network::refused(host, *addr) {
+                return Err(why);
+            }
         }
         Ok(addrs)
-    }
-
-    fn check_addr(&self, host: &str, addr: &SocketAddr) -> Result<(), String> {
-        let ip = addr.ip();
-        if never_reached(ip) {
-            return Err(format!(
-                "{host} is {ip}, a link-local or cloud metadata address: never reached"
-            ));
-        }
-        let devtools = self.devtools_port.load(Ordering::SeqCst);
-        if ip.is_loopback() && (addr.port() == self.own_port || addr.port() == devtools) {
-            return Err(format!(
-                "{host}:{} is Axon's own browser endpoint: never reached",
-                addr.port()
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// Link-local (which holds the cloud metadata address 169.254.169.254),
-/// unspecified, and the IPv6 metadata address of some clouds.
-fn never_reached(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => v4.is_link_local() || v4.is_unspecified() || v4.is_broadcast(),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return never_reached(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            v6.is_unspecified()
-                || (first & 0xffc0) == 0xfe80
-                || v6.segments() == [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254]
-        }
     }
 }
 
@@ -285,23 +239,6 @@ async fn refuse(client: &mut TcpStream, why: &str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn metadata_and_link_local_addresses_are_never_reached() {
-        for ip in [
-            "169.254.169.254",
-            "169.254.1.1",
-            "0.0.0.0",
-            "fe80::1",
-            "::ffff:169.254.169.254",
-            "fd00:ec2::254",
-        ] {
-            assert!(never_reached(ip.parse().unwrap()), "{ip}");
-        }
-        for ip in ["127.0.0.1", "10.0.0.1", "93.184.216.34", "::1"] {
-            assert!(!never_reached(ip.parse().unwrap()), "{ip}");
-        }
-    }
 
     #[test]
     fn authorities_split_into_host_and_port() {

@@ -280,6 +280,16 @@ struct Live {
     profile: PathBuf,
     /// The proxy every request of this browser goes through.
     _egress: crate::egress::Egress,
+    /// Chromium's DevTools port, which no tool call may reach while it lives.
+    devtools_port: Option<u16>,
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if let Some(port) = self.devtools_port {
+            axon_core::network::forget_own_port(port);
+        }
+    }
 }
 
 /// One session: its page in a browser context of its own (its own cookies and
@@ -822,11 +832,11 @@ impl Browsers {
             }
             flag.store(false, Ordering::SeqCst);
         });
-        if let Some(port) = url::Url::parse(browser.websocket_address())
+        let devtools_port = url::Url::parse(browser.websocket_address())
             .ok()
-            .and_then(|u| u.port())
-        {
-            egress.deny_devtools_port(port);
+            .and_then(|u| u.port());
+        if let Some(port) = devtools_port {
+            axon_core::network::register_own_port(port);
         }
         tracing::info!(executable = %executable.display(), "browser launched");
         Ok(Live {
@@ -835,6 +845,7 @@ impl Browsers {
             pages: HashMap::new(),
             profile,
             _egress: egress,
+            devtools_port,
         })
     }
 }

@@ -543,6 +543,8 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
     let local = listener
         .local_addr()
         .map_err(|e| infra(format!("cannot read the bound address: {e}")))?;
+    // No tool call of this process reaches its own API (docs/security.md).
+    axon_core::network::register_own_port(local.port());
     let options = axon_server::ServerOptions {
         auth_tokens: config.server.auth_tokens.clone(),
         tokens,

@@ -371,3 +371,37 @@ async fn the_host_rules_hold_for_redirects_frames_and_scripts() {
     );
     browsers.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_request_cannot_step_around_the_servers_own_rules() {
+    // `[mcp] tools` would hide the screenshot tool; a call to the server's own
+    // API from inside must not reach it either.
+    let s = Served::start("[mcp]\ntools = [\"http_request\", \"echo\"]\n");
+    let port = s.base.rsplit(':').next().unwrap().to_string();
+    for url in [
+        s.url("/v1/tools/browser_take_screenshot/call"),
+        format!("http://localhost:{port}/v1/tools"),
+        "http://169.254.169.254/latest/meta-data/".to_string(),
+    ] {
+        let r = client()
+            .post(s.url("/v1/tools/http_request/call"))
+            .json(&json!({"args": {"method": "POST", "url": url, "json": {"args": {}}}}))
+            .send()
+            .await
+            .unwrap();
+        let body: Value = r.json().await.unwrap();
+        let result = if body.get("result").is_some() {
+            &body["result"]
+        } else {
+            &body
+        };
+        assert_eq!(result["success"], false, "{url}: {body}");
+        assert!(
+            result["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("never reached"),
+            "{url}: {body}"
+        );
+    }
+}

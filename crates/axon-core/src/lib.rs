@@ -30,6 +30,7 @@ pub mod executor;
 pub mod files;
 pub mod history;
 pub mod hosts;
+pub mod network;
 mod outcome;
 pub mod policy;
 pub mod redact;

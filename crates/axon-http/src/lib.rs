@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use axon_core::{Annotations, ErrorKind, Tool, ToolContext, ToolError, ToolSpec};
+use axon_core::{Annotations, ErrorKind, Tool, ToolContext, ToolError, ToolSpec, network};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -159,14 +159,20 @@ impl HttpRequest {
             .user_agent(concat!("axon/", env!("CARGO_PKG_VERSION")))
             .redirect(reqwest::redirect::Policy::custom(move |attempt| {
                 let host = attempt.url().host_str().unwrap_or_default().to_string();
+                let port = attempt.url().port_or_known_default().unwrap_or(0);
                 if attempt.previous().len() >= 10 {
                     attempt.error("more than 10 redirects")
-                } else if redirects.allows(&host) {
-                    attempt.follow()
-                } else {
+                } else if !redirects.allows(&host) {
                     attempt.error(format!("redirect to {host}, which is not allowed"))
+                } else if let Some(why) = network::refused_literal(&host, port) {
+                    attempt.error(format!("redirect refused: {why}"))
+                } else {
+                    attempt.follow()
                 }
             }))
+            // Every name is resolved here, so that no lookup (a redirect's,
+            // a name that re-resolves) lands on a never-reached address.
+            .dns_resolver(Arc::new(Resolver))
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         let spec = ToolSpec::new(
@@ -199,11 +205,51 @@ impl HttpRequest {
     }
 }
 
+/// Why `host:port` is never reached (`axon_core::network`): an address
+/// decided without a lookup, or a name that resolves to one of Axon's own
+/// loopback ports (looked up only when the port is one of them).
+async fn refused_destination(host: &str, port: u16) -> Option<String> {
+    if let Some(why) = network::refused_literal(host, port) {
+        return Some(why);
+    }
+    if !network::is_own_port(port) {
+        return None;
+    }
+    let addrs = tokio::net::lookup_host((host, port)).await.ok()?;
+    addrs
+        .into_iter()
+        .find_map(|addr| network::refused(host, addr))
+}
+
+/// The system resolver, less the addresses no call reaches: a name that
+/// resolves only to them fails to resolve.
+struct Resolver;
+
+impl reqwest::dns::Resolve for Resolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        Box::pin(async move {
+            let host = name.as_str().to_string();
+            let found: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+                .await?
+                .filter(|addr| !network::never_reached(addr.ip()))
+                .collect();
+            if found.is_empty() {
+                return Err(format!(
+                    "{host} resolves to no address a call may reach (link-local and metadata addresses are never reached)"
+                )
+                .into());
+            }
+            Ok(Box::new(found.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
 /// The URL without its query and credentials, safe for messages and logs (a query
 /// often carries an API key).
 fn shown(url: &reqwest::Url) -> String {
+    let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
     format!(
-        "{}://{}{}",
+        "{}://{}{port}{}",
         url.scheme(),
         url.host_str().unwrap_or_default(),
         url.path()
@@ -275,6 +321,10 @@ impl Tool for HttpRequest {
                 ToolError::failed(format!("host {host} is not in http.allow_hosts"))
                     .with_code("host_not_allowed"),
             );
+        }
+        let port = url.port_or_known_default().unwrap_or(0);
+        if let Some(why) = refused_destination(&host, port).await {
+            return Err(ToolError::failed(why).with_code("host_not_allowed"));
         }
         if !args.query.is_empty() {
             let mut pairs = url.query_pairs_mut();
@@ -432,5 +482,13 @@ mod tests {
         assert!(tool.safe_to_repeat(&json!({"url": "http://x", "method": "PUT"})));
         assert!(!tool.safe_to_repeat(&json!({"url": "http://x", "method": "POST"})));
         assert!(!tool.safe_to_repeat(&json!({"url": "http://x", "method": "PATCH"})));
+    }
+
+    #[test]
+    fn a_shown_url_keeps_its_port_and_drops_its_secrets() {
+        let url = reqwest::Url::parse("http://u:pw@127.0.0.2:18080/x?token=t").unwrap();
+        assert_eq!(shown(&url), "http://127.0.0.2:18080/x");
+        let url = reqwest::Url::parse("https://api.example/v1").unwrap();
+        assert_eq!(shown(&url), "https://api.example/v1");
     }
 }

@@ -249,3 +249,44 @@ async fn the_allowlist_holds_for_requests_and_redirects() {
     let r = call(&small, json!({"url": format!("{base}/text")})).await;
     assert_eq!(r.error.unwrap().code.as_deref(), Some("body_too_large"));
 }
+
+/// Issue 36: the cloud metadata address and Axon's own listeners (here a
+/// server this process registers, as `axon serve` does) are never reached,
+/// directly, by a name, or by a redirect.
+#[tokio::test]
+async fn no_call_reaches_metadata_addresses_or_axons_own_endpoints() {
+    let (own, own_hits) = upstream().await;
+    let port: u16 = own.rsplit(':').next().unwrap().parse().unwrap();
+    let ex = executor(HttpConfig::default());
+    // Before it is Axon's own, it answers.
+    let r = call(&ex, json!({"url": format!("{own}/text")})).await;
+    assert!(r.success, "{r:?}");
+    axon_core::network::register_own_port(port);
+    for url in [
+        "http://169.254.169.254/latest/meta-data/".to_string(),
+        "http://[fe80::1]/".to_string(),
+        format!("{own}/text"),
+        format!("http://localhost:{port}/text"),
+        format!("http://[::ffff:127.0.0.1]:{port}/text"),
+    ] {
+        let r = call(&ex, json!({"url": url})).await;
+        let e = r
+            .error
+            .as_ref()
+            .unwrap_or_else(|| panic!("{url} was reached"));
+        assert_eq!(e.code.as_deref(), Some("host_not_allowed"), "{url}: {e:?}");
+        assert!(e.message.contains("never reached"), "{url}: {e:?}");
+    }
+    // A redirect from an ordinary server to the own one.
+    let app = Router::new().route(
+        "/hop",
+        get(move || async move { Redirect::temporary(&format!("http://127.0.0.1:{port}/text")) }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hop = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let r = call(&ex, json!({"url": format!("http://{hop}/hop")})).await;
+    let e = r.error.unwrap();
+    assert_eq!(e.code.as_deref(), Some("redirect_blocked"), "{e:?}");
+    let _ = own_hits;
+}

@@ -1,0 +1,151 @@
+//! Addresses no tool call reaches, whatever the host lists allow.
+//!
+//! `http_request` and the browser take URLs from agents, and agents take them
+//! from pages. Some destinations are never a tool's business:
+//!
+//! - **link-local and cloud metadata addresses** (169.254.0.0/16 holds
+//!   169.254.169.254; fe80::/10; `fd00:ec2::254`), unspecified and broadcast:
+//!   a cloud machine's credentials live there;
+//! - **Axon's own endpoints** on loopback: the `axon serve` listener (a call
+//!   to it would step around `[mcp] tools` and token scopes), the browser's
+//!   proxy and Chromium's DevTools port (which lists every session and opens
+//!   `file:` tabs). Each registers its port here when it starts listening
+//!   ([`register_own_port`]).
+//!
+//! The tools ask [`refused`] about every address they connect to (the
+//! browser in its proxy, `http_request` in its resolver and before each
+//! request and redirect). docs/security.md.
+
+use std::collections::BTreeSet;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{LazyLock, RwLock};
+
+static OWN_PORTS: LazyLock<RwLock<BTreeSet<u16>>> = LazyLock::new(|| RwLock::new(BTreeSet::new()));
+
+/// Say that this process listens on `port` on loopback (a server, a proxy,
+/// a DevTools endpoint): no tool call connects to it.
+pub fn register_own_port(port: u16) {
+    if port != 0 {
+        OWN_PORTS
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(port);
+    }
+}
+
+/// Say that this process no longer listens on `port` (the endpoint closed;
+/// the port may be someone else's next).
+pub fn forget_own_port(port: u16) {
+    OWN_PORTS
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&port);
+}
+
+/// Whether `port` is one of this process's own loopback endpoints.
+pub fn is_own_port(port: u16) -> bool {
+    OWN_PORTS
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&port)
+}
+
+/// Link-local (with the cloud metadata address), unspecified, broadcast, and
+/// the IPv6 metadata address of some clouds; IPv4-mapped IPv6 as its IPv4.
+pub fn never_reached(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_link_local() || v4.is_unspecified() || v4.is_broadcast(),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return never_reached(IpAddr::V4(v4));
+            }
+            v6.is_unspecified()
+                || (v6.segments()[0] & 0xffc0) == 0xfe80
+                || v6.segments() == [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254]
+        }
+    }
+}
+
+/// Why a connection to `addr` (for `host`, as the caller named it) is
+/// refused, if it is.
+pub fn refused(host: &str, addr: SocketAddr) -> Option<String> {
+    let ip = addr.ip();
+    if never_reached(ip) {
+        return Some(format!(
+            "{host} is {ip}, a link-local or cloud metadata address: never reached"
+        ));
+    }
+    let loopback = ip.is_loopback()
+        || matches!(ip, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()));
+    if loopback && is_own_port(addr.port()) {
+        return Some(format!(
+            "{host}:{} is one of Axon's own endpoints: never reached",
+            addr.port()
+        ));
+    }
+    None
+}
+
+/// Whether `host` names loopback without a lookup (`localhost`,
+/// `*.localhost`, a loopback address).
+pub fn names_loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let lower = host.trim_end_matches('.').to_ascii_lowercase();
+    lower == "localhost"
+        || lower.ends_with(".localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The refusal for a URL's host and port that can be decided without a
+/// lookup: an IP literal, or a loopback name on one of Axon's ports.
+pub fn refused_literal(host: &str, port: u16) -> Option<String> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return refused(host, SocketAddr::new(ip, port));
+    }
+    if names_loopback(host) && is_own_port(port) {
+        return Some(format!(
+            "{host}:{port} is one of Axon's own endpoints: never reached"
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_and_link_local_addresses_are_never_reached() {
+        for ip in [
+            "169.254.169.254",
+            "169.254.1.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "fe80::1",
+            "::ffff:169.254.169.254",
+            "fd00:ec2::254",
+            "::",
+        ] {
+            assert!(never_reached(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["127.0.0.1", "10.0.0.1", "93.184.216.34", "::1"] {
+            assert!(!never_reached(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[test]
+    fn own_ports_are_refused_on_loopback_only() {
+        register_own_port(40_111);
+        assert!(refused_literal("127.0.0.1", 40_111).is_some());
+        assert!(refused_literal("[::1]", 40_111).is_some());
+        assert!(refused_literal("LOCALHOST.", 40_111).is_some());
+        assert!(refused_literal("api.localhost", 40_111).is_some());
+        assert!(refused_literal("127.0.0.1", 40_112).is_none());
+        assert!(refused_literal("10.1.2.3", 40_111).is_none());
+        assert!(refused_literal("example.com", 40_111).is_none());
+        assert!(refused("a", "[::ffff:127.0.0.1]:40111".parse().unwrap()).is_some());
+        forget_own_port(40_111);
+        assert!(refused_literal("127.0.0.1", 40_111).is_none());
+    }
+}
