@@ -405,3 +405,47 @@ async fn http_request_cannot_step_around_the_servers_own_rules() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_under_other_names_and_in_urls_stay_out_of_history() {
+    let s = Served::start("");
+    let http = client();
+    let secrets = [
+        "pw-0001",
+        "auth-0002",
+        "bearer-0003",
+        "sess-0004",
+        "jwt-0005",
+        "otp-0006",
+        "qtok-0007",
+        "qkey-0008",
+        "upw-0009",
+    ];
+    let args = json!({
+        "pwd": "pw-0001", "auth": "auth-0002", "bearer": "bearer-0003",
+        "sessionid": "sess-0004", "id_jwt": "jwt-0005", "otp": "otp-0006",
+        "link": "https://api.example/x?token=qtok-0007&key=qkey-0008&page=2",
+        "proxy": "http://ada:upw-0009@proxy.example:3128/",
+    });
+    let r = http
+        .post(s.url("/v1/tools/echo/call"))
+        .json(&json!({"args": args, "correlation_id": "leaky"}))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = r.json().await.unwrap();
+    // The caller gets the real values back.
+    assert_eq!(body["data"]["pwd"], "pw-0001", "{body}");
+    let stored = http
+        .get(s.url("/v1/history/leaky"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for secret in secrets {
+        assert!(!stored.contains(secret), "{secret} in history: {stored}");
+    }
+    assert!(stored.contains("page=2"), "{stored}");
+}

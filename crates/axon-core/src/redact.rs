@@ -1,6 +1,8 @@
 //! Secrets never reach history, logs or metrics (docs/design.md, "Metrics and logs").
 //! Fields named like a secret, in arguments and in results' data, and fields a tool marked
-//! secret at run time, are replaced by `"***"` before anything is stored.
+//! secret at run time, are replaced by `"***"` before anything is stored; so are the
+//! values of secret-named query parameters and the password of any URL in a string
+//! (`https://u:pw@host/x?token=…&key=…`).
 
 use serde_json::Value;
 
@@ -8,20 +10,32 @@ use serde_json::Value;
 pub const REDACTED: &str = "***";
 
 /// Whether a field name looks like it holds a secret (case-insensitive, ignoring
-/// `-` and `_`): password, passwd, secret, token, api_key, authorization, cookie,
-/// private_key, credential. Allocation-free: it runs on every argument of every call.
+/// `-` and `_`). Anywhere in the name: password, passwd, pwd, passphrase, secret,
+/// token, api_key, authorization, bearer, cookie, private_key, credential,
+/// session_id, session_key, jwt. At its end only (so that `author`, `side` and
+/// `footprint` stay readable): auth (`basic_auth`), sid (`phpsessid`), otp
+/// (`totp`). A bare `session` is not one: it names a browser session handle,
+/// which a run's later steps and its resumption read back from history.
+/// Allocation-free: it runs on every argument of every call.
 pub fn is_secret_field(name: &str) -> bool {
-    const NEEDLES: [&[u8]; 9] = [
+    const NEEDLES: [&[u8]; 15] = [
         b"password",
         b"passwd",
+        b"pwd",
+        b"passphrase",
         b"secret",
         b"token",
         b"apikey",
         b"authorization",
+        b"bearer",
         b"cookie",
         b"privatekey",
         b"credential",
+        b"sessionid",
+        b"sessionkey",
+        b"jwt",
     ];
+    const ENDINGS: [&[u8]; 3] = [b"auth", b"sid", b"otp"];
     let mut buf = [0u8; 64];
     let mut len = 0;
     for b in name.bytes().filter(|b| *b != b'_' && *b != b'-') {
@@ -36,6 +50,88 @@ pub fn is_secret_field(name: &str) -> bool {
     NEEDLES
         .iter()
         .any(|n| norm.windows(n.len()).any(|w| w == *n))
+        || ENDINGS.iter().any(|e| norm.ends_with(e))
+}
+
+/// Whether a URL query parameter named `name` holds a secret: a secret-like
+/// field name, or one of the names APIs put keys and signatures under.
+fn is_secret_param(name: &str) -> bool {
+    is_secret_field(name)
+        || ["key", "sig", "signature", "code", "auth"]
+            .iter()
+            .any(|k| name.eq_ignore_ascii_case(k))
+}
+
+/// `text` with the password of each URL in it and the values of its
+/// secret-named query parameters masked, or `None` when there is none.
+pub fn mask_urls(text: &str) -> Option<String> {
+    if !text.contains("://") {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (before, after) = rest.split_at(at + 3);
+        out.push_str(before);
+        // The URL runs to the first whitespace or quote.
+        let end = after
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>'))
+            .unwrap_or(after.len());
+        let (url, tail) = after.split_at(end);
+        let masked = mask_url(url);
+        changed |= masked != url;
+        out.push_str(&masked);
+        rest = tail;
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+/// One URL after its `scheme://`: userinfo's password and secret query values masked.
+fn mask_url(url: &str) -> String {
+    let authority_end = url.find(['/', '?', '#']).unwrap_or(url.len());
+    let (authority, path) = url.split_at(authority_end);
+    let mut out = String::with_capacity(url.len());
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            match userinfo.split_once(':') {
+                Some((user, _)) => {
+                    out.push_str(user);
+                    out.push(':');
+                    out.push_str(REDACTED);
+                }
+                None => out.push_str(userinfo),
+            }
+            out.push('@');
+            out.push_str(host);
+        }
+        None => out.push_str(authority),
+    }
+    let (before_query, query_and_fragment) = match path.find('?') {
+        Some(q) => path.split_at(q + 1),
+        None => return out + path,
+    };
+    out.push_str(before_query);
+    let (query, fragment) = match query_and_fragment.find('#') {
+        Some(f) => query_and_fragment.split_at(f),
+        None => (query_and_fragment, ""),
+    };
+    for (i, pair) in query.split('&').enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        match pair.split_once('=') {
+            Some((name, _)) if is_secret_param(name) => {
+                out.push_str(name);
+                out.push('=');
+                out.push_str(REDACTED);
+            }
+            _ => out.push_str(pair),
+        }
+    }
+    out.push_str(fragment);
+    out
 }
 
 /// A copy of `args` with secret-looking fields (at any depth) and the fields at
@@ -95,6 +191,7 @@ pub fn scrub_text(text: &str, secrets: &[String]) -> Option<String> {
 /// record most results as they are, without a copy.
 pub fn needs_redaction(value: &Value) -> bool {
     match value {
+        Value::String(text) => text.contains("://") && mask_urls(text).is_some(),
         Value::Object(map) => map.iter().any(|(key, v)| {
             (is_secret_field(key) && (v.is_string() || v.is_array() || v.is_object()))
                 || needs_redaction(v)
@@ -118,6 +215,11 @@ fn redact_in_place(value: &mut Value) {
             }
         }
         Value::Array(items) => items.iter_mut().for_each(redact_in_place),
+        Value::String(text) => {
+            if let Some(masked) = mask_urls(text) {
+                *text = masked;
+            }
+        }
         _ => {}
     }
 }
@@ -168,6 +270,62 @@ mod tests {
             json!({"echo": "key=***&x=1", "n": ["***"], "short": "***", "word": "tab"})
         );
         assert_eq!(scrub_text("nothing here", &["abcd1234".into()]), None);
+    }
+
+    #[test]
+    fn the_names_issue_36_found_are_masked_and_lookalikes_are_not() {
+        for name in [
+            "pwd",
+            "user_pwd",
+            "auth",
+            "basic-auth",
+            "X-Auth",
+            "bearer",
+            "bearer_token",
+            "sessionid",
+            "JSESSIONID",
+            "session_key",
+            "sid",
+            "PHPSESSID",
+            "jwt",
+            "id_jwt",
+            "otp",
+            "totp",
+            "passphrase",
+        ] {
+            assert!(is_secret_field(name), "{name} is not masked");
+        }
+        for name in [
+            "author",
+            "authors",
+            "side",
+            "footprint",
+            "session",
+            "sessions",
+            "otp_length_hint",
+        ] {
+            assert!(!is_secret_field(name), "{name} is masked");
+        }
+    }
+
+    #[test]
+    fn secrets_in_urls_are_masked_wherever_the_url_is() {
+        let args = json!({
+            "url": "https://api.example/v1/x?token=t0k&page=2&access_token=a&key=k#frag",
+            "note": "see http://ada:hunter2@host:8080/p?q=1 and more",
+            "plain": "https://example.com/search?q=rust",
+        });
+        assert!(needs_redaction(&args));
+        let r = redact(&args, &[]);
+        assert_eq!(
+            r["url"],
+            "https://api.example/v1/x?token=***&page=2&access_token=***&key=***#frag"
+        );
+        assert_eq!(r["note"], "see http://ada:***@host:8080/p?q=1 and more");
+        assert_eq!(r["plain"], "https://example.com/search?q=rust");
+        assert!(!needs_redaction(
+            &json!({"plain": "https://example.com/search?q=rust"})
+        ));
     }
 
     #[test]

@@ -511,6 +511,11 @@ struct Run<'a> {
     stored_plan: Option<Plan>,
     /// Step ids to indices, for `${steps.<id>…}` templates.
     ids: HashMap<&'a str, usize>,
+    /// Every secret value this run has resolved so far: a later step may copy
+    /// one inside a longer text (`"Bearer ${secret.KEY}"` read back from an
+    /// earlier step's data), so every call of the run is scrubbed of all of
+    /// them, not only of those its own templates name.
+    secrets_seen: std::sync::Mutex<Vec<String>>,
 }
 
 impl<'a> Run<'a> {
@@ -547,6 +552,7 @@ impl<'a> Run<'a> {
                 .enumerate()
                 .filter_map(|(i, s)| s.id.as_deref().map(|id| (id, i)))
                 .collect(),
+            secrets_seen: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -834,6 +840,25 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// The secret values a call of this run is scrubbed of: those its own
+    /// templates resolved (remembered for later steps), those it inherited
+    /// from masked fields, and every one an earlier step resolved.
+    fn all_secrets(
+        &self,
+        resolved: impl Iterator<Item = Value>,
+        inherited: Vec<String>,
+    ) -> Vec<String> {
+        let mut seen = self.secrets_seen.lock().unwrap_or_else(|e| e.into_inner());
+        for value in resolved {
+            if let Value::String(s) = value
+                && !seen.contains(&s)
+            {
+                seen.push(s);
+            }
+        }
+        seen.iter().cloned().chain(inherited).collect()
+    }
+
     /// The call of step `i` with its templates resolved, or the failure to resolve
     /// them. `record` receives the call's history entry as stored.
     fn prepare(&self, i: usize, record: &Recorded) -> Result<ToolCall, Box<CallResult>> {
@@ -924,14 +949,7 @@ impl<'a> Run<'a> {
             fallbacks,
             cancel: Some(self.stop.clone()),
             events,
-            secrets: secret_values
-                .into_values()
-                .filter_map(|v| match v {
-                    Value::String(s) => Some(s),
-                    _ => None,
-                })
-                .chain(inherited)
-                .collect(),
+            secrets: self.all_secrets(secret_values.into_values(), inherited),
             step: Some(StepMark {
                 run_id: self.run_id.clone(),
                 index: i,

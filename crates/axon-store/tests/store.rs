@@ -658,7 +658,8 @@ async fn a_runs_secrets_are_never_stored_but_reach_the_caller_and_the_tools(back
     let plan = Plan::parse(
         "steps:\n\
          - {id: login, tool: echo, params: {user: ada, password: hunter2-literal, access_token: tok-issued-42}}\n\
-         - {id: use, tool: echo, params: {header: 'Key ${secret.API_KEY}', token: '${steps.login.data.access_token}'}}\n",
+         - {id: use, tool: echo, params: {header: 'Key ${secret.API_KEY}', token: '${steps.login.data.access_token}'}}\n\
+         - {id: copy, tool: echo, params: {relayed: '${steps.use.data.header}'}}\n",
     )
     .unwrap();
     let (tx, mut events) = tokio::sync::mpsc::unbounded_channel();
