@@ -208,9 +208,13 @@ pub(crate) fn register(
     Ok(())
 }
 
-async fn list(b: &Browsers, _: crate::tools::NoArgs, _: &ToolContext) -> Result<Listed, ToolError> {
+async fn list(
+    b: &Browsers,
+    _: crate::tools::NoArgs,
+    ctx: &ToolContext,
+) -> Result<Listed, ToolError> {
     Ok(Listed {
-        sessions: b.sessions().await,
+        sessions: b.sessions_of(ctx.tenant()).await,
     })
 }
 
@@ -219,7 +223,7 @@ async fn close(b: &Browsers, args: CloseArgs, ctx: &ToolContext) -> Result<Close
         .session
         .unwrap_or_else(|| ctx.correlation_id().to_string());
     Ok(Closed {
-        closed: b.close_handle(&session).await,
+        closed: b.close_as(&session, ctx.tenant()).await,
     })
 }
 
@@ -266,6 +270,7 @@ async fn new_session(
         SessionOptions {
             storage_state,
             viewport: args.viewport.map(|v| (v.width, v.height)),
+            owner: ctx.tenant().map(str::to_string),
         },
     )
     .await?;
@@ -277,7 +282,7 @@ async fn save(b: &Browsers, args: SaveArgs, ctx: &ToolContext) -> Result<Value, 
     if let Some(name) = &args.path {
         b.files("/path")?.resolve("/path", name)?;
     }
-    let state = b.storage_state(&session).await?;
+    let state = b.storage_state(&session, ctx.tenant()).await?;
     match args.path {
         Some(name) => {
             let files = b.files("/path")?;

@@ -304,6 +304,26 @@ struct Slot {
     handle: bool,
     /// The `localStorage` origins it was started with, kept for a later save.
     seeded: Vec<Value>,
+    /// The tenant that opened it (`ToolContext::tenant`); only it (and the
+    /// process's owner) may use, list, save or close it.
+    owner: Option<String>,
+}
+
+impl Slot {
+    /// Whether `tenant` may see this session: the process's owner (`None`)
+    /// sees every one, a tenant only its own.
+    fn visible_to(&self, tenant: Option<&str>) -> bool {
+        tenant.is_none() || self.owner.as_deref() == tenant
+    }
+}
+
+/// The refusal for a session that is not there, or not the caller's: the
+/// same words for both, so that a tenant learns nothing of the others'.
+fn no_session(session: &str) -> ToolError {
+    ToolError::failed(format!(
+        "no browser session {session:?}: open one with browser_session_new (sessions idle for browser.page_idle_ms close)"
+    ))
+    .with_code("unknown_session")
 }
 
 /// How a session starts: `browser_session_new`'s options.
@@ -314,6 +334,9 @@ pub struct SessionOptions {
     pub storage_state: Option<Value>,
     /// The viewport, instead of `[browser] viewport_width`/`viewport_height`.
     pub viewport: Option<(u32, u32)>,
+    /// The tenant it belongs to (`ToolContext::tenant`); `None`: the
+    /// process's owner.
+    pub owner: Option<String>,
 }
 
 /// One session as `browser_session_list` shows it.
@@ -467,7 +490,7 @@ impl Browsers {
     /// The page of `session`, launching the browser and opening the page as
     /// needed. A browser found dead is dropped first, so this relaunches.
     pub async fn page(&self, session: &str) -> Result<Page, ToolError> {
-        self.page_of(session, Open::Default).await
+        self.page_of(session, Open::Default, None).await
     }
 
     /// The page a browser tool call works on: the session handle it was given
@@ -475,8 +498,11 @@ impl Browsers {
     /// on first use).
     pub(crate) async fn page_for(&self, ctx: &axon_core::ToolContext) -> Result<Page, ToolError> {
         match HANDLE.try_with(Arc::clone) {
-            Ok(handle) => self.page_of(&handle, Open::Existing).await,
-            Err(_) => self.page_of(ctx.correlation_id(), Open::Default).await,
+            Ok(handle) => self.page_of(&handle, Open::Existing, ctx.tenant()).await,
+            Err(_) => {
+                self.page_of(ctx.correlation_id(), Open::Default, ctx.tenant())
+                    .await
+            }
         }
     }
 
@@ -505,10 +531,18 @@ impl Browsers {
     /// Open a session under `id` (a handle) with `options`; fails when one is
     /// open under that id already.
     pub async fn open_session(&self, id: &str, options: SessionOptions) -> Result<(), ToolError> {
-        self.page_of(id, Open::New(options)).await.map(|_| ())
+        let owner = options.owner.clone();
+        self.page_of(id, Open::New(options), owner.as_deref())
+            .await
+            .map(|_| ())
     }
 
-    async fn page_of(&self, session: &str, open: Open) -> Result<Page, ToolError> {
+    async fn page_of(
+        &self,
+        session: &str,
+        open: Open,
+        tenant: Option<&str>,
+    ) -> Result<Page, ToolError> {
         let mut slot = self.live.lock().await;
         if slot.as_mut().is_some_and(|live| !live.is_alive())
             && let Some(dead) = slot.take()
@@ -529,16 +563,12 @@ impl Browsers {
                     "/session: a browser session {session:?} is open already"
                 )));
             }
+            (Some(slot), _) if !slot.visible_to(tenant) => return Err(no_session(session)),
             (Some(slot), _) => {
                 slot.used = now;
                 return Ok(slot.page.clone());
             }
-            (None, Open::Existing) => {
-                return Err(ToolError::failed(format!(
-                    "no browser session {session:?}: open one with browser_session_new (sessions idle for browser.page_idle_ms close)"
-                ))
-                .with_code("unknown_session"));
-            }
+            (None, Open::Existing) => return Err(no_session(session)),
             (None, _) => {}
         }
         if matches!(open, Open::Default) && self.take_lost(session) {
@@ -566,7 +596,13 @@ impl Browsers {
         };
         let (options, handle) = match open {
             Open::New(options) => (options, true),
-            _ => (SessionOptions::default(), false),
+            _ => (
+                SessionOptions {
+                    owner: tenant.map(str::to_string),
+                    ..SessionOptions::default()
+                },
+                false,
+            ),
         };
         let seeded = match prepare(&page, &options).await {
             Ok(seeded) => seeded,
@@ -585,6 +621,7 @@ impl Browsers {
                 context: Some(context),
                 handle,
                 seeded,
+                owner: options.owner.clone(),
             },
         );
         Ok(page)
@@ -647,10 +684,17 @@ impl Browsers {
 
     /// The open sessions, most recently used first.
     pub async fn sessions(&self) -> Vec<SessionInfo> {
+        self.sessions_of(None).await
+    }
+
+    /// The open sessions `tenant` may see (its own; every one for `None`),
+    /// most recently used first.
+    pub async fn sessions_of(&self, tenant: Option<&str>) -> Vec<SessionInfo> {
         let pages: Vec<(String, bool, Page, Instant)> = match self.live.lock().await.as_ref() {
             Some(live) => live
                 .pages
                 .iter()
+                .filter(|(_, s)| s.visible_to(tenant))
                 .map(|(id, s)| (id.clone(), s.handle, s.page.clone(), s.used))
                 .collect(),
             None => return Vec::new(),
@@ -673,16 +717,18 @@ impl Browsers {
     /// The storage state of `session` (Playwright's format): every cookie of its
     /// browser context, and `localStorage` of the page's origin plus the origins
     /// it was started with.
-    pub async fn storage_state(&self, session: &str) -> Result<Value, ToolError> {
+    pub async fn storage_state(
+        &self,
+        session: &str,
+        tenant: Option<&str>,
+    ) -> Result<Value, ToolError> {
         let (page, seeded) = {
             let live = self.live.lock().await;
             let slot = live
                 .as_ref()
                 .and_then(|l| l.pages.get(session))
-                .ok_or_else(|| {
-                    ToolError::failed(format!("no browser session {session:?}"))
-                        .with_code("unknown_session")
-                })?;
+                .filter(|slot| slot.visible_to(tenant))
+                .ok_or_else(|| no_session(session))?;
             (slot.page.clone(), slot.seeded.clone())
         };
         let cookies = crate::cdp::send(&page, "Network.getAllCookies", json!({})).await?;
@@ -708,10 +754,23 @@ impl Browsers {
 
     /// Close `session`: its page and its browser context. Whether it was open.
     pub async fn close_handle(&self, session: &str) -> bool {
+        self.close_as(session, None).await
+    }
+
+    /// Close `session` if `tenant` may see it (see [`Browsers::sessions_of`]).
+    /// Whether it was open (and `tenant`'s).
+    pub async fn close_as(&self, session: &str, tenant: Option<&str>) -> bool {
         let mut live = self.live.lock().await;
         let Some(live) = live.as_mut() else {
             return false;
         };
+        if !live
+            .pages
+            .get(session)
+            .is_some_and(|slot| slot.visible_to(tenant))
+        {
+            return false;
+        }
         let Some(slot) = live.pages.remove(session) else {
             return false;
         };

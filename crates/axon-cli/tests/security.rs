@@ -25,6 +25,11 @@ struct Served {
 
 impl Served {
     fn start(config: &str) -> Served {
+        Self::start_with(config, &[])
+    }
+
+    /// With extra environment variables (the tokens `[[server.tokens]]` name).
+    fn start_with(config: &str, env: &[(&str, &str)]) -> Served {
         let dir = std::env::temp_dir().join(format!("axon-security-{}", ulid::Ulid::new()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("axon.toml"), config).unwrap();
@@ -35,6 +40,7 @@ impl Served {
             .env("AXON_STORE_PATH", dir.join("axon.db"))
             .env("AXON_FILES_DIR", dir.join("files"))
             .env_remove("AXON_CONFIG")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(dir.join("stderr.log")).unwrap())
             .spawn()
@@ -448,4 +454,121 @@ async fn secrets_under_other_names_and_in_urls_stay_out_of_history() {
         assert!(!stored.contains(secret), "{secret} in history: {stored}");
     }
     assert!(stored.contains("page=2"), "{stored}");
+}
+
+/// A call as `token`: the call result (a problem's `result` when it has one).
+async fn call_as(s: &Served, token: &str, tool: &str, body: Value) -> Value {
+    let r = client()
+        .post(s.url(&format!("/v1/tools/{tool}/call")))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let body: Value = r.json().await.unwrap();
+    if body.get("result").is_some() {
+        body["result"].clone()
+    } else {
+        body
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_cannot_see_use_save_or_close_anothers_browser_session() {
+    let config = "[server]\nauth_tokens = [\"admin-0000\"]\n\
+        [[server.tokens]]\nenv = \"AXON_TEST_TOKEN_A\"\ntools = [\"browser_*\"]\n\
+        [[server.tokens]]\nenv = \"AXON_TEST_TOKEN_B\"\ntools = [\"browser_*\"]\n";
+    let s = Served::start_with(
+        config,
+        &[
+            ("AXON_TEST_TOKEN_A", "tok-a-1111"),
+            ("AXON_TEST_TOKEN_B", "tok-b-2222"),
+        ],
+    );
+    let (a, b, admin) = ("tok-a-1111", "tok-b-2222", "admin-0000");
+    let opened = call_as(&s, a, "browser_session_new", json!({"args": {}})).await;
+    let handle = opened["data"]["session"].as_str().unwrap().to_string();
+    let r = call_as(
+        &s,
+        a,
+        "browser_navigate",
+        json!({"args": {"session": handle, "url": "about:blank"}, "correlation_id": "run-of-a"}),
+    )
+    .await;
+    assert_eq!(r["success"], true, "{r}");
+    // A's default session too (its correlation id).
+    let r = call_as(
+        &s,
+        a,
+        "browser_navigate",
+        json!({"args": {"url": "about:blank"}, "correlation_id": "run-of-a"}),
+    )
+    .await;
+    assert_eq!(r["success"], true, "{r}");
+
+    // B sees none of them, and cannot use, save or close them.
+    let listed = call_as(&s, b, "browser_session_list", json!({"args": {}})).await;
+    assert_eq!(listed["data"]["sessions"], json!([]), "{listed}");
+    for (tool, args, correlation) in [
+        ("browser_get_page_state", json!({"session": handle}), None),
+        ("browser_session_save", json!({"session": handle}), None),
+        ("browser_get_page_state", json!({}), Some("run-of-a")),
+    ] {
+        let mut body = json!({"args": args});
+        if let Some(c) = correlation {
+            body["correlation_id"] = json!(c);
+        }
+        let r = call_as(&s, b, tool, body).await;
+        assert_eq!(r["error"]["code"], "unknown_session", "{tool}: {r}");
+    }
+    let r = call_as(
+        &s,
+        b,
+        "browser_session_close",
+        json!({"args": {"session": handle}}),
+    )
+    .await;
+    assert_eq!(r["data"]["closed"], false, "{r}");
+
+    // A still has them; the admin sees every one.
+    let r = call_as(
+        &s,
+        a,
+        "browser_get_page_state",
+        json!({"args": {"session": handle}}),
+    )
+    .await;
+    assert_eq!(r["success"], true, "{r}");
+    let listed = call_as(&s, admin, "browser_session_list", json!({"args": {}})).await;
+    assert_eq!(
+        listed["data"]["sessions"].as_array().map(Vec::len),
+        Some(2),
+        "{listed}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scoped_token_reads_no_history_of_tools_it_may_not_call() {
+    let config = "[server]\nauth_tokens = [\"admin-0000\"]\n\
+        [[server.tokens]]\nenv = \"AXON_TEST_TOKEN_E\"\ntools = [\"echo\"]\n";
+    let s = Served::start_with(config, &[("AXON_TEST_TOKEN_E", "tok-e-3333")]);
+    let r = call_as(
+        &s,
+        "admin-0000",
+        "sleep",
+        json!({"args": {"ms": 1}, "correlation_id": "admins"}),
+    )
+    .await;
+    assert_eq!(r["success"], true, "{r}");
+    let read = |token: &'static str| {
+        client()
+            .get(s.url("/v1/history/admins"))
+            .bearer_auth(token)
+            .send()
+    };
+    assert_eq!(read("admin-0000").await.unwrap().status(), StatusCode::OK);
+    assert_eq!(
+        read("tok-e-3333").await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
 }

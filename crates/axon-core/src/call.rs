@@ -47,6 +47,13 @@ pub struct ToolCall {
     /// The plan step this call runs, stored with its history entry.
     #[serde(skip)]
     pub step: Option<StepMark>,
+    /// Who makes the call, when the caller is one of several that must not
+    /// see each other's state (a scoped token, an MCP session): tools that
+    /// keep state per caller (browser sessions) keep it apart by this. Set by
+    /// the front end, never read from a request body. `None`: the process's
+    /// owner (the CLI, a library caller, an admin token), who sees everything.
+    #[serde(skip)]
+    pub tenant: Option<SmolStr>,
     /// Hears the history entry as stored (secrets masked), for callers that keep
     /// their own record of the call (a plan's checkpoints and events).
     #[serde(skip)]
@@ -84,6 +91,12 @@ impl ToolCall {
     /// Group the call under `id`.
     pub fn correlation_id(mut self, id: impl Into<SmolStr>) -> Self {
         self.correlation_id = Some(id.into());
+        self
+    }
+
+    /// Make the call as `tenant` (see [`ToolCall::tenant`]).
+    pub fn tenant(mut self, tenant: impl Into<SmolStr>) -> Self {
+        self.tenant = Some(tenant.into());
         self
     }
 

@@ -493,6 +493,7 @@ impl Executor {
             chaos: Mutex::new(Vec::new()),
             tool: tool_name,
             events: call.events.clone(),
+            tenant: call.tenant.clone(),
         });
         let Some(entry) = found else {
             let error = ToolError::new(
@@ -557,6 +558,7 @@ impl Executor {
                     cancel: scope.cancel().cloned(),
                     events: call.events.clone(),
                     secrets: call.secrets.clone(),
+                    tenant: scope.tenant.clone(),
                     ..ToolCall::default()
                 })
             }))
@@ -1049,6 +1051,7 @@ mod tests {
             chaos: Mutex::new(Vec::new()),
             tool: entry.name.clone(),
             events: None,
+            tenant: None,
         });
         let args = Value::Null;
         let c = Call {

@@ -152,6 +152,8 @@ pub(crate) struct CallScope {
     pub(crate) tool: SmolStr,
     /// The caller's listener, for progress events.
     pub(crate) events: Option<EventSink>,
+    /// Who makes the call ([`crate::ToolCall::tenant`]).
+    pub(crate) tenant: Option<SmolStr>,
 }
 
 /// The id of a call started at `at`: a ULID (its time part is `at`'s),
@@ -210,9 +212,17 @@ impl ToolContext {
                 chaos: Mutex::new(Vec::new()),
                 tool: SmolStr::default(),
                 events: None,
+                tenant: None,
             }),
             attempt: 1,
         }
+    }
+
+    /// Who makes the call: `None` for the process's owner, who may see the
+    /// state of every caller; else a name that keeps this caller's state
+    /// (browser sessions) apart from the others'.
+    pub fn tenant(&self) -> Option<&str> {
+        self.shared.tenant.as_deref()
     }
 
     /// This call's id (the same for every attempt).

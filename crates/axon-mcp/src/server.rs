@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use axon_core::{CallEvent, CallResult, ToolCall};
+use axon_core::{CallEvent, CallResult, SmolStr, ToolCall};
 use axon_plan::{Plan, PlanEvent, PlanRunner, RunOptions};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
@@ -427,6 +427,23 @@ pub struct AxonMcp {
     /// browser session (its browser tools share one page) and one group in
     /// history. Calls over HTTP without an MCP session use [`SESSIONLESS`].
     session: String,
+    /// Who this handler's calls are made as (`ToolCall::tenant`): a scoped
+    /// token's name, or, without tokens over HTTP, the MCP session itself, so
+    /// that one client's browser sessions are not another's. `None` over stdio
+    /// (one client: the process's owner).
+    tenant: Tenant,
+}
+
+/// Whose calls a handler makes ([`AxonMcp::tenant`]).
+#[derive(Clone, Debug, Default)]
+enum Tenant {
+    /// The process's owner: sees every browser session.
+    #[default]
+    Owner,
+    /// A fixed tenant (a scoped token).
+    Named(SmolStr),
+    /// Each MCP session its own.
+    PerSession,
 }
 
 impl AxonMcp {
@@ -444,6 +461,7 @@ impl AxonMcp {
             listing: Arc::new(listing),
             tasks: rmcp::task_manager::TaskManager::new(),
             session: new_session_id(),
+            tenant: Tenant::Owner,
         }
     }
 
@@ -454,6 +472,16 @@ impl AxonMcp {
             listing: self.listing.clone(),
             tasks: self.tasks.clone(),
             session: new_session_id(),
+            tenant: self.tenant.clone(),
+        }
+    }
+
+    /// The tenant of this handler's calls (see [`AxonMcp::tenant`]).
+    fn tenant(&self, correlation: &str) -> Option<SmolStr> {
+        match &self.tenant {
+            Tenant::Owner => None,
+            Tenant::Named(name) => Some(name.clone()),
+            Tenant::PerSession => Some(SmolStr::from(correlation)),
         }
     }
 
@@ -503,8 +531,9 @@ impl AxonMcp {
             return Ok(self.run_plan(args, &context, correlation).await);
         }
         let mut call = ToolCall::new(name, args)
-            .correlation_id(correlation)
+            .correlation_id(correlation.clone())
             .cancel_token(context.ct.clone());
+        call.tenant = self.tenant(&correlation);
         if let Some(token) = context.meta.get_progress_token() {
             let peer = context.peer.clone();
             call = call.on_event(move |event| {
@@ -575,6 +604,7 @@ impl AxonMcp {
         let options = RunOptions {
             run_id: args["run_id"].as_str().map(str::to_string),
             // A run's browser steps share the caller's browser session.
+            tenant: self.tenant(&correlation),
             correlation_id: Some(correlation),
             ..RunOptions::default()
         };
@@ -926,11 +956,25 @@ pub type HttpService = rmcp::transport::streamable_http_server::StreamableHttpSe
 /// session gets one handler over the shared runner. `check_host` keeps rmcp's
 /// DNS-rebinding protection (loopback `Host` headers only); a server that is
 /// reachable from elsewhere turns it off and relies on its bearer tokens.
-pub fn http_service(runner: PlanRunner, filter: &ToolFilter, check_host: bool) -> HttpService {
+///
+/// `tenant`: the scoped token's tenant its calls are made as; `None` makes each
+/// MCP session a tenant of its own when `check_host` (no tokens: every client
+/// on this machine, kept apart), else the process's owner (an admin token).
+pub fn http_service(
+    runner: PlanRunner,
+    filter: &ToolFilter,
+    check_host: bool,
+    tenant: Option<String>,
+) -> HttpService {
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
-    let handler = AxonMcp::with_filter(runner, filter);
+    let mut handler = AxonMcp::with_filter(runner, filter);
+    handler.tenant = match tenant {
+        Some(name) => Tenant::Named(SmolStr::from(name)),
+        None if check_host => Tenant::PerSession,
+        None => Tenant::Owner,
+    };
     let mut config = StreamableHttpServerConfig::default();
     if !check_host {
         config = config.with_allowed_hosts(Vec::<String>::new());

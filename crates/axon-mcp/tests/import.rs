@@ -347,6 +347,7 @@ async fn serve_axon(registry: ToolRegistry) -> std::net::SocketAddr {
         axon_plan::PlanRunner::new(server_executor),
         &axon_mcp::ToolFilter::default(),
         true,
+        None,
     );
     let router = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

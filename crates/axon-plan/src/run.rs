@@ -236,6 +236,9 @@ pub struct RunOptions {
     /// `data: null`. For callers that watch events or read the stored run, so
     /// that a run of many large results holds only those in flight and still read.
     pub stream_results: bool,
+    /// Who runs it: every step's call is made as this tenant
+    /// (`ToolCall::tenant`), so a run sees only its caller's browser sessions.
+    pub tenant: Option<SmolStr>,
 }
 
 /// Runs plans on an executor, checkpointing to a run store.
@@ -489,6 +492,8 @@ struct Run<'a> {
     run_id: String,
     /// Shared by every step's call (and its result, and history entry).
     correlation_id: SmolStr,
+    /// Who runs it ([`RunOptions::tenant`]).
+    tenant: Option<SmolStr>,
     cancel: CancellationToken,
     stop: CancellationToken,
     events: Option<UnboundedSender<PlanEvent>>,
@@ -535,6 +540,7 @@ impl<'a> Run<'a> {
                 .correlation_id
                 .map_or_else(|| SmolStr::from(run_id.as_str()), SmolStr::from),
             run_id,
+            tenant: options.tenant,
             stop: cancel.child_token(),
             cancel,
             events: options.events,
@@ -950,6 +956,7 @@ impl<'a> Run<'a> {
             cancel: Some(self.stop.clone()),
             events,
             secrets: self.all_secrets(secret_values.into_values(), inherited),
+            tenant: self.tenant.clone(),
             step: Some(StepMark {
                 run_id: self.run_id.clone(),
                 index: i,

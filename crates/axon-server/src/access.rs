@@ -62,6 +62,13 @@ impl Access {
         }
     }
 
+    /// The tenant this caller's calls are made as (`ToolCall::tenant`): a
+    /// scoped token that is not an admin keeps its browser sessions to
+    /// itself; an admin (and every caller without tokens) sees all.
+    pub(crate) fn tenant(&self) -> Option<axon_core::SmolStr> {
+        (!self.admin).then(|| axon_core::SmolStr::from(format!("token-{}", self.mcp)))
+    }
+
     /// Whether this caller may see and call `tool`.
     pub(crate) fn allows(&self, tool: &str) -> bool {
         self.tools.allows(tool)

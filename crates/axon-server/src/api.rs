@@ -125,7 +125,8 @@ pub(crate) async fn call_tool(
         return denied.into_response();
     }
     let streamed = wants_events(&headers) && state.executor().registry().get(&name).is_some();
-    let call = tool_call(name, body.args, body.correlation_id, body.policy);
+    let mut call = tool_call(name, body.args, body.correlation_id, body.policy);
+    call.tenant = access.tenant();
     // A repeated request with the same Idempotency-Key gets the first answer.
     let key = match crate::idempotency::key(&headers, body.idempotency_key.as_deref()) {
         Ok(key) => key,
@@ -246,7 +247,10 @@ pub(crate) async fn call_many(
     let calls = body
         .calls
         .into_iter()
-        .map(|c| tool_call(c.tool, c.args, c.correlation_id, c.policy))
+        .map(|c| ToolCall {
+            tenant: access.tenant(),
+            ..tool_call(c.tool, c.args, c.correlation_id, c.policy)
+        })
         .collect();
     let results = state.executor().call_many(calls, body.max_parallel).await;
     Ok(Json(json!({ "results": results })))
@@ -327,15 +331,18 @@ fn store_failed(e: impl std::fmt::Display) -> Problem {
 /// `GET /v1/history/{correlation_id}`: the calls, oldest first, and their figures.
 pub(crate) async fn history(
     State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
     Path(correlation_id): Path<String>,
 ) -> Result<Json<Value>, Problem> {
     // The history the executor records into (the store, or memory when so configured).
-    let entries = state
+    let mut entries = state
         .executor()
         .history()
         .by_correlation(&correlation_id)
         .await
         .map_err(store_failed)?;
+    // A scoped token reads only calls of the tools it may call.
+    entries.retain(|entry| access.allows(&entry.result.tool));
     if entries.is_empty() {
         return Err(Problem::not_found(format!(
             "no calls with correlation id {correlation_id:?}"

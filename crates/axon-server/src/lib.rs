@@ -208,10 +208,18 @@ impl Server {
             state.runner.clone(),
             &state.options.mcp_tools,
             open,
+            None,
         )];
         for (i, token) in state.options.tokens.iter().enumerate() {
-            let filter = access::Access::scoped(token, i + 1).narrow(&state.options.mcp_tools);
-            services.push(axon_mcp::http_service(state.runner.clone(), &filter, open));
+            let access = access::Access::scoped(token, i + 1);
+            let filter = access.narrow(&state.options.mcp_tools);
+            let tenant = access.tenant().map(|t| t.to_string());
+            services.push(axon_mcp::http_service(
+                state.runner.clone(),
+                &filter,
+                open,
+                tenant,
+            ));
         }
         let mcp = Arc::new(services);
         let api = Router::new()

@@ -101,6 +101,7 @@ pub(crate) fn launch(
     correlation_id: Option<String>,
     events: Option<mpsc::UnboundedSender<PlanEvent>>,
     wait: bool,
+    tenant: Option<axon_core::SmolStr>,
 ) -> Result<oneshot::Receiver<PlanResult>, Problem> {
     let cancel = CancellationToken::new();
     {
@@ -125,6 +126,7 @@ pub(crate) fn launch(
                 cancel: Some(cancel),
                 events,
                 stream_results: !wait,
+                tenant,
             };
             let outcome = task_state.runner.run(&plan, options).await;
             task_state
@@ -250,6 +252,7 @@ pub(crate) async fn start(
             query.correlation_id,
             Some(tx),
             false,
+            access.tenant(),
         )?;
         let store = state.runner.store().clone();
         return Ok(Sse::new(event_stream(rx, done, store, run_id))
@@ -263,6 +266,7 @@ pub(crate) async fn start(
         query.correlation_id,
         None,
         query.wait,
+        access.tenant(),
     )?;
     if query.wait {
         let result = done.await.map_err(|_| {
@@ -556,7 +560,15 @@ pub(crate) async fn resume(
     };
     access.check_plan(&record.plan)?;
     state.runner.validate(&record.plan).map_err(invalid_plan)?;
-    launch(&state, record.plan, id.clone(), None, None, false)?;
+    launch(
+        &state,
+        record.plan,
+        id.clone(),
+        None,
+        None,
+        false,
+        access.tenant(),
+    )?;
     Ok(accepted(&id, "running"))
 }
 

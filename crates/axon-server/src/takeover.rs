@@ -86,7 +86,8 @@ pub(crate) async fn take_over(state: Arc<AppState>, stop: CancellationToken) {
                 refused.insert(run_id);
                 continue;
             }
-            match crate::runs::launch(&state, record.plan, run_id.clone(), None, None, false) {
+            match crate::runs::launch(&state, record.plan, run_id.clone(), None, None, false, None)
+            {
                 Ok(_) => tracing::info!(
                     run_id,
                     resumed_steps = record.steps.len(),
