@@ -158,6 +158,8 @@ pub struct Server {
     pub body_limit_bytes: u64,
     /// On shutdown, how long runs in flight may go on before being cancelled.
     pub shutdown_grace_ms: u64,
+    /// Runs at once; one more is refused with 503 and `Retry-After`.
+    pub max_runs: usize,
     /// The names clients reach the server by (the Host header, without the
     /// port; `*.example.com` patterns, `*` for any). Default: the loopback
     /// names, plus the bound address when it is a specific one; any host
@@ -198,6 +200,7 @@ impl Default for Server {
             tokens: Vec::new(),
             body_limit_bytes: 1 << 20,
             shutdown_grace_ms: 10_000,
+            max_runs: 256,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
         }
@@ -292,6 +295,11 @@ pub struct Mcp {
     pub tools: Vec<String>,
     /// Tools never served over MCP.
     pub exclude: Vec<String>,
+    /// MCP sessions `/mcp` keeps open at once; one more `initialize` is
+    /// refused with 503 and `Retry-After`. Default 1024.
+    pub max_sessions: Option<usize>,
+    /// An MCP session idle this long is closed. Default 300 000 (5 minutes).
+    pub session_idle_ms: Option<u64>,
 }
 
 impl Mcp {

@@ -553,6 +553,11 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
         mcp_tools: config.mcp.filter(),
         allowed_hosts: config.server.host_names(&local),
         allowed_origins: config.server.allowed_origins.clone(),
+        max_runs: config.server.max_runs,
+        max_mcp_sessions: config.mcp.max_sessions.unwrap_or(1024),
+        mcp_session_idle: std::time::Duration::from_millis(
+            config.mcp.session_idle_ms.unwrap_or(300_000),
+        ),
     };
     let mut server = axon_server::Server::new(runner, store.clone(), options)
         .with_metrics(metrics)

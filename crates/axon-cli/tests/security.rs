@@ -572,3 +572,54 @@ async fn a_scoped_token_reads_no_history_of_tools_it_may_not_call() {
         StatusCode::NOT_FOUND
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_and_mcp_sessions_past_their_caps_are_refused_with_retry_after() {
+    let s = Served::start("[server]\nmax_runs = 1\n[mcp]\nmax_sessions = 2\n");
+    let http = client();
+    let (open, gate) = common::gate().await;
+    let held = json!({"steps": [{"tool": "http_request", "params": {"url": gate}}]});
+    let r = http
+        .post(s.url("/v1/runs"))
+        .json(&held)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let r = http
+        .post(s.url("/v1/runs"))
+        .json(&held)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(r.headers()["retry-after"], "1");
+    let problem: Value = r.json().await.unwrap();
+    assert_eq!(problem["retry_after_ms"], 1000, "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("server.max_runs")
+    );
+    open.send(true).unwrap();
+
+    let initialize = |n: u32| {
+        http.post(s.url("/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(
+                json!({"jsonrpc": "2.0", "id": n, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "many", "version": "1"}}})
+                .to_string(),
+            )
+            .send()
+    };
+    for n in 0..2 {
+        assert_eq!(initialize(n).await.unwrap().status(), StatusCode::OK);
+    }
+    let r = initialize(3).await.unwrap();
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(r.headers().contains_key("retry-after"));
+}

@@ -40,6 +40,6 @@ mod server;
 
 pub use client::{McpConnection, McpServerConfig, McpTool, import};
 pub use server::{
-    AxonMcp, HttpService, META_KEY, RUN_PLAN, SESSIONLESS, ToolFilter, call_result, http_service,
-    mcp_tool, serve_stdio,
+    AxonMcp, HttpService, META_KEY, McpSessions, RUN_PLAN, SESSIONLESS, ToolFilter, call_result,
+    http_service, mcp_tool, serve_stdio,
 };

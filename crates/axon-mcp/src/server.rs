@@ -960,11 +960,16 @@ pub type HttpService = rmcp::transport::streamable_http_server::StreamableHttpSe
 /// `tenant`: the scoped token's tenant its calls are made as; `None` makes each
 /// MCP session a tenant of its own when `check_host` (no tokens: every client
 /// on this machine, kept apart), else the process's owner (an admin token).
+///
+/// `sessions`: the session manager, shared with the caller so that it can
+/// count the sessions open ([`McpSessions::open`]) and cap them; idle sessions
+/// close after its keep-alive ([`McpSessions::new`]).
 pub fn http_service(
     runner: PlanRunner,
     filter: &ToolFilter,
     check_host: bool,
     tenant: Option<String>,
+    sessions: &McpSessions,
 ) -> HttpService {
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
@@ -981,7 +986,29 @@ pub fn http_service(
     }
     StreamableHttpService::new(
         move || Ok(handler.new_session()),
-        Default::default(),
+        sessions.0.clone(),
         config,
     )
+}
+
+/// The MCP sessions of one `/mcp` service: shared with the service, counted by
+/// the server that caps them.
+#[derive(Clone, Default)]
+pub struct McpSessions(
+    Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+);
+
+impl McpSessions {
+    /// Sessions idle for `idle` are closed (their state freed).
+    pub fn new(idle: std::time::Duration) -> Self {
+        let mut manager =
+            rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default();
+        manager.session_config.keep_alive = Some(idle);
+        McpSessions(Arc::new(manager))
+    }
+
+    /// How many sessions are open now.
+    pub async fn open(&self) -> usize {
+        self.0.sessions.read().await.len()
+    }
 }

@@ -348,6 +348,7 @@ async fn serve_axon(registry: ToolRegistry) -> std::net::SocketAddr {
         &axon_mcp::ToolFilter::default(),
         true,
         None,
+        &axon_mcp::McpSessions::default(),
     );
     let router = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -86,6 +86,15 @@ pub struct ServerOptions {
     /// Browser origins besides the server's own that may call it
     /// (`https://app.example`; `*`: any). Default none.
     pub allowed_origins: Vec<String>,
+    /// Runs this server runs at once; one more is refused with 503 and
+    /// `Retry-After` (`[server] max_runs`).
+    pub max_runs: usize,
+    /// MCP sessions open at once over `/mcp`; one more `initialize` is
+    /// refused with 503 (`[mcp] max_sessions`). Idle sessions close after
+    /// `mcp_session_idle` (rmcp's keep-alive).
+    pub max_mcp_sessions: usize,
+    /// How long an MCP session may sit idle before it is closed.
+    pub mcp_session_idle: Duration,
 }
 
 impl Default for ServerOptions {
@@ -98,6 +107,9 @@ impl Default for ServerOptions {
             mcp_tools: axon_mcp::ToolFilter::default(),
             allowed_hosts: LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect(),
             allowed_origins: Vec::new(),
+            max_runs: 256,
+            max_mcp_sessions: 1024,
+            mcp_session_idle: Duration::from_secs(300),
         }
     }
 }
@@ -204,11 +216,13 @@ impl Server {
         let state = self.state.clone();
         // One MCP service per scope: each lists (and serves) only its tools.
         let open = !state.auth_required();
+        let sessions = axon_mcp::McpSessions::new(state.options.mcp_session_idle);
         let mut services = vec![axon_mcp::http_service(
             state.runner.clone(),
             &state.options.mcp_tools,
             open,
             None,
+            &sessions,
         )];
         for (i, token) in state.options.tokens.iter().enumerate() {
             let access = access::Access::scoped(token, i + 1);
@@ -219,9 +233,14 @@ impl Server {
                 &filter,
                 open,
                 tenant,
+                &sessions,
             ));
         }
-        let mcp = Arc::new(services);
+        let mcp = Arc::new(ops::Mcp {
+            services,
+            sessions,
+            max_sessions: state.options.max_mcp_sessions.max(1),
+        });
         let api = Router::new()
             .route("/v1/tools", get(api::tools))
             .route("/v1/tools/{name}", get(api::tool))

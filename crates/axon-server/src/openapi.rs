@@ -408,6 +408,7 @@ fn build() -> Value {
                 ("409", problem("That run id is running, or began with another plan.")),
                 ("413", problem("The body is too large.")),
                 ("422", problem("The plan is invalid.")),
+                ("503", problem("`server.max_runs` runs are running (`Retry-After`, `retry_after_ms`).")),
             ])),
         }},
         "/v1/runs/{id}": {
@@ -457,7 +458,7 @@ fn build() -> Value {
                 ("404", problem("No such run.")),
                 ("409", problem("The run is running.")),
                 ("422", problem("The stored plan no longer validates (a tool is gone).")),
-                ("503", problem("The store cannot be read.")),
+                ("503", problem("The store cannot be read, or `server.max_runs` runs are running (`Retry-After`).")),
             ])),
         }},
         "/v1/runs/{id}/graph": {"get": {

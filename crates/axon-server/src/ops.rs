@@ -146,12 +146,26 @@ pub(crate) async fn require_token(
     }
 }
 
-/// The MCP services, one per token scope (index 0: full access).
-pub(crate) type McpServices = Arc<Vec<axon_mcp::HttpService>>;
+/// `/mcp`: the MCP services, one per token scope (index 0: full access), and
+/// the sessions they share, capped.
+pub(crate) struct Mcp {
+    pub(crate) services: Vec<axon_mcp::HttpService>,
+    pub(crate) sessions: axon_mcp::McpSessions,
+    pub(crate) max_sessions: usize,
+}
 
-/// `/mcp`: the caller's scope picks the MCP service that answers.
-pub(crate) async fn mcp(services: McpServices, request: Request) -> Response {
+/// `/mcp`: the caller's scope picks the MCP service that answers. A request
+/// that would open one more session than `[mcp] max_sessions` (a POST without
+/// `Mcp-Session-Id`: an `initialize`) is refused with 503.
+pub(crate) async fn mcp(mcp: Arc<Mcp>, request: Request) -> Response {
     use tower::ServiceExt;
+    let opens_session = request.method() == axum::http::Method::POST
+        && !request.headers().contains_key("mcp-session-id");
+    if opens_session && mcp.sessions.open().await >= mcp.max_sessions {
+        return Problem::full("mcp_sessions", "mcp.max_sessions", mcp.max_sessions, 5)
+            .into_response();
+    }
+    let services = &mcp.services;
     let index = request
         .extensions()
         .get::<Access>()

@@ -47,6 +47,19 @@ impl Problem {
         Self::new(StatusCode::NOT_FOUND, "not found", detail)
     }
 
+    /// 503: `what` is at its cap (`key`, the config key that sets it); try
+    /// again after `retry_after_secs` (the `Retry-After` header and
+    /// `retry_after_ms`). Counted in `capacity_refusals_total{what}`.
+    pub fn full(what: &'static str, key: &str, cap: usize, retry_after_secs: u64) -> Self {
+        metrics::counter!("capacity_refusals_total", "what" => what).increment(1);
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "at capacity",
+            format!("{cap} {what} at once is this server's limit ({key}); try again later"),
+        )
+        .with("retry_after_ms", json!(retry_after_secs * 1000))
+    }
+
     /// The JSON pointer of the offending field in the request body.
     pub fn at(mut self, pointer: impl Into<String>) -> Self {
         self.pointer = Some(pointer.into());
@@ -79,6 +92,11 @@ impl IntoResponse for Problem {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/problem+json"),
         );
+        if let Some(ms) = body.get("retry_after_ms").and_then(Value::as_u64)
+            && let Ok(value) = HeaderValue::from_str(&ms.div_ceil(1000).to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
         response
     }
 }

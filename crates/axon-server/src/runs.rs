@@ -113,6 +113,10 @@ pub(crate) fn launch(
                 format!("run {run_id} is already running"),
             ));
         }
+        let cap = state.options.max_runs.max(1);
+        if runs.len() >= cap {
+            return Err(Problem::full("runs", "server.max_runs", cap, 1));
+        }
         runs.insert(run_id.clone(), cancel.clone());
     }
     let events = Some(relay(state, &run_id, events));
