@@ -31,6 +31,7 @@ mod egress;
 mod handles;
 mod input;
 mod locate;
+mod profile;
 mod session;
 mod settle;
 mod snapshot;

@@ -837,7 +837,9 @@ impl Browsers {
             ))
             .with_code("browser_missing"));
         }
-        let profile = std::env::temp_dir().join(format!("axon-chromium-{}", ulid::Ulid::new()));
+        // What processes killed before they could clean up left behind.
+        let _ = tokio::task::spawn_blocking(crate::profile::sweep_orphans).await;
+        let profile = crate::profile::new_profile();
         let egress = crate::egress::Egress::start(self.config.clone())
             .await
             .map_err(|e| {

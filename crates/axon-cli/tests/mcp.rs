@@ -549,3 +549,49 @@ async fn run_plan_runs_as_a_task_for_clients_with_the_tasks_extension() {
     );
     client.cancel().await.unwrap();
 }
+
+/// Issue 36: when the client closes `axon mcp`'s stdin, Chromium goes and its
+/// temporary profile with it (39 were left in /tmp after a morning's use).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_stdin_leaves_no_browser_profile_behind() {
+    let tmp = std::env::temp_dir().join(format!("axon-mcp-tmp-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"));
+    cmd.arg("mcp")
+        .env("AXON_STORE_PATH", tmp.join("axon.db"))
+        .env("TMPDIR", &tmp)
+        .env_remove("AXON_CONFIG");
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new("browser_navigate")
+                .with_arguments(args(json!({"url": "about:blank"}))),
+        )
+        .await
+        .unwrap();
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let profiles = || {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("axon-chromium-")
+            })
+            .count()
+    };
+    assert_eq!(profiles(), 1, "the browser runs with a profile in TMPDIR");
+    client.cancel().await.unwrap();
+    // The process exits on its own once stdin closes.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while profiles() > 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        profiles(),
+        0,
+        "a Chromium profile was left in {}",
+        tmp.display()
+    );
+}

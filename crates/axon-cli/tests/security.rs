@@ -623,3 +623,102 @@ async fn runs_and_mcp_sessions_past_their_caps_are_refused_with_retry_after() {
     assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert!(r.headers().contains_key("retry-after"));
 }
+
+/// Issue 36: `axon serve` stopped by SIGTERM leaves no Chromium profile in
+/// TMPDIR (39 were left after a morning's use).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_leaves_no_browser_profile_behind() {
+    let tmp = std::env::temp_dir().join(format!("axon-serve-tmp-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut s = Served::start_with("", &[("TMPDIR", tmp.to_str().unwrap())]);
+    let r = client()
+        .post(s.url("/v1/tools/browser_navigate/call"))
+        .json(&json!({"args": {"url": "about:blank"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let profiles = || {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("axon-chromium-")
+            })
+            .count()
+    };
+    assert_eq!(profiles(), 1);
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(s.child.id() as i32, libc::SIGTERM);
+    }
+    let status = s.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(
+        profiles(),
+        0,
+        "a Chromium profile was left in {}",
+        tmp.display()
+    );
+}
+
+/// A server killed with SIGKILL cannot clean up: its Chromium lives on and its
+/// profile stays. The next browser launched sweeps both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_launch_sweeps_what_a_killed_server_left() {
+    let tmp = std::env::temp_dir().join(format!("axon-kill-tmp-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let env = [("TMPDIR", tmp.to_str().unwrap())];
+    let navigate = |s: &Served| {
+        client()
+            .post(s.url("/v1/tools/browser_navigate/call"))
+            .json(&json!({"args": {"url": "about:blank"}}))
+            .send()
+    };
+    let profiles = || -> Vec<PathBuf> {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("axon-chromium-")
+            })
+            .map(|e| e.path())
+            .collect()
+    };
+    let mut first = Served::start_with("", &env);
+    assert_eq!(navigate(&first).await.unwrap().status(), StatusCode::OK);
+    let left = profiles();
+    assert_eq!(left.len(), 1);
+    first.child.kill().unwrap(); // SIGKILL: no cleanup
+    first.child.wait().unwrap();
+    let orphans = |profile: &PathBuf| {
+        let needle = format!("--user-data-dir={}", profile.display());
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .map(|c| String::from_utf8_lossy(&c).contains(&needle))
+                    .unwrap_or(false)
+            })
+            .count()
+    };
+    assert!(left[0].exists());
+    let second = Served::start_with("", &env);
+    assert_eq!(navigate(&second).await.unwrap().status(), StatusCode::OK);
+    assert!(
+        !left[0].exists(),
+        "the dead server's profile is still there"
+    );
+    // SIGKILL is delivered at once; the kernel reaps a moment later.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while orphans(&left[0]) > 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(orphans(&left[0]), 0, "the dead server's Chromium lives on");
+    assert_eq!(profiles().len(), 1);
+}

@@ -328,19 +328,28 @@ fn store_failed(e: impl std::fmt::Display) -> Problem {
     )
 }
 
-/// `GET /v1/history/{correlation_id}`: the calls, oldest first, and their figures.
+/// `GET /v1/history/{id}`: the calls of a correlation id (or run id), oldest
+/// first, or the one call of a call id, and their figures.
 pub(crate) async fn history(
     State(state): State<Arc<AppState>>,
     Extension(access): Extension<Access>,
     Path(correlation_id): Path<String>,
 ) -> Result<Json<Value>, Problem> {
     // The history the executor records into (the store, or memory when so configured).
-    let mut entries = state
-        .executor()
-        .history()
+    let history = state.executor().history();
+    let mut entries = history
         .by_correlation(&correlation_id)
         .await
         .map_err(store_failed)?;
+    // A call id works too (docs/design.md), as it does for `axon history`.
+    if entries.is_empty()
+        && let Some(entry) = history
+            .by_call_id(&correlation_id)
+            .await
+            .map_err(store_failed)?
+    {
+        entries.push(entry);
+    }
     // A scoped token reads only calls of the tools it may call.
     entries.retain(|entry| access.allows(&entry.result.tool));
     if entries.is_empty() {

@@ -16,7 +16,7 @@
 //! | `GET/DELETE /v1/runs/{id}` | a run's state; cancel it |
 //! | `GET /v1/runs/{id}/events` | a running run's progress as SSE, whoever started it |
 //! | `POST /v1/runs/{id}/resume` | run a stored run again with its plan, reusing its checkpoints |
-//! | `GET /v1/history/{correlation_id}` | the calls of a correlation id |
+//! | `GET /v1/history/{correlation_id}` | the calls of a correlation id (a run id), or one call by its id |
 //! | `GET /v1/stats`, `GET /v1/tools`, `GET /v1/breakers`, `POST /v1/breakers/{tool}/reset` | operations |
 //! | `/mcp` | the MCP server (every tool and `run_plan`) over Streamable HTTP |
 //! | `GET /healthz`, `GET /metrics` | health (200/503 per component), Prometheus text |

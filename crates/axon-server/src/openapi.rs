@@ -485,8 +485,8 @@ fn build() -> Value {
         }},
         "/v1/history/{correlation_id}": {"get": {
             "operationId": "getHistory",
-            "summary": "The calls of a correlation id (a run's id is its calls' correlation id), oldest first, with their figures.",
-            "parameters": [path_param("correlation_id", "The correlation id.")],
+            "summary": "The calls of a correlation id (a run's id is its calls' correlation id), oldest first, with their figures; or the one call of a call id.",
+            "parameters": [path_param("correlation_id", "The correlation id, run id or call id.")],
             "responses": guarded(responses(vec![
                 ("200", json_response("The calls.", json!({
                     "type": "object", "required": ["correlation_id", "calls", "stats"],
