@@ -56,14 +56,15 @@ fn sweep_in(dir: &Path) -> usize {
             .filter(|(_, profile)| Path::new(profile) == path)
             .map(|(pid, _)| *pid)
             .collect();
-        // `<pid>-<ulid>`; an older `<ulid>` alone has no owner to ask, and is
-        // stale only when no process uses it.
+        // `<pid>-<ulid>`; an older `<ulid>` alone names no owner: it is stale
+        // when no process uses it, or when its Chromium was orphaned
+        // (re-parented to init: whoever launched it is gone).
         let stale = match rest
             .split_once('-')
             .and_then(|(pid, _)| pid.parse::<u32>().ok())
         {
             Some(owner) => owner != std::process::id() && !alive(owner),
-            None => using.is_empty(),
+            None => using.is_empty() || using.iter().any(|pid| parent(*pid) == Some(1)),
         };
         if !stale {
             continue;
@@ -91,6 +92,15 @@ fn sweep_in(dir: &Path) -> usize {
 #[cfg(target_os = "linux")]
 fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// The parent of `pid` (the fourth field of `/proc/<pid>/stat`, after the
+/// command name in parentheses, which may itself hold spaces).
+#[cfg(target_os = "linux")]
+fn parent(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Every process started with `--user-data-dir=…`, and that folder.
@@ -132,6 +142,10 @@ mod tests {
         assert_eq!(sweep_in(&dir), 2);
         assert!(!dead.exists() && !legacy.exists());
         assert!(mine.exists() && other.exists());
+        assert_eq!(
+            parent(std::process::id() as i32),
+            Some(unsafe { libc::getppid() })
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 }
