@@ -84,6 +84,15 @@ pub fn init(config: &Config, verbose: u8, quiet: bool) -> Result<Telemetry, Stri
 }
 
 fn log_filter(config: &Config, verbose: u8, quiet: bool) -> EnvFilter {
+    EnvFilter::builder()
+        .with_default_directive(LevelFilter::WARN.into())
+        .parse(directives(config, verbose, quiet))
+        .unwrap_or_else(|_| EnvFilter::new("warn"))
+}
+
+/// The filter's directives: the level asked for, with the chatty libraries
+/// capped.
+fn directives(config: &Config, verbose: u8, quiet: bool) -> String {
     let level = match (quiet, verbose) {
         (true, _) => "error".to_string(),
         (false, 0) => config.log.level.clone(),
@@ -93,25 +102,32 @@ fn log_filter(config: &Config, verbose: u8, quiet: bool) -> EnvFilter {
     // Libraries that log whole messages at debug (rmcp: every JSON-RPC request
     // and response, with a plan's passwords in it; sqlx: statements) stay at
     // info unless the filter names them itself: secrets never reach the logs.
-    let mut directives = level;
+    // Never above the level asked for: `-q` silences them too.
+    let cap = match level.as_str() {
+        "off" | "error" | "warn" => level.as_str(),
+        _ => "info",
+    };
+    let mut directives = level.clone();
     for target in [
         "rmcp",
         "sqlx",
         "hyper",
         "h2",
         "reqwest",
-        "chromiumoxide",
         "opentelemetry",
         "tonic",
     ] {
         if !directives.contains(target) {
-            directives.push_str(&format!(",{target}=info"));
+            directives.push_str(&format!(",{target}={cap}"));
         }
     }
-    EnvFilter::builder()
-        .with_default_directive(LevelFilter::WARN.into())
-        .parse(directives)
-        .unwrap_or_else(|_| EnvFilter::new("warn"))
+    // chromiumoxide warns about every DevTools event newer than its protocol
+    // ("WS Invalid message"): noise, unless asked for with -vv.
+    if !directives.contains("chromiumoxide") {
+        let chromium = if verbose >= 2 { "info" } else { "error" };
+        directives.push_str(&format!(",chromiumoxide={chromium}"));
+    }
+    directives
 }
 
 /// Where and how spans are exported, resolved from `[telemetry]` and the
@@ -260,5 +276,27 @@ impl axon_core::trace::Propagator for W3c {
         if cx.span().span_context().is_valid() {
             let _ = span.set_parent(cx);
         }
+    }
+}
+
+#[cfg(test)]
+mod filter_tests {
+    use super::*;
+
+    #[test]
+    fn quiet_silences_the_libraries_too() {
+        let config = Config::default();
+        let quiet = directives(&config, 0, true);
+        assert!(quiet.starts_with("error,"), "{quiet}");
+        assert!(
+            quiet.contains("rmcp=error") && !quiet.contains("=info"),
+            "{quiet}"
+        );
+        let chatty = directives(&config, 2, false);
+        assert!(
+            chatty.contains("rmcp=info") && chatty.contains("chromiumoxide=info"),
+            "{chatty}"
+        );
+        assert!(directives(&config, 0, false).contains("chromiumoxide=error"));
     }
 }

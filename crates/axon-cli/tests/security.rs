@@ -722,3 +722,41 @@ async fn the_next_launch_sweeps_what_a_killed_server_left() {
     assert_eq!(orphans(&left[0]), 0, "the dead server's Chromium lives on");
     assert_eq!(profiles().len(), 1);
 }
+
+/// DELETE of an MCP session: 204 for one that was open, 404 for one that is
+/// not (rmcp's 202 for both made the Python SDK log a failure on every close).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ending_an_mcp_session_says_whether_it_was_open() {
+    let s = Served::start("");
+    let http = client();
+    let r = http
+        .post(s.url("/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "closer", "version": "1"}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let id = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let delete = |id: String| {
+        http.delete(s.url("/mcp"))
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+    };
+    assert_eq!(
+        delete(id.clone()).await.unwrap().status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(delete(id).await.unwrap().status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        delete("never-was".into()).await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+}

@@ -1011,4 +1011,9 @@ impl McpSessions {
     pub async fn open(&self) -> usize {
         self.0.sessions.read().await.len()
     }
+
+    /// Whether the session `id` is open.
+    pub async fn contains(&self, id: &str) -> bool {
+        self.0.sessions.read().await.contains_key(id)
+    }
 }

@@ -165,6 +165,18 @@ pub(crate) async fn mcp(mcp: Arc<Mcp>, request: Request) -> Response {
         return Problem::full("mcp_sessions", "mcp.max_sessions", mcp.max_sessions, 5)
             .into_response();
     }
+    // DELETE ends a session: 404 for one that is not open, 204 for one that
+    // was (rmcp answers 202 to both, which the SDK clients log as a failure).
+    let ends_session = request.method() == axum::http::Method::DELETE;
+    if ends_session
+        && let Some(id) = request
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        && !mcp.sessions.contains(id).await
+    {
+        return Problem::not_found("no such MCP session (it ended, or idled out)").into_response();
+    }
     let services = &mcp.services;
     let index = request
         .extensions()
@@ -175,6 +187,9 @@ pub(crate) async fn mcp(mcp: Arc<Mcp>, request: Request) -> Response {
         return Problem::not_found("MCP is not served here").into_response();
     };
     match service.oneshot(request).await {
+        Ok(response) if ends_session && response.status() == StatusCode::ACCEPTED => {
+            StatusCode::NO_CONTENT.into_response()
+        }
         Ok(response) => response.map(axum::body::Body::new),
         Err(never) => match never {},
     }

@@ -48,6 +48,23 @@ impl PgStore {
     ) -> Result<PgStore, StoreError> {
         let mut options =
             PgConnectOptions::from_str(url).map_err(|e| StoreError(format!("store url: {e}")))?;
+        // No user in the URL: libpq's rule is PGUSER, then the OS user (sqlx
+        // does the same, but says "anonymous" where the OS user cannot be
+        // looked up); then $USER, else a clear error instead of a role that
+        // does not exist.
+        if !names_user(url) && std::env::var_os("PGUSER").is_none() {
+            let os = options.get_username().to_string();
+            if matches!(os.as_str(), "" | "anonymous" | "unknown") {
+                let user = std::env::var("USER")
+                    .or_else(|_| std::env::var("LOGNAME"))
+                    .map_err(|_| {
+                        StoreError(
+                            "store url: no user in it, PGUSER is not set and the OS user cannot be looked up; name one: postgres://USER@host:5432/db".into(),
+                        )
+                    })?;
+                options = options.username(&user);
+            }
+        }
         let target = format!(
             "postgres://{}:{}/{}{}",
             options.get_host(),
@@ -709,5 +726,27 @@ impl Store for PgStore {
         Ok(row.map_or(RunHold::Free, |row| {
             hold_of(&self.owner, &holder_of(&row), row.get::<bool, _>("waiting"))
         }))
+    }
+}
+
+/// Whether a PostgreSQL URL names its user (`postgres://user@host/db` or
+/// `?user=`).
+fn names_user(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    authority.contains('@') || rest.contains("?user=") || rest.contains("&user=")
+}
+
+#[cfg(test)]
+mod url_tests {
+    #[test]
+    fn a_url_names_its_user_in_the_authority_or_the_query() {
+        assert!(super::names_user("postgres://postgres@127.0.0.1:5432/test"));
+        assert!(super::names_user("postgres://127.0.0.1/test?user=ada"));
+        assert!(super::names_user(
+            "postgres://127.0.0.1/test?sslmode=disable&user=ada"
+        ));
+        assert!(!super::names_user("postgres://127.0.0.1:5432/db"));
+        assert!(!super::names_user("postgres://127.0.0.1/a@b"));
     }
 }
