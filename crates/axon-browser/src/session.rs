@@ -234,8 +234,15 @@ impl BrowserConfig {
             other => return blocked(format!("scheme {other}: is not allowed")),
         }
         let host = parsed.host_str().unwrap_or_default();
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        self.check_host(host).or_else(blocked)
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        self.check_host(bare).or_else(blocked)?;
+        // What the network rules decide without a lookup (an address, a
+        // loopback name); the browser's proxy checks every request again.
+        let port = parsed.port_or_known_default().unwrap_or(0);
+        match axon_core::network::refused_literal(host, port) {
+            Some(why) => blocked(why),
+            None => Ok(()),
+        }
     }
 
     /// Whether the browser may connect to `host` by the host lists (every

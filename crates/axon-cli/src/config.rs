@@ -42,6 +42,23 @@ pub struct Config {
     pub shared: Shared,
     /// `[files]`: where files that calls name are kept.
     pub files: Files,
+    /// `[network]`: what tool calls may reach besides the host lists.
+    pub network: Network,
+}
+
+/// `[network]`: the addresses every tool call (`http_request`, the browser)
+/// may reach, beyond `[http]`'s and `[browser]`'s host lists
+/// (docs/security.md). Link-local and metadata addresses and Axon's own
+/// endpoints are never reached.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Network {
+    /// Whether loopback and private addresses (10/8, 172.16/12, 192.168/16,
+    /// 100.64/10, fc00::/7) may be reached. Default: yes for a process that
+    /// serves only its own user (the CLI, `axon mcp`, `axon serve` on
+    /// loopback without scoped tokens); no for `axon serve` bound to another
+    /// address or with scoped tokens.
+    pub allow_private: Option<bool>,
 }
 
 /// `[files]`: the one directory where tool calls write and read the files
@@ -580,6 +597,12 @@ impl Config {
                 .join("axon")
                 .join("axon.db")
         })
+    }
+
+    /// Whether tool calls may reach loopback and private addresses, for a
+    /// process that `serves_others` or not (see [`Network::allow_private`]).
+    pub fn allow_private(&self, serves_others: bool) -> bool {
+        self.network.allow_private.unwrap_or(!serves_others)
     }
 
     /// The files directory: configured, or `<data dir>/axon/files`.

@@ -237,6 +237,9 @@ async fn command(cli: Cli, config: Config) -> Outcome {
         json: cli.json,
         quiet: cli.quiet,
     };
+    // A process that serves only its user reaches private addresses unless
+    // told not to; `axon serve` decides again once it knows whom it serves.
+    axon_core::network::deny_private(!config.allow_private(false));
     match cli.command {
         Command::Call {
             tool,
@@ -543,8 +546,11 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
     let local = listener
         .local_addr()
         .map_err(|e| infra(format!("cannot read the bound address: {e}")))?;
-    // No tool call of this process reaches its own API (docs/security.md).
+    // No tool call of this process reaches its own API, nor, when it serves
+    // others, what sits behind it (docs/security.md).
     axon_core::network::register_own_port(local.port());
+    let serves_others = !local.ip().is_loopback() || !tokens.is_empty();
+    axon_core::network::deny_private(!config.allow_private(serves_others));
     let options = axon_server::ServerOptions {
         auth_tokens: config.server.auth_tokens.clone(),
         tokens,

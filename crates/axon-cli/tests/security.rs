@@ -760,3 +760,43 @@ async fn ending_an_mcp_session_says_whether_it_was_open() {
         StatusCode::NOT_FOUND
     );
 }
+
+/// A server that serves others (here: with scoped tokens) reaches no loopback
+/// or private address for them, through `http_request` or the browser,
+/// unless `[network] allow_private` says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_server_reaches_no_private_address_unless_allowed() {
+    let (inside, hits) = secret_site().await;
+    let inside = inside.replace("localhost", "127.0.0.1");
+    let tokens = "[server]\nauth_tokens = [\"admin-0000\"]\n\
+        [[server.tokens]]\nenv = \"AXON_TEST_TOKEN_P\"\ntools = [\"*\"]\n";
+    let env = [("AXON_TEST_TOKEN_P", "tok-p-4444")];
+    let shared = Served::start_with(tokens, &env);
+    for (tool, args) in [
+        ("http_request", json!({"url": format!("{inside}/secret")})),
+        (
+            "browser_navigate",
+            json!({"url": format!("{inside}/secret")}),
+        ),
+        ("http_request", json!({"url": "http://10.255.255.1/"})),
+    ] {
+        let r = call_as(&shared, "tok-p-4444", tool, json!({"args": args})).await;
+        assert_eq!(r["success"], false, "{tool}: {r}");
+        let message = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("never reached") || message.contains("Blocked"),
+            "{tool}: {r}"
+        );
+    }
+    assert_eq!(hits.load(std::sync::atomic::Ordering::SeqCst), 0);
+    drop(shared);
+    let opened = Served::start_with(&format!("{tokens}[network]\nallow_private = true\n"), &env);
+    let r = call_as(
+        &opened,
+        "tok-p-4444",
+        "http_request",
+        json!({"args": {"url": format!("{inside}/secret")}}),
+    )
+    .await;
+    assert_eq!(r["success"], true, "{r}");
+}

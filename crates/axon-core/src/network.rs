@@ -12,13 +12,55 @@
 //!   `file:` tabs). Each registers its port here when it starts listening
 //!   ([`register_own_port`]).
 //!
+//! - on a **shared server** ([`deny_private`]), also loopback, private
+//!   (10/8, 172.16/12, 192.168/16), carrier-grade NAT (100.64/10) and IPv6
+//!   unique-local addresses: what sits behind the server is not its clients'
+//!   to reach. A developer's local process reaches them (its own app on
+//!   `localhost:3000`).
+//!
 //! The tools ask [`refused`] about every address they connect to (the
 //! browser in its proxy, `http_request` in its resolver and before each
 //! request and redirect). docs/security.md.
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, RwLock};
+
+static DENY_PRIVATE: AtomicBool = AtomicBool::new(false);
+
+/// Refuse (or allow again) loopback and private addresses for every tool
+/// call of this process: `axon serve` sets it when it serves others (a
+/// non-loopback bind, or scoped tokens) unless `[network] allow_private`.
+pub fn deny_private(deny: bool) {
+    DENY_PRIVATE.store(deny, Ordering::SeqCst);
+}
+
+/// Whether loopback and private addresses are refused ([`deny_private`]).
+pub fn private_denied() -> bool {
+    DENY_PRIVATE.load(Ordering::SeqCst)
+}
+
+/// Loopback, private, carrier-grade NAT and unique-local addresses
+/// (IPv4-mapped IPv6 as its IPv4).
+pub fn is_private(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            v4.is_loopback() || v4.is_private() || (a == 100 && (64..128).contains(&b))
+        }
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_private(IpAddr::V4(v4)),
+            None => v6.is_loopback() || (v6.segments()[0] & 0xfe00) == 0xfc00,
+        },
+    }
+}
+
+/// Whether no call may reach `ip` whatever its port: [`never_reached`], and
+/// private addresses on a shared server.
+pub fn refused_ip(ip: IpAddr) -> bool {
+    never_reached(ip) || (private_denied() && is_private(ip))
+}
 
 static OWN_PORTS: LazyLock<RwLock<BTreeSet<u16>>> = LazyLock::new(|| RwLock::new(BTreeSet::new()));
 
@@ -75,6 +117,11 @@ pub fn refused(host: &str, addr: SocketAddr) -> Option<String> {
             "{host} is {ip}, a link-local or cloud metadata address: never reached"
         ));
     }
+    if private_denied() && is_private(ip) {
+        return Some(format!(
+            "{host} is {ip}, a loopback or private address: never reached from a shared server ([network] allow_private)"
+        ));
+    }
     let loopback = ip.is_loopback()
         || matches!(ip, IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()));
     if loopback && is_own_port(addr.port()) {
@@ -103,7 +150,7 @@ pub fn refused_literal(host: &str, port: u16) -> Option<String> {
     if let Ok(ip) = bare.parse::<IpAddr>() {
         return refused(host, SocketAddr::new(ip, port));
     }
-    if names_loopback(host) && is_own_port(port) {
+    if names_loopback(host) && (is_own_port(port) || private_denied()) {
         return Some(format!(
             "{host}:{port} is one of Axon's own endpoints: never reached"
         ));
@@ -131,6 +178,31 @@ mod tests {
         }
         for ip in ["127.0.0.1", "10.0.0.1", "93.184.216.34", "::1"] {
             assert!(!never_reached(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[test]
+    fn private_ranges_are_classified() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "100.64.0.1",
+            "::1",
+            "fd12::1",
+            "::ffff:10.0.0.1",
+        ] {
+            assert!(is_private(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in [
+            "93.184.216.34",
+            "172.32.0.1",
+            "100.128.0.1",
+            "2001:db8::1",
+            "8.8.8.8",
+        ] {
+            assert!(!is_private(ip.parse().unwrap()), "{ip}");
         }
     }
 
