@@ -116,13 +116,8 @@ async fn relay(mut client: TcpStream, rules: &Rules) -> std::io::Result<()> {
         let Some((host, port)) = split_authority(target, 443) else {
             return refuse(&mut client, &format!("{target:?} is not host:port")).await;
         };
-        let addrs = match rules.check(&host, port).await {
-            Ok(addrs) => addrs,
-            Err(why) => return refuse(&mut client, &why).await,
-        };
-        let mut upstream = match TcpStream::connect(&addrs[..]).await {
-            Ok(upstream) => upstream,
-            Err(e) => return unreachable(client, e),
+        let Some(mut upstream) = upstream(&mut client, rules, &host, port).await? else {
+            return Ok(());
         };
         client
             .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
@@ -141,13 +136,8 @@ async fn relay(mut client: TcpStream, rules: &Rules) -> std::io::Result<()> {
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_string();
-    let addrs = match rules.check(&host, port).await {
-        Ok(addrs) => addrs,
-        Err(why) => return refuse(&mut client, &why).await,
-    };
-    let mut upstream = match TcpStream::connect(&addrs[..]).await {
-        Ok(upstream) => upstream,
-        Err(e) => return unreachable(client, e),
+    let Some(mut upstream) = upstream(&mut client, rules, &host, port).await? else {
+        return Ok(());
     };
     // The request in origin form, on a connection of its own (so that a
     // second request on the same client connection is checked too).
@@ -216,13 +206,31 @@ fn split_authority(authority: &str, default_port: u16) -> Option<(String, u16)> 
     }
 }
 
-/// The upstream could not be reached: reset the client's connection, which
-/// Chromium reports as a connection failure (as it would without the proxy),
-/// not as a page.
-fn unreachable(client: TcpStream, e: std::io::Error) -> std::io::Result<()> {
-    let _ = client.set_zero_linger();
-    drop(client);
-    Err(e)
+/// The connection to `host:port` for `client`, if the rules allow it; `None`
+/// when the client was answered with the refusal instead. An upstream that
+/// cannot be reached is an error, and the client's connection is reset as it
+/// drops: Chromium reports a connection failure (as it would without the
+/// proxy), not a page.
+async fn upstream(
+    client: &mut TcpStream,
+    rules: &Rules,
+    host: &str,
+    port: u16,
+) -> std::io::Result<Option<TcpStream>> {
+    let addrs = match rules.check(host, port).await {
+        Ok(addrs) => addrs,
+        Err(why) => {
+            refuse(client, &why).await?;
+            return Ok(None);
+        }
+    };
+    match TcpStream::connect(&addrs[..]).await {
+        Ok(upstream) => Ok(Some(upstream)),
+        Err(e) => {
+            let _ = client.set_zero_linger();
+            Err(e)
+        }
+    }
 }
 
 async fn refuse(client: &mut TcpStream, why: &str) -> std::io::Result<()> {

@@ -25,6 +25,43 @@ pub(crate) fn new_profile() -> PathBuf {
     ))
 }
 
+/// Delete a profile whose browser was told to go. Chromium's helper
+/// processes (zygote, renderers, crashpad) can outlive the main one by a
+/// moment and write into it again, so every process still using it is
+/// killed and waited for (up to 3 s) first, then the folder goes (a few
+/// tries, 50 ms apart).
+pub(crate) fn remove(profile: &Path) {
+    #[cfg(target_os = "linux")]
+    {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        loop {
+            let users: Vec<i32> = profile_users()
+                .into_iter()
+                .filter(|(_, dir)| Path::new(dir) == profile)
+                .map(|(pid, _)| pid)
+                .collect();
+            if users.is_empty() || std::time::Instant::now() >= deadline {
+                break;
+            }
+            for pid in users {
+                // SAFETY: kill(2) on a process whose command line names this
+                // profile: one of this browser's own.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    for _ in 0..10 {
+        if std::fs::remove_dir_all(profile).is_ok() || !profile.exists() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    tracing::warn!(profile = %profile.display(), "could not delete a Chromium profile");
+}
+
 /// Kill the browsers of dead owners and delete their profiles; how many
 /// profiles went.
 pub(crate) fn sweep_orphans() -> usize {

@@ -925,8 +925,17 @@ impl Drop for Browsers {
         if let Some(mut live) = self.live.get_mut().take() {
             if let Some(child) = live.browser.get_mut_child() {
                 let _ = child.inner.start_kill();
+                // Until it is gone it may still write into its profile (seen:
+                // a profile left behind under load). Bounded: a process on
+                // its way out waits at most this.
+                let deadline = std::time::Instant::now() + Duration::from_secs(3);
+                while matches!(child.inner.try_wait(), Ok(None))
+                    && std::time::Instant::now() < deadline
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
             }
-            let _ = std::fs::remove_dir_all(&live.profile);
+            crate::profile::remove(&live.profile);
         }
     }
 }
@@ -938,7 +947,8 @@ async fn retire(mut live: Live) {
     }
     let _ = live.browser.kill().await;
     let _ = live.browser.wait().await;
-    let _ = tokio::fs::remove_dir_all(&live.profile).await;
+    let profile = live.profile.clone();
+    let _ = tokio::task::spawn_blocking(move || crate::profile::remove(&profile)).await;
 }
 
 /// A CDP failure while doing `what`: `transient` (the page changed under us, the

@@ -552,44 +552,56 @@ async fn run_plan_runs_as_a_task_for_clients_with_the_tasks_extension() {
 
 /// Issue 36: when the client closes `axon mcp`'s stdin, Chromium goes and its
 /// temporary profile with it (39 were left in /tmp after a morning's use).
+/// Spoken over raw pipes: an SDK client may kill the child on close, which
+/// is another story (the next launch's sweep).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_stdin_leaves_no_browser_profile_behind() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let tmp = std::env::temp_dir().join(format!("axon-mcp-tmp-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"));
-    cmd.arg("mcp")
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"))
+        .arg("mcp")
         .env("AXON_STORE_PATH", tmp.join("axon.db"))
         .env("TMPDIR", &tmp)
-        .env_remove("AXON_CONFIG");
-    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
-    let r = client
-        .call_tool(
-            CallToolRequestParams::new("browser_navigate")
-                .with_arguments(args(json!({"url": "about:blank"}))),
-        )
-        .await
+        .env_remove("AXON_CONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
         .unwrap();
-    assert_ne!(r.is_error, Some(true), "{r:?}");
-    let profiles = || {
-        std::fs::read_dir(&tmp)
-            .unwrap()
-            .filter_map(Result::ok)
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with("axon-chromium-")
-            })
-            .count()
-    };
-    assert_eq!(profiles(), 1, "the browser runs with a profile in TMPDIR");
-    client.cancel().await.unwrap();
-    // The process exits on its own once stdin closes.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while profiles() > 0 && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "closer", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "browser_navigate", "arguments": {"url": "about:blank"}}}),
+    ] {
+        stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
     }
+    // The navigation's answer (id 2) means the browser and its profile exist.
+    loop {
+        let line = lines.next_line().await.unwrap().expect("an answer");
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        if answer["id"] == 2 {
+            assert_eq!(answer["result"]["isError"], false, "{answer}");
+            break;
+        }
+    }
+    assert_eq!(common::browser_profiles(&tmp).len(), 1);
+    drop(stdin);
+    let status = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait())
+        .await
+        .expect("axon mcp exits once stdin closes")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
     assert_eq!(
-        profiles(),
+        common::browser_profiles(&tmp).len(),
         0,
         "a Chromium profile was left in {}",
         tmp.display()

@@ -61,6 +61,14 @@ impl Drop for Served {
     }
 }
 
+/// Serve `app` on a loopback port of its own.
+async fn spawn_app(app: axum::Router) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
 fn client() -> reqwest::Client {
     axon_http::install_crypto_provider();
     reqwest::Client::new()
@@ -210,9 +218,7 @@ fetch("{target}/v1/tools/echo/call", {{method: "POST", mode: "no-cors",
 </script>"#
     );
     let app = axum::Router::new().route("/", axum::routing::get(move || async move { Html(page) }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = spawn_app(app).await;
     // `localhost` is another site than `127.0.0.1`.
     format!("http://localhost:{}", addr.port())
 }
@@ -304,9 +310,7 @@ async fn leaky_site(denied: String) -> String {
             "/popup",
             axum::routing::get(move || async move { Html(popup) }),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = spawn_app(app).await;
     format!("http://127.0.0.1:{}", addr.port())
 }
 
@@ -321,9 +325,7 @@ async fn secret_site() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
             async { axum::response::Html("<p id=s>TOP SECRET</p>") }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = spawn_app(app).await;
     // `localhost` is the denied name; 127.0.0.1 the allowed one.
     (format!("http://localhost:{}", addr.port()), hits)
 }
@@ -638,17 +640,7 @@ async fn sigterm_leaves_no_browser_profile_behind() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
-    let profiles = || {
-        std::fs::read_dir(&tmp)
-            .unwrap()
-            .filter_map(Result::ok)
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with("axon-chromium-")
-            })
-            .count()
-    };
+    let profiles = || common::browser_profiles(&tmp).len();
     assert_eq!(profiles(), 1);
     // SAFETY: kill(2) on our own child's pid.
     unsafe {
@@ -677,18 +669,7 @@ async fn the_next_launch_sweeps_what_a_killed_server_left() {
             .json(&json!({"args": {"url": "about:blank"}}))
             .send()
     };
-    let profiles = || -> Vec<PathBuf> {
-        std::fs::read_dir(&tmp)
-            .unwrap()
-            .filter_map(Result::ok)
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with("axon-chromium-")
-            })
-            .map(|e| e.path())
-            .collect()
-    };
+    let profiles = || common::browser_profiles(&tmp);
     let mut first = Served::start_with("", &env);
     assert_eq!(navigate(&first).await.unwrap().status(), StatusCode::OK);
     let left = profiles();

@@ -254,10 +254,7 @@ async fn a_call_returns_the_call_result_and_problems_name_the_field() {
     assert_eq!(h["calls"][0]["args"], json!({"a": 1}));
     assert_eq!(h["stats"]["total"], 1);
     // A call id works too, as docs/design.md says.
-    let call_id = h["calls"][0]["result"]["call_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let call_id = h["calls"][0]["call_id"].as_str().unwrap().to_string();
     let (status, one) = s.get(&format!("/v1/history/{call_id}")).await;
     assert_eq!(status, StatusCode::OK, "{one}");
     assert_eq!(one["calls"][0]["args"], json!({"a": 1}));

@@ -85,3 +85,19 @@ pub async fn gate() -> (tokio::sync::watch::Sender<bool>, String) {
     tokio::spawn(async move { axum::serve(listener, app).await });
     (open, url)
 }
+
+/// The Chromium profile folders (`axon-chromium-…`) in `dir`, a TMPDIR a test
+/// gave the `axon` it spawned.
+#[allow(dead_code)] // each test file is its own crate; not all of them launch browsers
+pub fn browser_profiles(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .expect("the test's TMPDIR")
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("axon-chromium-")
+        })
+        .map(|e| e.path())
+        .collect()
+}
