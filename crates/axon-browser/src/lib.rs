@@ -27,6 +27,7 @@
 pub mod act;
 #[doc(hidden)]
 pub mod cdp;
+mod config;
 mod egress;
 mod handles;
 mod input;
@@ -35,6 +36,7 @@ mod profile;
 mod session;
 mod settle;
 mod snapshot;
+mod storage;
 mod tools;
 
 pub use handles::{NewSessionArgs, SaveArgs};

@@ -1,0 +1,158 @@
+//! `[browser]` in `axon.toml`: which Chromium, which hosts its pages may
+//! reach, how large a page is, how many pages stay open and how long each
+//! kind of action may wait. Plain data with its defaults, and the two checks
+//! every navigation makes (`check_url`, `check_host`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use axon_core::ToolError;
+use serde::{Deserialize, Serialize};
+
+/// `[browser]` in `axon.toml`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BrowserConfig {
+    /// The Chromium binary; else `AXON_CHROME`, else `/usr/bin/chromium`.
+    pub executable: Option<PathBuf>,
+    /// Hosts pages may be opened on (`example.com`, `*.example.com`); empty
+    /// allows every host not denied.
+    pub allow_hosts: Vec<String>,
+    /// Hosts pages may never be opened on; wins over `allow_hosts`.
+    pub deny_hosts: Vec<String>,
+    /// Whether `file:` URLs may be opened (off: a page could read local files).
+    pub allow_file_urls: bool,
+    /// How long Chromium may take to start.
+    pub launch_timeout_ms: u64,
+    /// The page size in CSS pixels (default 1280×720).
+    pub viewport_width: u32,
+    /// See `viewport_width`.
+    pub viewport_height: u32,
+    /// Pages open at most; opening one more closes the least recently used.
+    /// Sessions are correlation ids, and a server sees new ones all day.
+    pub max_pages: usize,
+    /// A page unused this long is closed (its session starts afresh).
+    pub page_idle_ms: u64,
+    /// How long each kind of action may wait (auto-wait, navigation), unless
+    /// a call gives its own `timeout_ms`.
+    pub timeouts: ActionTimeouts,
+    /// Whether `browser_act` keeps its translated steps and reuses them on
+    /// pages of the same shape (docs/browser-act.md, "Act cache"). Default
+    /// on; off translates every step (to compare translators, or for pages
+    /// whose controls keep their names but change their meaning).
+    pub act_cache: bool,
+}
+
+/// `[browser.timeouts]`: the per-action defaults, in milliseconds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ActionTimeouts {
+    /// `browser_navigate`, `browser_wait_for_url_change`, `browser_submit_form`.
+    pub navigate_ms: u64,
+    /// `browser_click`.
+    pub click_ms: u64,
+    /// `browser_type`, `browser_clear_input`, `browser_select_option`.
+    pub type_ms: u64,
+    /// `browser_search`.
+    pub search_ms: u64,
+    /// `browser_scroll`.
+    pub scroll_ms: u64,
+    /// `browser_press_key`.
+    pub press_key_ms: u64,
+    /// The longest `browser_wait` (and `timeout_ms` any tool accepts).
+    pub wait_max_ms: u64,
+    /// Every other element tool (`browser_get_text`, `browser_wait_for_element`,
+    /// `browser_extract_table`, element screenshots and HTML).
+    pub element_ms: u64,
+}
+
+impl Default for ActionTimeouts {
+    fn default() -> Self {
+        ActionTimeouts {
+            navigate_ms: 10_000,
+            click_ms: 3_000,
+            type_ms: 2_000,
+            search_ms: 5_000,
+            scroll_ms: 1_000,
+            press_key_ms: 1_000,
+            wait_max_ms: 60_000,
+            element_ms: 5_000,
+        }
+    }
+}
+
+impl Default for BrowserConfig {
+    fn default() -> Self {
+        BrowserConfig {
+            executable: None,
+            allow_hosts: Vec::new(),
+            deny_hosts: Vec::new(),
+            allow_file_urls: false,
+            launch_timeout_ms: 20_000,
+            viewport_width: 1280,
+            viewport_height: 720,
+            max_pages: 16,
+            page_idle_ms: 300_000,
+            timeouts: ActionTimeouts::default(),
+            act_cache: true,
+        }
+    }
+}
+
+impl BrowserConfig {
+    /// The binary to launch.
+    pub fn executable_path(&self) -> PathBuf {
+        self.executable
+            .clone()
+            .or_else(|| std::env::var_os("AXON_CHROME").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"))
+    }
+
+    /// Whether a page may be opened on `url`: the scheme (`http`, `https`,
+    /// `about`, and `file` only when enabled) and the host lists. The error is a
+    /// `failed` with code `navigation_blocked` that says which rule refused it.
+    pub fn check_url(&self, url: &str) -> Result<(), ToolError> {
+        let blocked = |why: String| Err(ToolError::failed(why).with_code("navigation_blocked"));
+        let Ok(parsed) = url::Url::parse(url) else {
+            return Err(ToolError::invalid_arguments(format!(
+                "/url: {url:?} is not an absolute URL"
+            )));
+        };
+        match parsed.scheme() {
+            "http" | "https" => {}
+            "about" => return Ok(()),
+            "file" if self.allow_file_urls => return Ok(()),
+            "file" => return blocked("file: URLs are off (browser.allow_file_urls)".into()),
+            other => return blocked(format!("scheme {other}: is not allowed")),
+        }
+        let host = parsed.host_str().unwrap_or_default();
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        self.check_host(bare).or_else(blocked)?;
+        // What the network rules decide without a lookup (an address, a
+        // loopback name); the browser's proxy checks every request again.
+        let port = parsed.port_or_known_default().unwrap_or(0);
+        match axon_core::network::refused_literal(host, port) {
+            Some(why) => blocked(why),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the browser may connect to `host` by the host lists (every
+    /// request it makes is checked so, `crate::egress`); the error says which
+    /// list refused it.
+    pub fn check_host(&self, host: &str) -> Result<(), String> {
+        if axon_core::hosts::matches_any(&self.deny_hosts, host) {
+            return Err(format!("host {host} is in browser.deny_hosts"));
+        }
+        if !self.allow_hosts.is_empty() && !axon_core::hosts::matches_any(&self.allow_hosts, host) {
+            return Err(format!("host {host} is not in browser.allow_hosts"));
+        }
+        Ok(())
+    }
+
+    /// A call's `timeout_ms`, else the action's default; never above
+    /// `timeouts.wait_max_ms`.
+    pub(crate) fn timeout(&self, asked: Option<u64>, default_ms: u64) -> Duration {
+        Duration::from_millis(asked.unwrap_or(default_ms).min(self.timeouts.wait_max_ms))
+    }
+}
