@@ -26,26 +26,23 @@ pub(crate) fn new_profile() -> PathBuf {
 }
 
 /// Delete a profile whose browser was told to go. Chromium's helper
-/// processes (zygote, renderers, crashpad) can outlive the main one by a
-/// moment and write into it again, so every process still using it is
-/// killed and waited for (up to 3 s) first, then the folder goes (a few
-/// tries, 50 ms apart).
+/// processes can outlive the main one by a moment and write into it again
+/// (the network service writes the disk cache's index at exit, and its
+/// command line does not name the profile), so every process that names the
+/// profile and all they started are killed and waited for (up to 3 s) first,
+/// then the folder goes (a few tries, 50 ms apart).
 pub(crate) fn remove(profile: &Path) {
     #[cfg(target_os = "linux")]
     {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
         loop {
-            let users: Vec<i32> = profile_users()
-                .into_iter()
-                .filter(|(_, dir)| Path::new(dir) == profile)
-                .map(|(pid, _)| pid)
-                .collect();
-            if users.is_empty() || std::time::Instant::now() >= deadline {
+            let tree = tree_of(profile, &processes());
+            if tree.is_empty() || std::time::Instant::now() >= deadline {
                 break;
             }
-            for pid in users {
-                // SAFETY: kill(2) on a process whose command line names this
-                // profile: one of this browser's own.
+            for pid in tree {
+                // SAFETY: kill(2) on a process that names this profile, or
+                // one they started: this browser's own.
                 unsafe {
                     libc::kill(pid, libc::SIGKILL);
                 }
@@ -80,7 +77,7 @@ fn sweep_in(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
-    let users = profile_users();
+    let procs = processes();
     let mut swept = 0;
     for entry in entries.filter_map(Result::ok) {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -88,11 +85,7 @@ fn sweep_in(dir: &Path) -> usize {
             continue;
         };
         let path = entry.path();
-        let using: Vec<i32> = users
-            .iter()
-            .filter(|(_, profile)| Path::new(profile) == path)
-            .map(|(pid, _)| *pid)
-            .collect();
+        let using = users_of(&path, &procs);
         // `<pid>-<ulid>`; an older `<ulid>` alone names no owner: it is stale
         // when no process uses it, or when its Chromium was orphaned
         // (re-parented to init: whoever launched it is gone).
@@ -101,19 +94,14 @@ fn sweep_in(dir: &Path) -> usize {
             .and_then(|(pid, _)| pid.parse::<u32>().ok())
         {
             Some(owner) => owner != std::process::id() && !alive(owner),
-            None => using.is_empty() || using.iter().any(|pid| parent(*pid) == Some(1)),
+            None => using.is_empty() || using.iter().any(|p| p.ppid == 1),
         };
         if !stale {
             continue;
         }
-        for pid in using {
-            // SAFETY: kill(2) with a pid read from /proc whose command line
-            // names this very profile: one of our orphaned Chromiums.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
-            }
-        }
-        if std::fs::remove_dir_all(&path).is_ok() {
+        // Kills what still uses it (our orphaned Chromiums), waits for them.
+        remove(&path);
+        if !path.exists() {
             swept += 1;
         }
     }
@@ -131,18 +119,18 @@ fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// The parent of `pid` (the fourth field of `/proc/<pid>/stat`, after the
-/// command name in parentheses, which may itself hold spaces).
+/// A running process: its id, its parent's, and its command line.
 #[cfg(target_os = "linux")]
-fn parent(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(1)?.parse().ok()
+struct Process {
+    pid: i32,
+    ppid: i32,
+    cmdline: String,
 }
 
-/// Every process started with `--user-data-dir=…`, and that folder.
+/// Every live process (zombies left out: they write nothing and cannot be
+/// killed again).
 #[cfg(target_os = "linux")]
-fn profile_users() -> Vec<(i32, String)> {
+fn processes() -> Vec<Process> {
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -150,14 +138,46 @@ fn profile_users() -> Vec<(i32, String)> {
         .filter_map(Result::ok)
         .filter_map(|e| {
             let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // `pid (comm) state ppid …`: comm may hold spaces and parentheses.
+            let mut after = stat[stat.rfind(')')? + 1..].split_whitespace();
+            let state = after.next()?;
+            let ppid = after.next()?.parse().ok()?;
+            if state == "Z" {
+                return None;
+            }
             let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
-            let dir = cmdline.split(|b| *b == 0).find_map(|arg| {
-                let arg = std::str::from_utf8(arg).ok()?;
-                arg.strip_prefix("--user-data-dir=").map(str::to_string)
-            })?;
-            Some((pid, dir))
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            Some(Process { pid, ppid, cmdline })
         })
         .collect()
+}
+
+/// The processes started with `--user-data-dir=<profile>`.
+#[cfg(target_os = "linux")]
+fn users_of<'a>(profile: &Path, procs: &'a [Process]) -> Vec<&'a Process> {
+    let flag = format!("--user-data-dir={} ", profile.display());
+    procs
+        .iter()
+        .filter(|p| format!("{} ", p.cmdline).contains(&flag))
+        .collect()
+}
+
+/// The users of `profile` and every process they started, transitively.
+#[cfg(target_os = "linux")]
+fn tree_of(profile: &Path, procs: &[Process]) -> Vec<i32> {
+    let mut tree: Vec<i32> = users_of(profile, procs).iter().map(|p| p.pid).collect();
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        for child in procs.iter().filter(|p| p.ppid == parent) {
+            if !tree.contains(&child.pid) {
+                tree.push(child.pid);
+            }
+        }
+        i += 1;
+    }
+    tree
 }
 
 #[cfg(all(test, target_os = "linux"))]
@@ -179,10 +199,11 @@ mod tests {
         assert_eq!(sweep_in(&dir), 2);
         assert!(!dead.exists() && !legacy.exists());
         assert!(mine.exists() && other.exists());
-        assert_eq!(
-            parent(std::process::id() as i32),
-            Some(unsafe { libc::getppid() })
-        );
+        let me = std::process::id() as i32;
+        let procs = processes();
+        let found = procs.iter().find(|p| p.pid == me).expect("this process");
+        // SAFETY: getppid(2) has no preconditions.
+        assert_eq!(found.ppid, unsafe { libc::getppid() });
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -781,3 +781,50 @@ async fn a_shared_server_reaches_no_private_address_unless_allowed() {
     .await;
     assert_eq!(r["success"], true, "{r}");
 }
+
+/// An MCP session belongs to the token scope that opened it: another token
+/// presenting its id is not served by it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_session_id_is_not_served_to_another_token() {
+    let config = "[server]\nauth_tokens = [\"admin-0000\"]\n\
+        [[server.tokens]]\nenv = \"AXON_TEST_TOKEN_M1\"\ntools = [\"echo\"]\n\
+        [[server.tokens]]\nenv = \"AXON_TEST_TOKEN_M2\"\ntools = [\"echo\", \"sleep\"]\n";
+    let s = Served::start_with(
+        config,
+        &[
+            ("AXON_TEST_TOKEN_M1", "tok-m1-5555"),
+            ("AXON_TEST_TOKEN_M2", "tok-m2-6666"),
+        ],
+    );
+    let http = client();
+    let post = |token: &'static str, session: Option<String>, body: Value| {
+        let mut r = http
+            .post(s.url("/mcp"))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18");
+        if let Some(id) = session {
+            r = r.header("mcp-session-id", id);
+        }
+        r.body(body.to_string()).send()
+    };
+    let r = post(
+        "tok-m1-5555",
+        None,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "m1", "version": "1"}}}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let id = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let r = post("tok-m2-6666", Some(id.clone()), list.clone())
+        .await
+        .unwrap();
+    assert!(r.status().is_client_error(), "{}", r.status());
+    let r = post("tok-m1-5555", Some(id), list).await.unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+}

@@ -216,29 +216,26 @@ impl Server {
         let state = self.state.clone();
         // One MCP service per scope: each lists (and serves) only its tools.
         let open = !state.auth_required();
-        let sessions = axon_mcp::McpSessions::new(state.options.mcp_session_idle);
-        let mut services = vec![axon_mcp::http_service(
-            state.runner.clone(),
-            &state.options.mcp_tools,
-            open,
-            None,
-            &sessions,
-        )];
-        for (i, token) in state.options.tokens.iter().enumerate() {
-            let access = access::Access::scoped(token, i + 1);
-            let filter = access.narrow(&state.options.mcp_tools);
-            let tenant = access.tenant().map(|t| t.to_string());
-            services.push(axon_mcp::http_service(
-                state.runner.clone(),
-                &filter,
-                open,
-                tenant,
-                &sessions,
-            ));
-        }
+        // Each scope its own sessions: a session id is never served by
+        // another scope's service (its tools, its tenant).
+        let idle = state.options.mcp_session_idle;
+        let scoped = std::iter::once((state.options.mcp_tools.clone(), None)).chain(
+            state.options.tokens.iter().enumerate().map(|(i, token)| {
+                let access = access::Access::scoped(token, i + 1);
+                let tenant = access.tenant().map(|t| t.to_string());
+                (access.narrow(&state.options.mcp_tools), tenant)
+            }),
+        );
+        let scopes = scoped
+            .map(|(filter, tenant)| {
+                let sessions = axon_mcp::McpSessions::new(idle);
+                let service =
+                    axon_mcp::http_service(state.runner.clone(), &filter, open, tenant, &sessions);
+                ops::McpScope { service, sessions }
+            })
+            .collect();
         let mcp = Arc::new(ops::Mcp {
-            services,
-            sessions,
+            scopes,
             max_sessions: state.options.max_mcp_sessions.max(1),
         });
         let api = Router::new()

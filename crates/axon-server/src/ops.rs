@@ -146,12 +146,27 @@ pub(crate) async fn require_token(
     }
 }
 
-/// `/mcp`: the MCP services, one per token scope (index 0: full access), and
-/// the sessions they share, capped.
+/// `/mcp`: one MCP service per token scope (index 0: full access), each with
+/// its own sessions, and the cap on all of them together.
 pub(crate) struct Mcp {
-    pub(crate) services: Vec<axon_mcp::HttpService>,
-    pub(crate) sessions: axon_mcp::McpSessions,
+    pub(crate) scopes: Vec<McpScope>,
     pub(crate) max_sessions: usize,
+}
+
+/// One scope's MCP service and the sessions it keeps.
+pub(crate) struct McpScope {
+    pub(crate) service: axon_mcp::HttpService,
+    pub(crate) sessions: axon_mcp::McpSessions,
+}
+
+impl Mcp {
+    async fn open_sessions(&self) -> usize {
+        let mut open = 0;
+        for scope in &self.scopes {
+            open += scope.sessions.open().await;
+        }
+        open
+    }
 }
 
 /// `/mcp`: the caller's scope picks the MCP service that answers. A request
@@ -159,34 +174,34 @@ pub(crate) struct Mcp {
 /// `Mcp-Session-Id`: an `initialize`) is refused with 503.
 pub(crate) async fn mcp(mcp: Arc<Mcp>, request: Request) -> Response {
     use tower::ServiceExt;
+    let index = request
+        .extensions()
+        .get::<Access>()
+        .map_or(0, |a| a.mcp)
+        .min(mcp.scopes.len().saturating_sub(1));
+    let Some(scope) = mcp.scopes.get(index) else {
+        return Problem::not_found("MCP is not served here").into_response();
+    };
     let opens_session = request.method() == axum::http::Method::POST
         && !request.headers().contains_key("mcp-session-id");
-    if opens_session && mcp.sessions.open().await >= mcp.max_sessions {
+    if opens_session && mcp.open_sessions().await >= mcp.max_sessions {
         return Problem::full("mcp_sessions", "mcp.max_sessions", mcp.max_sessions, 5)
             .into_response();
     }
-    // DELETE ends a session: 404 for one that is not open, 204 for one that
-    // was (rmcp answers 202 to both, which the SDK clients log as a failure).
+    // DELETE ends a session: 404 for one that is not open (in this scope),
+    // 204 for one that was (rmcp answers 202 to both, which the SDK clients
+    // log as a failure).
     let ends_session = request.method() == axum::http::Method::DELETE;
     if ends_session
         && let Some(id) = request
             .headers()
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
-        && !mcp.sessions.contains(id).await
+        && !scope.sessions.contains(id).await
     {
         return Problem::not_found("no such MCP session (it ended, or idled out)").into_response();
     }
-    let services = &mcp.services;
-    let index = request
-        .extensions()
-        .get::<Access>()
-        .map_or(0, |a| a.mcp)
-        .min(services.len().saturating_sub(1));
-    let Some(service) = services.get(index).cloned() else {
-        return Problem::not_found("MCP is not served here").into_response();
-    };
-    match service.oneshot(request).await {
+    match scope.service.clone().oneshot(request).await {
         Ok(response) if ends_session && response.status() == StatusCode::ACCEPTED => {
             StatusCode::NO_CONTENT.into_response()
         }
