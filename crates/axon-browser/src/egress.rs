@@ -100,6 +100,31 @@ impl Rules {
     }
 }
 
+/// Why the rules refuse a page at `url` once its host is resolved, if they
+/// do: what [`crate::BrowserConfig::check_url`] cannot tell without a
+/// lookup (a name that resolves into a `[network]` range, or to a private
+/// address on a shared server). The proxy refuses such a page with a 403 of
+/// its own, which Chromium shows as a page; a navigation asks here so that
+/// it fails rather than return that page.
+pub(crate) async fn refused_after_lookup(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url).ok()?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return None;
+    }
+    let host = parsed
+        .host_str()?
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let port = parsed.port_or_known_default()?;
+    if !network::needs_lookup(port) {
+        return None;
+    }
+    let addrs = tokio::net::lookup_host((host, port)).await.ok()?;
+    addrs
+        .into_iter()
+        .find_map(|addr| network::refused(host, addr))
+}
+
 /// One client connection: read its first request head, check it, and relay.
 async fn relay(mut client: TcpStream, rules: &Rules) -> std::io::Result<()> {
     let (head, rest) = read_head(&mut client).await?;

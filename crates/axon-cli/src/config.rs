@@ -59,6 +59,46 @@ pub struct Network {
     /// loopback without scoped tokens); no for `axon serve` bound to another
     /// address or with scoped tokens.
     pub allow_private: Option<bool>,
+    /// Hosts every call may reach (names, `*.domain`, addresses, CIDR
+    /// ranges); empty allows all. A range listed here lifts the built-in
+    /// refusal of link-local and private addresses for what it covers.
+    pub allow_hosts: Vec<String>,
+    /// Hosts no call reaches (the same forms); wins over `allow_hosts`.
+    pub deny_hosts: Vec<String>,
+    /// Ports every call may reach (`443`, `"8000-8999"`); empty allows all.
+    pub allow_ports: Vec<Port>,
+    /// Ports no call reaches; wins over `allow_ports`.
+    pub deny_ports: Vec<Port>,
+}
+
+/// A port or a range of them, as TOML writes either (`443`, `"8000-8999"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Port {
+    /// One port.
+    Number(u32),
+    /// `"443"` or `"8000-8999"`.
+    Text(String),
+}
+
+impl Network {
+    /// The lists as `axon_core::network::Rules`; the error names the entry.
+    pub fn rules(&self) -> Result<axon_core::network::Rules, axon_core::network::RuleError> {
+        let ports = |list: &[Port]| -> Vec<String> {
+            list.iter()
+                .map(|p| match p {
+                    Port::Number(n) => n.to_string(),
+                    Port::Text(t) => t.clone(),
+                })
+                .collect()
+        };
+        axon_core::network::Rules::parse(
+            &self.allow_hosts,
+            &self.deny_hosts,
+            &ports(&self.allow_ports),
+            &ports(&self.deny_ports),
+        )
+    }
 }
 
 /// `[files]`: the one directory where tool calls write and read the files
@@ -445,6 +485,9 @@ impl Config {
     }
 
     fn check(&self) -> Result<(), ConfigError> {
+        self.network
+            .rules()
+            .map_err(|e| ConfigError(e.to_string()))?;
         if let Some(ratio) = self.telemetry.sampling_ratio
             && !(0.0..=1.0).contains(&ratio)
         {

@@ -240,6 +240,7 @@ async fn command(cli: Cli, config: Config) -> Outcome {
     // A process that serves only its user reaches private addresses unless
     // told not to; `axon serve` decides again once it knows whom it serves.
     axon_core::network::deny_private(!config.allow_private(false));
+    axon_core::network::set_rules(config.network.rules().map_err(|e| usage(e.to_string()))?);
     match cli.command {
         Command::Call {
             tool,

@@ -7,8 +7,10 @@
 
 mod common;
 
+use common::served::{Served, call_as, client, spawn_app};
+
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 
 use axon_browser::{BrowserConfig, Browsers};
@@ -16,62 +18,11 @@ use axon_core::{Executor, SharedState, ToolCall, ToolRegistry};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-/// One `axon serve` with its own store and files directory, killed on drop.
-struct Served {
-    child: Child,
-    base: String,
-    dir: PathBuf,
-}
-
-impl Served {
-    fn start(config: &str) -> Served {
-        Self::start_with(config, &[])
-    }
-
-    /// With extra environment variables (the tokens `[[server.tokens]]` name).
-    fn start_with(config: &str, env: &[(&str, &str)]) -> Served {
-        let dir = std::env::temp_dir().join(format!("axon-security-{}", ulid::Ulid::new()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("axon.toml"), config).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_axon"))
-            .arg("--config")
-            .arg(dir.join("axon.toml"))
-            .args(["serve", "--bind", "127.0.0.1:0"])
-            .env("AXON_STORE_PATH", dir.join("axon.db"))
-            .env("AXON_FILES_DIR", dir.join("files"))
-            .env_remove("AXON_CONFIG")
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(dir.join("stderr.log")).unwrap())
-            .spawn()
-            .unwrap();
-        let base = common::listening_url(&mut child);
-        Served { child, base, dir }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Serve `app` on a loopback port of its own.
-async fn spawn_app(app: axum::Router) -> std::net::SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    addr
-}
-
-fn client() -> reqwest::Client {
-    axon_http::install_crypto_provider();
-    reqwest::Client::new()
+/// An MCP `initialize` request from a client named `name`.
+fn initialize_message(id: u32, name: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": name, "version": "1"}}})
 }
 
 /// The calls recorded under `correlation_id`.
@@ -134,9 +85,7 @@ async fn a_simple_cross_site_request_cannot_call_a_tool() {
 async fn a_rebound_host_and_a_foreign_origin_cannot_reach_the_api_or_mcp() {
     let s = Served::start("");
     let http = client();
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "evil", "version": "1"}}});
+    let initialize = initialize_message(1, "evil");
     let port = s.base.rsplit(':').next().unwrap().to_string();
     for path in ["/v1/tools", "/", "/healthz"] {
         let r = http
@@ -223,8 +172,9 @@ fetch("{target}/v1/tools/echo/call", {{method: "POST", mode: "no-cors",
     format!("http://localhost:{}", addr.port())
 }
 
-fn browser() -> (Executor, Arc<Browsers>) {
-    let browsers = Arc::new(Browsers::new(BrowserConfig::default()));
+/// The browser tools on a real Chromium under `config`, one attempt a call.
+fn browser(config: BrowserConfig) -> (Executor, Arc<Browsers>) {
+    let browsers = Arc::new(Browsers::new(config));
     let mut registry = ToolRegistry::new();
     axon_browser::register(&mut registry, browsers.clone()).unwrap();
     let executor = Executor::builder(registry)
@@ -239,7 +189,7 @@ fn browser() -> (Executor, Arc<Browsers>) {
 async fn a_page_in_a_real_browser_cannot_drive_the_local_server() {
     let s = Served::start("");
     let evil = evil_site(s.base.clone()).await;
-    let (b, browsers) = browser();
+    let (b, browsers) = browser(BrowserConfig::default());
     let r = b
         .call(ToolCall::new("browser_navigate", json!({"url": evil})).correlation_id("victim"))
         .await;
@@ -334,17 +284,10 @@ async fn secret_site() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
 async fn the_host_rules_hold_for_redirects_frames_and_scripts() {
     let (denied, hits) = secret_site().await;
     let site = leaky_site(denied).await;
-    let browsers = Arc::new(Browsers::new(BrowserConfig {
+    let (b, browsers) = browser(BrowserConfig {
         allow_hosts: vec!["127.0.0.1".into()],
         ..BrowserConfig::default()
-    }));
-    let mut registry = ToolRegistry::new();
-    axon_browser::register(&mut registry, browsers.clone()).unwrap();
-    let b = Executor::builder(registry)
-        .shared_state(SharedState::new())
-        .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}}))
-        .build()
-        .unwrap();
+    });
     let call = |tool: &str, args: Value| b.call(ToolCall::new(tool, args).correlation_id("leak"));
     let r = call(
         "browser_navigate",
@@ -456,23 +399,6 @@ async fn secrets_under_other_names_and_in_urls_stay_out_of_history() {
         assert!(!stored.contains(secret), "{secret} in history: {stored}");
     }
     assert!(stored.contains("page=2"), "{stored}");
-}
-
-/// A call as `token`: the call result (a problem's `result` when it has one).
-async fn call_as(s: &Served, token: &str, tool: &str, body: Value) -> Value {
-    let r = client()
-        .post(s.url(&format!("/v1/tools/{tool}/call")))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let body: Value = r.json().await.unwrap();
-    if body.get("result").is_some() {
-        body["result"].clone()
-    } else {
-        body
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -610,12 +536,7 @@ async fn runs_and_mcp_sessions_past_their_caps_are_refused_with_retry_after() {
         http.post(s.url("/mcp"))
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
-            .body(
-                json!({"jsonrpc": "2.0", "id": n, "method": "initialize", "params": {
-                    "protocolVersion": "2025-06-18", "capabilities": {},
-                    "clientInfo": {"name": "many", "version": "1"}}})
-                .to_string(),
-            )
+            .body(initialize_message(n, "many").to_string())
             .send()
     };
     for n in 0..2 {
@@ -714,12 +635,7 @@ async fn ending_an_mcp_session_says_whether_it_was_open() {
         .post(s.url("/mcp"))
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "closer", "version": "1"}}})
-            .to_string(),
-        )
+        .body(initialize_message(1, "closer").to_string())
         .send()
         .await
         .unwrap();
@@ -809,15 +725,9 @@ async fn an_mcp_session_id_is_not_served_to_another_token() {
         }
         r.body(body.to_string()).send()
     };
-    let r = post(
-        "tok-m1-5555",
-        None,
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "m1", "version": "1"}}}),
-    )
-    .await
-    .unwrap();
+    let r = post("tok-m1-5555", None, initialize_message(1, "m1"))
+        .await
+        .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
     let id = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
@@ -827,4 +737,69 @@ async fn an_mcp_session_id_is_not_served_to_another_token() {
     assert!(r.status().is_client_error(), "{}", r.status());
     let r = post("tok-m1-5555", Some(id), list).await.unwrap();
     assert!(r.status().is_success(), "{}", r.status());
+}
+
+/// Over stdio, a message rmcp cannot read — broken JSON, nested past 128
+/// levels, over 16 MiB — and a call whose tool name is not a string are each
+/// answered with the request's id (the client used to wait forever), and the
+/// next message is served as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_stdio_message_is_answered_not_dropped() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let dir = std::env::temp_dir().join(format!("axon-stdio-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"))
+        .arg("mcp")
+        .env("AXON_STORE_PATH", dir.join("axon.db"))
+        .env_remove("AXON_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"echo","arguments":{{"x":{}1{}}}}}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let mut big = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"x":""#.to_string();
+    big.push_str(&"a".repeat(17 << 20));
+    big.push_str(r#""}}}"#);
+    let messages = [
+        initialize_message(1, "broken").to_string(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"#.to_string(),
+        deep,
+        big,
+        json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": 42}})
+            .to_string(),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "echo", "arguments": {"ok": true}}})
+        .to_string(),
+    ];
+    for message in messages {
+        stdin.write_all(message.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+    }
+    let mut answers = std::collections::BTreeMap::new();
+    while answers.len() < 6 {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("every message is answered")
+            .unwrap()
+            .expect("a line");
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = answer["id"].as_i64() {
+            answers.insert(id, answer);
+        }
+    }
+    let code = |id: i64| answers[&id]["error"]["code"].as_i64();
+    assert_eq!(code(3), Some(-32700), "{:?}", answers[&3]);
+    assert_eq!(code(4), Some(-32700), "{:?}", answers[&4]);
+    assert_eq!(code(5), Some(-32600), "{:?}", answers[&5]);
+    assert_eq!(code(6), Some(-32602), "{:?}", answers[&6]);
+    assert_eq!(answers[&7]["result"]["isError"], false, "{:?}", answers[&7]);
 }

@@ -287,6 +287,7 @@ async fn bare_plus_record(
         result: result.clone(),
         args: args.clone(),
         step: None,
+        tenant: None,
     };
     history.record_at_once(entry).expect("kept");
     result

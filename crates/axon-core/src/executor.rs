@@ -670,11 +670,13 @@ impl Executor {
     /// Record the call in a store that keeps entries (in memory): it gets a
     /// copy of its own (masked where needed), made before any future is.
     fn keep(&self, result: &CallResult, call: ToolCall, scope: &CallScope) {
+        let tenant = call.tenant.as_ref().map(|t| t.to_string());
         let (args, masking) = Masking::of(call, scope);
         let entry = HistoryEntry {
             result: masking.copy(result),
             args,
             step: masking.step,
+            tenant,
         };
         if let Some(sink) = &masking.on_record {
             sink(&entry);
@@ -715,6 +717,7 @@ enum Stored {
 impl Stored {
     /// Build the entry (the call's `on_record` listener hears it).
     fn of(result: CallResult, call: ToolCall, scope: &CallScope) -> Stored {
+        let tenant = call.tenant.as_ref().map(|t| t.to_string());
         let (args, mut masking) = Masking::of(call, scope);
         let step = masking.step.take();
         let stored = if masking.needed(&result) {
@@ -722,10 +725,16 @@ impl Stored {
                 result: masking.copy(&result),
                 args,
                 step,
+                tenant,
             };
             Stored::Masked(Box::new(entry), result)
         } else {
-            Stored::Same(HistoryEntry { result, args, step })
+            Stored::Same(HistoryEntry {
+                result,
+                args,
+                step,
+                tenant,
+            })
         };
         if let Some(sink) = &masking.on_record {
             sink(stored.entry());

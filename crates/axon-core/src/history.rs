@@ -27,6 +27,10 @@ pub struct HistoryEntry {
     /// killed right after the call does not run the step again on resume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<StepMark>,
+    /// The tenant the call was made as (`ToolCall::tenant`): another tenant
+    /// does not read it (docs/security.md). None: the process's owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
 }
 
 /// Which step of which run a call belongs to ([`HistoryEntry::step`]).

@@ -212,7 +212,7 @@ async fn refused_destination(host: &str, port: u16) -> Option<String> {
     if let Some(why) = network::refused_literal(host, port) {
         return Some(why);
     }
-    if !network::is_own_port(port) && !network::private_denied() {
+    if !network::needs_lookup(port) {
         return None;
     }
     let addrs = tokio::net::lookup_host((host, port)).await.ok()?;
@@ -231,11 +231,11 @@ impl reqwest::dns::Resolve for Resolver {
             let host = name.as_str().to_string();
             let found: Vec<std::net::SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
                 .await?
-                .filter(|addr| !network::refused_ip(addr.ip()))
+                .filter(|addr| !network::refused_address(&host, addr.ip()))
                 .collect();
             if found.is_empty() {
                 return Err(format!(
-                    "{host} resolves to no address a call may reach (link-local and metadata addresses, and private ones on a shared server, are never reached)"
+                    "{host} resolves to no address a call may reach (link-local and metadata addresses, private ones on a shared server and those [network] refuses are never reached)"
                 )
                 .into());
             }

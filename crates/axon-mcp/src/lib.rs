@@ -37,9 +37,11 @@
 
 mod client;
 mod server;
+mod stdio;
 
 pub use client::{McpConnection, McpServerConfig, McpTool, import};
 pub use server::{
     AxonMcp, HttpService, META_KEY, McpSessions, RUN_PLAN, SESSIONLESS, ToolFilter, call_result,
-    http_service, mcp_tool, serve_stdio,
+    http_service, mcp_tool,
 };
+pub use stdio::serve_stdio;

@@ -887,50 +887,8 @@ impl ServerHandler for AxonMcp {
     }
 }
 
-/// Serve over stdin/stdout until the client closes the connection.
-///
-/// When both are pipes (an MCP client spawned us), they are driven by the
-/// reactor directly: tokio's `Stdin`/`Stdout` hand every read and write to a
-/// blocking thread, which cost about 150 µs per round trip here
-/// (`benches/mcp_proxy.rs`). Anything else (a terminal, a file) uses those.
-pub async fn serve_stdio(runner: PlanRunner, filter: &ToolFilter) -> Result<(), String> {
-    let handler = AxonMcp::with_filter(runner, filter);
-    #[cfg(unix)]
-    if let Some((input, output)) = stdio_pipes() {
-        return serve_on(handler, (input, output)).await;
-    }
-    serve_on(handler, rmcp::transport::stdio()).await
-}
-
-/// stdin and stdout as non-blocking pipes, when both are pipes.
-#[cfg(unix)]
-fn stdio_pipes() -> Option<(
-    tokio::net::unix::pipe::Receiver,
-    tokio::net::unix::pipe::Sender,
-)> {
-    use std::os::fd::{AsFd, OwnedFd};
-    use std::os::unix::fs::FileTypeExt;
-    use tokio::net::unix::pipe;
-    let is_pipe = |fd: &OwnedFd| {
-        fd.try_clone()
-            .map(std::fs::File::from)
-            .and_then(|f| f.metadata())
-            .is_ok_and(|m| m.file_type().is_fifo())
-    };
-    let input = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
-    let output = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-    // Check both before either is switched to non-blocking mode (which the
-    // duplicates share with fds 0 and 1): a fallback to tokio's blocking
-    // Stdin/Stdout must find them as they were.
-    if !(is_pipe(&input) && is_pipe(&output)) {
-        return None;
-    }
-    let input = pipe::Receiver::from_owned_fd(input).ok()?;
-    let output = pipe::Sender::from_owned_fd(output).ok()?;
-    Some((input, output))
-}
-
-async fn serve_on<T, E, A>(handler: AxonMcp, transport: T) -> Result<(), String>
+/// Serve `handler` on `transport` until the client closes it.
+pub(crate) async fn serve_on<T, E, A>(handler: AxonMcp, transport: T) -> Result<(), String>
 where
     T: rmcp::transport::IntoTransport<RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,

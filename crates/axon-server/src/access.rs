@@ -69,6 +69,15 @@ impl Access {
         (!self.admin).then(|| axon_core::SmolStr::from(format!("token-{}", self.mcp)))
     }
 
+    /// Whether this caller reads what `owner` did (a history entry's
+    /// tenant): an admin reads everything, a tenant only its own.
+    pub(crate) fn reads(&self, owner: Option<&str>) -> bool {
+        match self.tenant() {
+            None => true,
+            Some(tenant) => owner == Some(tenant.as_str()),
+        }
+    }
+
     /// Whether this caller may see and call `tool`.
     pub(crate) fn allows(&self, tool: &str) -> bool {
         self.tools.allows(tool)

@@ -350,8 +350,9 @@ pub(crate) async fn history(
     {
         entries.push(entry);
     }
-    // A scoped token reads only calls of the tools it may call.
-    entries.retain(|entry| access.allows(&entry.result.tool));
+    // A scoped token reads only its own calls, of the tools it may call.
+    entries
+        .retain(|entry| access.allows(&entry.result.tool) && access.reads(entry.tenant.as_deref()));
     if entries.is_empty() {
         return Err(Problem::not_found(format!(
             "no calls with correlation id {correlation_id:?}"

@@ -618,6 +618,7 @@ async fn concurrent_calls_are_committed_together_and_fifo_holds_within_a_batch(b
             result: results[1].clone(),
             args: json!({}),
             step: None,
+            tenant: None,
         })
         .await;
     assert!(late.is_err());

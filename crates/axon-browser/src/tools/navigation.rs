@@ -63,6 +63,9 @@ pub(crate) async fn navigate(
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
     browsers.config().check_url(&args.url)?;
+    if let Some(why) = crate::egress::refused_after_lookup(&args.url).await {
+        return Err(ToolError::failed(why).with_code("navigation_blocked"));
+    }
     let timeout = browsers
         .config()
         .timeout(args.timeout_ms, browsers.config().timeouts.navigate_ms);
@@ -159,7 +162,13 @@ pub(crate) async fn navigate(
 /// the call says so rather than returning the refusal as a page).
 async fn landed(browsers: &Browsers, page: &Page) -> Result<Value, ToolError> {
     let state = page_state(page).await?;
-    if let Err(e) = browsers.config().check_url(&state.url) {
+    let refused = match browsers.config().check_url(&state.url) {
+        Err(e) => Some(e),
+        Ok(()) => crate::egress::refused_after_lookup(&state.url)
+            .await
+            .map(|why| ToolError::failed(why).with_code("navigation_blocked")),
+    };
+    if let Some(e) = refused {
         return Err(ToolError {
             message: format!("the navigation ended on {}: {}", state.url, e.message),
             ..e

@@ -1,5 +1,8 @@
 //! What the CLI test files share.
 
+#[allow(dead_code)] // each test file is its own crate; not all of them serve
+pub mod served;
+
 /// The tools every `axon` registry has, in listing order (sorted by name):
 /// the browser tools, the utilities and `http_request`. MCP listings add
 /// `run_plan` after them.

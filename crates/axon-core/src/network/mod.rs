@@ -18,16 +18,36 @@
 //!   to reach. A developer's local process reaches them (its own app on
 //!   `localhost:3000`).
 //!
+//! Then the operator's own lists, `[network]`'s allow and deny rules for
+//! hosts, ranges and ports ([`Rules`], set with [`set_rules`]).
+//!
 //! The tools ask [`refused`] about every address they connect to (the
 //! browser in its proxy, `http_request` in its resolver and before each
 //! request and redirect). docs/security.md.
 
+mod rules;
+
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{LazyLock, RwLock};
+use std::sync::{Arc, LazyLock, RwLock};
+
+pub use rules::{RuleError, Rules};
 
 static DENY_PRIVATE: AtomicBool = AtomicBool::new(false);
+
+static RULES: LazyLock<RwLock<Arc<Rules>>> = LazyLock::new(RwLock::default);
+
+/// Hold every tool call of this process to `rules` (`[network]`'s lists),
+/// in place of the ones set before.
+pub fn set_rules(rules: Rules) {
+    *RULES.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(rules);
+}
+
+/// The rules in force ([`set_rules`]; empty until then).
+pub fn rules() -> Arc<Rules> {
+    RULES.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
 
 /// Refuse (or allow again) loopback and private addresses for every tool
 /// call of this process: `axon serve` sets it when it serves others (a
@@ -56,10 +76,20 @@ pub fn is_private(ip: IpAddr) -> bool {
     }
 }
 
-/// Whether no call may reach `ip` whatever its port: [`never_reached`], and
-/// private addresses on a shared server.
-pub fn refused_ip(ip: IpAddr) -> bool {
-    never_reached(ip) || (private_denied() && is_private(ip))
+/// Whether no call may reach `ip`, which `host` resolved to, whatever the
+/// port: [`never_reached`], private addresses on a shared server (each
+/// unless `[network] allow_hosts` names it), and the operator's rules.
+pub fn refused_address(host: &str, ip: IpAddr) -> bool {
+    let rules = rules();
+    let built_in = never_reached(ip) || (private_denied() && is_private(ip));
+    (built_in && !rules.names_address(ip)) || rules.refuses(host, Some(ip), None).is_some()
+}
+
+/// Whether deciding on `host:port` needs the host's addresses: it may be
+/// one of Axon's own ports, private addresses are refused, or the rules
+/// hold an address range.
+pub fn needs_lookup(port: u16) -> bool {
+    is_own_port(port) || private_denied() || rules().has_ranges()
 }
 
 static OWN_PORTS: LazyLock<RwLock<BTreeSet<u16>>> = LazyLock::new(|| RwLock::new(BTreeSet::new()));
@@ -112,12 +142,14 @@ pub fn never_reached(ip: IpAddr) -> bool {
 /// refused, if it is.
 pub fn refused(host: &str, addr: SocketAddr) -> Option<String> {
     let ip = addr.ip();
-    if never_reached(ip) {
+    let rules = rules();
+    let named = rules.names_address(ip);
+    if never_reached(ip) && !named {
         return Some(format!(
             "{host} is {ip}, a link-local or cloud metadata address: never reached"
         ));
     }
-    if private_denied() && is_private(ip) {
+    if private_denied() && is_private(ip) && !named {
         return Some(format!(
             "{host} is {ip}, a loopback or private address: never reached from a shared server ([network] allow_private)"
         ));
@@ -130,7 +162,7 @@ pub fn refused(host: &str, addr: SocketAddr) -> Option<String> {
             addr.port()
         ));
     }
-    None
+    rules.refuses(host, Some(ip), Some(addr.port()))
 }
 
 /// Whether `host` names loopback without a lookup (`localhost`,
@@ -144,18 +176,26 @@ pub fn names_loopback(host: &str) -> bool {
 }
 
 /// The refusal for a URL's host and port that can be decided without a
-/// lookup: an IP literal, or a loopback name on one of Axon's ports.
+/// lookup: an IP literal, a loopback name on one of Axon's ports, and the
+/// rules on names and ports.
 pub fn refused_literal(host: &str, port: u16) -> Option<String> {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     if let Ok(ip) = bare.parse::<IpAddr>() {
         return refused(host, SocketAddr::new(ip, port));
     }
-    if names_loopback(host) && (is_own_port(port) || private_denied()) {
+    if names_loopback(host) && is_own_port(port) {
         return Some(format!(
             "{host}:{port} is one of Axon's own endpoints: never reached"
         ));
     }
-    None
+    let rules = rules();
+    let loopback = IpAddr::from([127, 0, 0, 1]);
+    if names_loopback(host) && private_denied() && !rules.names_address(loopback) {
+        return Some(format!(
+            "{host} is a loopback name: never reached from a shared server ([network] allow_private)"
+        ));
+    }
+    rules.refuses(host, None, Some(port))
 }
 
 #[cfg(test)]

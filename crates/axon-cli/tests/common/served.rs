@@ -1,0 +1,91 @@
+//! A real `axon serve` for the attack suites: its own store and files
+//! directory, its config, and the helpers that call it.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+/// One `axon serve` with its own store and files directory, killed on drop.
+pub struct Served {
+    /// The `axon serve` process (tests signal it).
+    pub child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// Its config, store, files and stderr.
+    pub dir: PathBuf,
+}
+
+impl Served {
+    /// `axon serve --bind 127.0.0.1:0` with `config` as its config file.
+    pub fn start(config: &str) -> Served {
+        Self::start_with(config, &[])
+    }
+
+    /// With extra environment variables (the tokens `[[server.tokens]]` name).
+    pub fn start_with(config: &str, env: &[(&str, &str)]) -> Served {
+        let dir = std::env::temp_dir().join(format!("axon-security-{}", ulid::Ulid::new()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("axon.toml"), config).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_axon"))
+            .arg("--config")
+            .arg(dir.join("axon.toml"))
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .env("AXON_STORE_PATH", dir.join("axon.db"))
+            .env("AXON_FILES_DIR", dir.join("files"))
+            .env_remove("AXON_CONFIG")
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(dir.join("stderr.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let base = super::listening_url(&mut child);
+        Served { child, base, dir }
+    }
+
+    /// `path` on this server.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Serve `app` on a loopback port of its own.
+pub async fn spawn_app(app: axum::Router) -> std::net::SocketAddr {
+    spawn_app_on("127.0.0.1", app).await
+}
+
+/// Serve `app` on a port of its own at `ip` (any of 127.0.0.0/8 on Linux).
+pub async fn spawn_app_on(ip: &str, app: axum::Router) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+/// The HTTP client the tests call with.
+pub fn client() -> reqwest::Client {
+    axon_http::install_crypto_provider();
+    reqwest::Client::new()
+}
+
+/// A call as `token` (none when empty): the call result (a problem's `result` when it has one).
+pub async fn call_as(s: &Served, token: &str, tool: &str, body: Value) -> Value {
+    let mut r = client().post(s.url(&format!("/v1/tools/{tool}/call")));
+    if !token.is_empty() {
+        r = r.bearer_auth(token);
+    }
+    let r = r.json(&body).send().await.unwrap();
+    let body: Value = r.json().await.unwrap();
+    if body.get("result").is_some() {
+        body["result"].clone()
+    } else {
+        body
+    }
+}

@@ -1,0 +1,139 @@
+//! `[network]`'s rules against a real `axon serve` and a real Chromium
+//! (issue 36): a denied port or address range is reached neither by
+//! `http_request` (its URL, each redirect hop, a name that resolves into the
+//! range) nor by any request the browser makes (a redirect, a frame).
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::served::{Served, call_as, spawn_app, spawn_app_on};
+use serde_json::{Value, json};
+
+/// The site to keep out: its secret, and how often it was asked for it.
+async fn inner_site() -> (u16, Arc<AtomicUsize>) {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
+    let app = axum::Router::new().route(
+        "/secret",
+        axum::routing::get(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { axum::response::Html("<p>TOP SECRET</p>") }
+        }),
+    );
+    (spawn_app(app).await.port(), hits)
+}
+
+/// A site on 127.0.0.2 whose pages lead to `to`: a redirect and a frame.
+async fn outer_site(to: String) -> String {
+    use axum::response::{Html, Redirect};
+    let frame = format!("<!doctype html><p>outer</p><iframe src='{to}'></iframe>");
+    let app = axum::Router::new()
+        .route(
+            "/redirect",
+            axum::routing::get(move || async move { Redirect::temporary(&to) }),
+        )
+        .route(
+            "/frame",
+            axum::routing::get(move || async move { Html(frame) }),
+        );
+    let addr = spawn_app_on("127.0.0.2", app).await;
+    format!("http://127.0.0.2:{}", addr.port())
+}
+
+/// A call with a correlation id of its own; the call result.
+async fn call(s: &Served, tool: &str, args: Value) -> Value {
+    let body =
+        json!({"args": args, "correlation_id": "net", "policy": {"retry": {"max_attempts": 1}}});
+    call_as(s, "", tool, body).await
+}
+
+/// Every way out of one server, against `denied` (the inner site's URL as
+/// the rules must refuse it); `why` is in each refusal.
+async fn assert_kept_out(s: &Served, outer: &str, denied: &str, hits: &AtomicUsize, why: &str) {
+    for url in [denied.to_string(), format!("{outer}/redirect")] {
+        let r = call(s, "http_request", json!({"url": url})).await;
+        assert_eq!(r["success"], false, "{url}: {r}");
+        let message = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(why) || message.contains("resolves to no address"),
+            "{url}: {r}"
+        );
+    }
+    let r = call(s, "browser_navigate", json!({"url": denied})).await;
+    assert_eq!(r["error"]["code"], "navigation_blocked", "{r}");
+    let r = call(
+        s,
+        "browser_navigate",
+        json!({"url": format!("{outer}/redirect")}),
+    )
+    .await;
+    assert_eq!(r["error"]["code"], "navigation_blocked", "{r}");
+    let r = call(
+        s,
+        "browser_navigate",
+        json!({"url": format!("{outer}/frame")}),
+    )
+    .await;
+    assert_eq!(r["success"], true, "the outer site is allowed: {r}");
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let snap = call(s, "browser_snapshot", json!({})).await;
+    assert!(
+        snap["success"] == true && !snap.to_string().contains("TOP SECRET"),
+        "{snap}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "the inner site was reached");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denied_port_is_reached_by_no_tool() {
+    let (port, hits) = inner_site().await;
+    let denied = format!("http://localhost:{port}/secret");
+    let outer = outer_site(denied.clone()).await;
+    let s = Served::start(&format!("[network]\ndeny_ports = [{port}]\n"));
+    assert_kept_out(&s, &outer, &denied, &hits, "deny_ports").await;
+    // The same server still reaches the outer site by http_request.
+    let r = call(&s, "http_request", json!({"url": format!("{outer}/frame")})).await;
+    assert_eq!(r["success"], true, "{r}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_that_resolves_into_a_denied_range_is_reached_by_no_tool() {
+    let (port, hits) = inner_site().await;
+    // `localhost` is not in the list; its addresses are.
+    let denied = format!("http://localhost:{port}/secret");
+    let outer = outer_site(denied.clone()).await;
+    let s = Served::start("[network]\ndeny_hosts = [\"127.0.0.1/32\", \"::1\"]\n");
+    assert_kept_out(&s, &outer, &denied, &hits, "deny_hosts").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allow_list_lets_through_only_what_it_names() {
+    let (port, hits) = inner_site().await;
+    let denied = format!("http://localhost:{port}/secret");
+    let outer = outer_site(denied.clone()).await;
+    let s = Served::start("[network]\nallow_hosts = [\"127.0.0.2\"]\n");
+    assert_kept_out(&s, &outer, &denied, &hits, "allow_hosts").await;
+}
+
+#[tokio::test]
+async fn a_bad_rule_names_its_list_and_entry() {
+    let dir = std::env::temp_dir().join(format!("axon-network-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("axon.toml");
+    std::fs::write(&config, "[network]\ndeny_hosts = [\"10.0.0.0/33\"]\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_axon"))
+        .arg("--config")
+        .arg(&config)
+        .args(["config", "check"])
+        .env_remove("AXON_CONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("network.deny_hosts: \"10.0.0.0/33\""),
+        "{stderr}"
+    );
+}
