@@ -31,6 +31,12 @@ pub struct BrowserConfig {
     /// Pages open at most; opening one more closes the least recently used.
     /// Sessions are correlation ids, and a server sees new ones all day.
     pub max_pages: usize,
+    /// Pages one client (a tenant: a scoped token, an MCP session of a
+    /// server without tokens) holds at most, so that one client cannot take
+    /// the whole pool; past it, its next new page is refused
+    /// (`rate_limited`, code `capacity_exhausted`). The process's owner has
+    /// no such cap. Default 8.
+    pub max_pages_per_client: usize,
     /// A page unused this long is closed (its session starts afresh).
     pub page_idle_ms: u64,
     /// How long each kind of action may wait (auto-wait, navigation), unless
@@ -92,6 +98,7 @@ impl Default for BrowserConfig {
             viewport_width: 1280,
             viewport_height: 720,
             max_pages: 16,
+            max_pages_per_client: 8,
             page_idle_ms: 300_000,
             timeouts: ActionTimeouts::default(),
             act_cache: true,

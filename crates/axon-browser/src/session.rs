@@ -360,6 +360,22 @@ impl Browsers {
             ))
             .with_code("session_lost"));
         }
+        if let Some(tenant) = tenant {
+            let held = live
+                .pages
+                .values()
+                .filter(|slot| slot.owner.as_deref() == Some(tenant))
+                .count();
+            if held >= self.config.max_pages_per_client.max(1) {
+                return Err(ToolError::rate_limited(
+                    format!(
+                        "this client holds {held} browser pages already (browser.max_pages_per_client); close one (browser_session_close) or wait for one to go idle"
+                    ),
+                    Some(Duration::from_secs(1)),
+                )
+                .with_code("capacity_exhausted"));
+            }
+        }
         self.make_room(live, now).await?;
         // Every session is a browser context of its own: its cookies and
         // storage are nobody else's.

@@ -176,3 +176,47 @@ async fn a_handle_session_is_not_evicted_by_default_sessions() {
     assert!(r.success, "the handle's page was taken: {r:?}");
     f.browsers.shutdown().await;
 }
+
+/// One client cannot take the whole pool: past `max_pages_per_client` its
+/// next new page is refused, while another client and the process's owner
+/// still open theirs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_cannot_take_the_whole_page_pool() {
+    let f = fixture(BrowserConfig {
+        max_pages_per_client: 2,
+        ..BrowserConfig::default()
+    })
+    .await;
+    let url = format!("{}/welcome.html", f.base);
+    let navigate = |session: &'static str, tenant: Option<&'static str>| {
+        let mut call = axon_core::ToolCall::new("browser_navigate", json!({"url": url}))
+            .correlation_id(session)
+            .policy(json!({"retry": {"max_attempts": 1}}));
+        if let Some(tenant) = tenant {
+            call = call.tenant(tenant);
+        }
+        f.executor.call(call)
+    };
+    for session in ["a1", "a2"] {
+        let r = navigate(session, Some("client-a")).await;
+        assert!(r.success, "{session}: {r:?}");
+    }
+    let r = navigate("a3", Some("client-a")).await;
+    assert_eq!(
+        failure(&r),
+        (ErrorKind::RateLimited, Some("capacity_exhausted".into())),
+        "{r:?}"
+    );
+    assert!(
+        r.error
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("max_pages_per_client")
+    );
+    // Its open pages still answer; others still open theirs.
+    assert!(navigate("a1", Some("client-a")).await.success);
+    assert!(navigate("b1", Some("client-b")).await.success);
+    assert!(navigate("owner", None).await.success);
+    f.browsers.shutdown().await;
+}

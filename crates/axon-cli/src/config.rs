@@ -217,6 +217,9 @@ pub struct Server {
     pub shutdown_grace_ms: u64,
     /// Runs at once; one more is refused with 503 and `Retry-After`.
     pub max_runs: usize,
+    /// Runs waiting in the queue (`POST /v1/runs?queue=true`) for a replica
+    /// to take them up; one more is refused with 503 and `Retry-After`.
+    pub max_queued_runs: usize,
     /// The names clients reach the server by (the Host header, without the
     /// port; `*.example.com` patterns, `*` for any). Default: the loopback
     /// names, plus the bound address when it is a specific one; any host
@@ -258,6 +261,7 @@ impl Default for Server {
             body_limit_bytes: 1 << 20,
             shutdown_grace_ms: 10_000,
             max_runs: 256,
+            max_queued_runs: 1024,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
         }

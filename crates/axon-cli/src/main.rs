@@ -561,6 +561,7 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
         allowed_hosts: config.server.host_names(&local),
         allowed_origins: config.server.allowed_origins.clone(),
         max_runs: config.server.max_runs,
+        max_queued_runs: config.server.max_queued_runs,
         max_mcp_sessions: config.mcp.max_sessions.unwrap_or(1024),
         mcp_session_idle: std::time::Duration::from_millis(
             config.mcp.session_idle_ms.unwrap_or(300_000),

@@ -803,3 +803,36 @@ async fn a_broken_stdio_message_is_answered_not_dropped() {
     assert_eq!(code(6), Some(-32602), "{:?}", answers[&6]);
     assert_eq!(answers[&7]["result"]["isError"], false, "{:?}", answers[&7]);
 }
+
+/// The run queue is bounded too: past `[server] max_queued_runs` runs
+/// waiting for a replica, one more is refused with 503 naming the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_runs_past_their_cap_are_refused_with_retry_after() {
+    let s =
+        Served::start("[server]\nmax_runs = 1\nmax_queued_runs = 2\n[store]\ntakeover = true\n");
+    let http = client();
+    let (open, gate) = common::gate().await;
+    let held = json!({"steps": [{"tool": "http_request", "params": {"url": gate}}]});
+    let post = |path: &'static str| http.post(s.url(path)).json(&held).send();
+    // The one run this server may run holds it, so what is queued waits.
+    assert_eq!(
+        post("/v1/runs").await.unwrap().status(),
+        StatusCode::ACCEPTED
+    );
+    for _ in 0..2 {
+        let r = post("/v1/runs?queue=true").await.unwrap();
+        assert_eq!(r.status(), StatusCode::ACCEPTED);
+    }
+    let r = post("/v1/runs?queue=true").await.unwrap();
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(r.headers()["retry-after"], "5");
+    let problem: Value = r.json().await.unwrap();
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("server.max_queued_runs"),
+        "{problem}"
+    );
+    open.send(true).unwrap();
+}

@@ -1,6 +1,7 @@
 //! Clients of one `axon serve` are tenants (issue 36): a scoped token reads
 //! the history of its own calls only, by correlation id or call id, even
-//! when another token used the same correlation id; an admin reads all.
+//! when another token used the same correlation id, and sees, lists,
+//! resumes and reuses the id of its own runs only; an admin sees all.
 
 mod common;
 
@@ -76,4 +77,58 @@ async fn a_token_reads_only_its_own_history() {
     let (status, all) = read(&s, "admin-0000", "same-id").await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(all.len(), 2, "{all:?}");
+}
+
+/// `method path` as `token`, with a plan body for POSTs: the status and body.
+async fn request(s: &Served, token: &str, method: &str, path: &str) -> (StatusCode, Value) {
+    let plan = json!({"steps": [{"id": "say", "tool": "echo", "params": {"message": "a's plan"}}]});
+    let r = match method {
+        "GET" => client().get(s.url(path)),
+        _ => client().post(s.url(path)).json(&plan),
+    };
+    let r = r.bearer_auth(token).send().await.unwrap();
+    let status = r.status();
+    (status, r.json().await.unwrap_or_default())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_sees_only_its_own_runs() {
+    let s = Served::start_with(CONFIG, &ENV);
+    let (status, run) = request(&s, "tok-a-1111", "POST", "/v1/runs?wait=true").await;
+    assert_eq!(status, StatusCode::OK, "{run}");
+    let id = run["run_id"].as_str().unwrap().to_string();
+    let listed = |body: &Value| {
+        body["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["run_id"] == id.as_str())
+    };
+
+    for path in [
+        format!("/v1/runs/{id}"),
+        format!("/v1/runs/{id}/graph"),
+        format!("/v1/runs/{id}/events"),
+    ] {
+        let (status, body) = request(&s, "tok-b-2222", "GET", &path).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "b read {path}: {body}");
+    }
+    let (status, body) = request(&s, "tok-b-2222", "POST", &format!("/v1/runs/{id}/resume")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "b resumed a's run: {body}");
+    let (status, body) = request(&s, "tok-b-2222", "POST", &format!("/v1/runs?run_id={id}")).await;
+    assert_eq!(status, StatusCode::CONFLICT, "b took a's run id: {body}");
+    let (status, body) = request(&s, "tok-b-2222", "GET", "/v1/runs").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(!listed(&body), "b lists a's run: {body}");
+
+    let (status, body) = request(&s, "tok-a-1111", "GET", &format!("/v1/runs/{id}")).await;
+    assert_eq!(
+        (status, body["status"].clone()),
+        (StatusCode::OK, json!("succeeded")),
+        "{body}"
+    );
+    let (_, body) = request(&s, "tok-a-1111", "GET", "/v1/runs").await;
+    assert!(listed(&body), "a does not list its run: {body}");
+    let (_, body) = request(&s, "admin-0000", "GET", "/v1/runs").await;
+    assert!(listed(&body), "the admin does not list a's run: {body}");
 }

@@ -582,7 +582,7 @@ impl<'a> Run<'a> {
         if let Err(e) = self
             .runner
             .store
-            .begin(&self.run_id, self.stored_plan())
+            .begin(&self.run_id, self.stored_plan(), self.tenant.as_deref())
             .await
         {
             tracing::warn!(error = %e, "could not record the run start");
@@ -1072,7 +1072,11 @@ impl<'a> Run<'a> {
                 let before = stored_plan.steps[i].params.clone();
                 secrets::mask_params(&mut stored_plan.steps[i].params, &masked);
                 if stored_plan.steps[i].params != before
-                    && let Err(e) = self.runner.store.begin(&self.run_id, stored_plan).await
+                    && let Err(e) = self
+                        .runner
+                        .store
+                        .begin(&self.run_id, stored_plan, self.tenant.as_deref())
+                        .await
                 {
                     tracing::warn!(error = %e, "could not store the masked plan");
                 }

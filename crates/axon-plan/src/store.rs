@@ -26,6 +26,10 @@ pub struct RunRecord {
     pub steps: BTreeMap<usize, StepOutcome>,
     /// The final result, once the run has finished.
     pub result: Option<PlanResult>,
+    /// The tenant that began it (`RunOptions::tenant`); `None`: the
+    /// process's owner. Another tenant does not see it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
 }
 
 /// A run's whole result from what a store keeps: the result saved by
@@ -68,8 +72,14 @@ pub enum IdempotencyBegin {
 pub trait RunStore: Send + Sync + 'static {
     /// A run, if the store has it.
     async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError>;
-    /// Note that a run started (or resumed) with this plan.
-    async fn begin(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError>;
+    /// Note that a run started (or resumed) with this plan, as `tenant`. A
+    /// run keeps the tenant it was first begun (or queued) with.
+    async fn begin(
+        &self,
+        run_id: &str,
+        plan: &Plan,
+        tenant: Option<&str>,
+    ) -> Result<(), StoreError>;
     /// Save a finished step.
     async fn checkpoint(&self, run_id: &str, step: &StepOutcome) -> Result<(), StoreError>;
     /// Save the final result. Its `steps` are only those without a checkpoint
@@ -249,6 +259,7 @@ impl RunStore for InMemoryRunStore {
             run_id: record.run_id.clone(),
             plan: record.plan.clone(),
             steps: record.steps.clone(),
+            tenant: record.tenant.clone(),
             result: record
                 .result
                 .clone()
@@ -256,7 +267,12 @@ impl RunStore for InMemoryRunStore {
         }))
     }
 
-    async fn begin(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
+    async fn begin(
+        &self,
+        run_id: &str,
+        plan: &Plan,
+        tenant: Option<&str>,
+    ) -> Result<(), StoreError> {
         let mut runs = self.runs.lock().map_err(|_| poisoned())?;
         if !runs.contains_key(run_id) {
             let mut order = self.order.lock().map_err(|_| poisoned())?;
@@ -272,6 +288,7 @@ impl RunStore for InMemoryRunStore {
             plan: plan.clone(),
             steps: BTreeMap::new(),
             result: None,
+            tenant: tenant.map(str::to_string),
         });
         if record.plan != *plan {
             record.plan = plan.clone();

@@ -89,6 +89,9 @@ pub struct ServerOptions {
     /// Runs this server runs at once; one more is refused with 503 and
     /// `Retry-After` (`[server] max_runs`).
     pub max_runs: usize,
+    /// Runs waiting in the store's queue for a replica; one more queued run
+    /// is refused with 503 and `Retry-After` (`[server] max_queued_runs`).
+    pub max_queued_runs: usize,
     /// MCP sessions open at once over `/mcp`; one more `initialize` is
     /// refused with 503 (`[mcp] max_sessions`). Idle sessions close after
     /// `mcp_session_idle` (rmcp's keep-alive).
@@ -108,6 +111,7 @@ impl Default for ServerOptions {
             allowed_hosts: LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect(),
             allowed_origins: Vec::new(),
             max_runs: 256,
+            max_queued_runs: 1024,
             max_mcp_sessions: 1024,
             mcp_session_idle: Duration::from_secs(300),
         }
@@ -115,13 +119,20 @@ impl Default for ServerOptions {
 }
 
 /// What the handlers share.
+/// A run in flight: what cancels it, and whose it is.
+pub(crate) struct Running {
+    cancel: CancellationToken,
+    /// The tenant that started it (`Access::tenant`): another does not see it.
+    tenant: Option<axon_core::SmolStr>,
+}
+
 pub(crate) struct AppState {
     runner: PlanRunner,
     store: Arc<dyn Store>,
     metrics: Option<PrometheusHandle>,
     options: ServerOptions,
-    /// Runs in flight, by run id, with the token that cancels each.
-    runs: Mutex<HashMap<String, CancellationToken>>,
+    /// Runs in flight, by run id.
+    runs: Mutex<HashMap<String, Running>>,
     /// The progress events of each run in flight, for `GET /v1/runs/{id}/events`
     /// (the dashboard follows a run it did not start).
     watchers: Mutex<HashMap<String, tokio::sync::broadcast::Sender<axon_plan::PlanEvent>>>,
@@ -152,8 +163,8 @@ impl AppState {
 
     fn cancel_all_runs(&self) {
         let runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
-        for token in runs.values() {
-            token.cancel();
+        for run in runs.values() {
+            run.cancel.cancel();
         }
     }
 }

@@ -405,10 +405,10 @@ fn build() -> Value {
                 ("200", start_ok),
                 ("202", running("Started (or queued); `Location` is the run.")),
                 ("400", problem("Not a plan document, or a bad query.")),
-                ("409", problem("That run id is running, or began with another plan.")),
+                ("409", problem("That run id is running, began with another plan, or is another client's run.")),
                 ("413", problem("The body is too large.")),
                 ("422", problem("The plan is invalid.")),
-                ("503", problem("`server.max_runs` runs are running (`Retry-After`, `retry_after_ms`).")),
+                ("503", problem("`server.max_runs` runs are running, or `server.max_queued_runs` runs wait in the queue (`Retry-After`, `retry_after_ms`).")),
             ])),
         }},
         "/v1/runs/{id}": {
@@ -418,7 +418,7 @@ fn build() -> Value {
                 "parameters": [path_param("id", "The run id.")],
                 "responses": guarded(responses(vec![
                     ("200", json_response("The run.", reference("RunState"))),
-                    ("404", problem("No such run.")),
+                    ("404", problem("No such run (or another client's).")),
                     ("503", problem("The store cannot be read.")),
                 ])),
             },
@@ -439,7 +439,7 @@ fn build() -> Value {
         },
         "/v1/runs/{id}/events": {"get": {
             "operationId": "followRun",
-            "summary": "A running run's progress events as server-sent events, from now until `run_finished`, whoever started it.",
+            "summary": "A running run's progress events as server-sent events, from now until `run_finished`, whoever started it (a non-admin scoped token: its own runs only).",
             "parameters": [path_param("id", "The run id.")],
             "responses": guarded(responses(vec![
                 ("200", json!({

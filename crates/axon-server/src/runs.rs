@@ -18,9 +18,9 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tracing::Instrument;
 
-use crate::AppState;
 use crate::access::Access;
 use crate::problem::{Problem, RawBody, field_pointer};
+use crate::{AppState, Running};
 
 /// A plan body, JSON or YAML, parsed on the blocking pool: a large document
 /// must not hold an async worker (and with it `/healthz`).
@@ -117,7 +117,13 @@ pub(crate) fn launch(
         if runs.len() >= cap {
             return Err(Problem::full("runs", "server.max_runs", cap, 1));
         }
-        runs.insert(run_id.clone(), cancel.clone());
+        runs.insert(
+            run_id.clone(),
+            Running {
+                cancel: cancel.clone(),
+                tenant: tenant.clone(),
+            },
+        );
     }
     let events = Some(relay(state, &run_id, events));
     let (tx, rx) = oneshot::channel();
@@ -199,8 +205,14 @@ fn relay(
 /// the end.
 pub(crate) async fn follow(
     State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
     Path(id): Path<String>,
 ) -> Result<Response, Problem> {
+    if !running_as(&state, &access, &id) {
+        return Err(Problem::not_found(format!(
+            "run {id:?} is not running here"
+        )));
+    }
     let receiver = state
         .watchers
         .lock()
@@ -239,12 +251,39 @@ pub(crate) async fn start(
     let plan = parse_plan(body).await?;
     access.check_plan(&plan)?;
     state.runner.validate(&plan).map_err(invalid_plan)?;
-    let run_id = query
-        .run_id
-        .unwrap_or_else(|| ulid::Ulid::new().to_string());
+    let run_id = match query.run_id {
+        Some(id) => {
+            // A run id seen before resumes that run: only its own tenant's.
+            let taken = state
+                .runs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&id)
+                .is_some_and(|run| !access.reads(run.tenant.as_deref()))
+                || load_run(&state, &id)
+                    .await?
+                    .is_some_and(|record| !access.reads(record.tenant.as_deref()));
+            if taken {
+                return Err(Problem::new(
+                    StatusCode::CONFLICT,
+                    "run exists",
+                    format!("run_id: {id:?} is another client's run; choose another id"),
+                ));
+            }
+            id
+        }
+        None => ulid::Ulid::new().to_string(),
+    };
     let wants_events = crate::api::wants_events(&headers);
     if query.queue {
-        return enqueue(&state, &plan, &run_id, query.wait || wants_events).await;
+        return enqueue(
+            &state,
+            &plan,
+            &run_id,
+            query.wait || wants_events,
+            access.tenant(),
+        )
+        .await;
     }
 
     if wants_events {
@@ -292,6 +331,7 @@ async fn enqueue(
     plan: &Plan,
     run_id: &str,
     waits: bool,
+    tenant: Option<axon_core::SmolStr>,
 ) -> Result<Response, Problem> {
     if !state.takeover {
         return Err(Problem::bad_request(
@@ -322,7 +362,25 @@ async fn enqueue(
             ),
         ));
     }
-    state.store.enqueue(run_id, plan).await.map_err(|e| {
+    // The queue is shared by every replica: its length is the store's.
+    let cap = state.options.max_queued_runs.max(1);
+    let waiting = state.store.pending_runs(cap as u32).await.map_err(|e| {
+        Problem::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store unavailable",
+            e.to_string(),
+        )
+    })?;
+    if waiting.len() >= cap {
+        return Err(Problem::full(
+            "queued runs",
+            "server.max_queued_runs",
+            cap,
+            5,
+        ));
+    }
+    let stored = state.store.enqueue(run_id, plan, tenant.as_deref());
+    stored.await.map_err(|e| {
         if e.0.ends_with("exists") {
             Problem::new(StatusCode::CONFLICT, "run exists", e.0)
         } else {
@@ -378,14 +436,11 @@ fn event_stream(
 /// `GET /v1/runs/{id}`: `running`, or how it ended, with the steps finished so far.
 pub(crate) async fn get(
     State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, Problem> {
-    let running = state
-        .runs
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .contains_key(&id);
-    let record = load_run(&state, &id).await?;
+    let running = running_as(&state, &access, &id);
+    let record = load_run_as(&state, &access, &id).await?;
     let Some(record) = record else {
         return if running {
             Ok(Json(
@@ -444,6 +499,7 @@ pub(crate) struct ListQuery {
 /// `interrupted`.
 pub(crate) async fn list(
     State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Value>, Problem> {
     let limit = query.limit.unwrap_or(50);
@@ -475,6 +531,7 @@ pub(crate) async fn list(
             status: filter,
             before_ms: query.before,
             limit,
+            tenant: access.tenant().map(|t| t.to_string()),
         })
         .await
         .map_err(|e| {
@@ -508,6 +565,28 @@ pub(crate) async fn list(
     Ok(Json(json!({"runs": runs, "next_before": next_before})))
 }
 
+/// Whether run `id` is in flight here and `access` may see it.
+fn running_as(state: &AppState, access: &Access, id: &str) -> bool {
+    state
+        .runs
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(id)
+        .is_some_and(|run| access.reads(run.tenant.as_deref()))
+}
+
+/// A run as the store keeps it, if `access` may see it (another tenant's run
+/// is as absent as one that never was); 503 when the store cannot be read.
+async fn load_run_as(
+    state: &AppState,
+    access: &Access,
+    id: &str,
+) -> Result<Option<axon_plan::RunRecord>, Problem> {
+    Ok(load_run(state, id)
+        .await?
+        .filter(|record| access.reads(record.tenant.as_deref())))
+}
+
 /// A run as the store keeps it; 503 when the store cannot be read.
 async fn load_run(state: &AppState, id: &str) -> Result<Option<axon_plan::RunRecord>, Problem> {
     state.runner.store().load(id).await.map_err(|e| {
@@ -531,7 +610,7 @@ pub(crate) async fn cancel(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .get(&id)
-        .cloned();
+        .map(|run| run.cancel.clone());
     if let Some(token) = token {
         token.cancel();
         return Ok((
@@ -559,7 +638,7 @@ pub(crate) async fn resume(
     Extension(access): Extension<Access>,
     Path(id): Path<String>,
 ) -> Result<Response, Problem> {
-    let Some(record) = load_run(&state, &id).await? else {
+    let Some(record) = load_run_as(&state, &access, &id).await? else {
         return Err(Problem::not_found(format!("no run {id:?}")));
     };
     access.check_plan(&record.plan)?;
@@ -602,6 +681,7 @@ pub(crate) struct GraphQuery {
 /// docs, CI logs and the dashboard.
 pub(crate) async fn graph(
     State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
     Path(id): Path<String>,
     Query(query): Query<GraphQuery>,
 ) -> Result<Response, Problem> {
@@ -611,7 +691,7 @@ pub(crate) async fn graph(
         .unwrap_or("mermaid")
         .parse()
         .map_err(|e: String| Problem::bad_request(e, "/format"))?;
-    let record = load_run(&state, &id).await?;
+    let record = load_run_as(&state, &access, &id).await?;
     let Some(record) = record else {
         return Err(Problem::not_found(format!("no run {id:?}")));
     };

@@ -86,8 +86,15 @@ pub(crate) async fn take_over(state: Arc<AppState>, stop: CancellationToken) {
                 refused.insert(run_id);
                 continue;
             }
-            match crate::runs::launch(&state, record.plan, run_id.clone(), None, None, false, None)
-            {
+            match crate::runs::launch(
+                &state,
+                record.plan,
+                run_id.clone(),
+                None,
+                None,
+                false,
+                record.tenant.map(Into::into),
+            ) {
                 Ok(_) => tracing::info!(
                     run_id,
                     resumed_steps = record.steps.len(),

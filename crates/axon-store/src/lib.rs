@@ -476,8 +476,14 @@ pub trait Store: HistoryStore + RunStore {
     async fn close(&self);
 
     /// Queue a run: keep its plan, to be taken by whichever server replica has
-    /// room ([`Store::pending_runs`]). `POST /v1/runs?queue=true`.
-    async fn enqueue(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError>;
+    /// room ([`Store::pending_runs`]), as `tenant` (it is taken up as that
+    /// tenant). `POST /v1/runs?queue=true`.
+    async fn enqueue(
+        &self,
+        run_id: &str,
+        plan: &Plan,
+        tenant: Option<&str>,
+    ) -> Result<(), StoreError>;
 
     /// Runs a server should take up, oldest first, at most `limit`: queued runs
     /// nobody has started, and runs whose holder died mid-run (its claim went
@@ -516,6 +522,9 @@ pub struct RunQuery {
     pub before_ms: Option<i64>,
     /// At most this many.
     pub limit: u32,
+    /// Only the runs of this tenant ([`axon_plan::RunRecord::tenant`]);
+    /// `None`: every run.
+    pub tenant: Option<String>,
 }
 
 /// A status filter of [`RunQuery`].
@@ -615,13 +624,19 @@ impl Store for SqliteStore {
         self.pool.close().await;
     }
 
-    async fn enqueue(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
+    async fn enqueue(
+        &self,
+        run_id: &str,
+        plan: &Plan,
+        tenant: Option<&str>,
+    ) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff) VALUES (?, ?, NULL, ?, 1)",
+            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) VALUES (?, ?, NULL, ?, 1, ?)",
         )
         .bind(run_id)
         .bind(encode(plan)?)
         .bind(now_ms())
+        .bind(tenant)
         .execute(&self.pool)
         .await
         .map(|_| ())
@@ -696,6 +711,7 @@ impl Store for SqliteStore {
              WHERE (?1 IS NULL OR r.updated_at_ms < ?1) \
                AND (?2 = 0 OR (?2 = 1 AND json_extract(r.result, '$.status') = ?3) \
                     OR (?2 = 2 AND r.result IS NULL)) \
+               AND (?5 IS NULL OR r.tenant = ?5) \
              ORDER BY r.updated_at_ms DESC, r.run_id DESC LIMIT ?4",
             count("'succeeded'"),
             count("'failed'"),
@@ -712,6 +728,7 @@ impl Store for SqliteStore {
             .bind(mode)
             .bind(status)
             .bind(i64::from(query.limit))
+            .bind(query.tenant.as_deref())
             .fetch_all(&self.pool)
             .await
             .map_err(err)?;
@@ -1189,6 +1206,7 @@ pub(crate) fn run_record<'a>(
     run_id: &str,
     plan: &str,
     result: Option<&str>,
+    tenant: Option<&str>,
     outcomes: impl Iterator<Item = &'a str>,
 ) -> Result<RunRecord, StoreError> {
     let plan: Plan = decode(plan)?;
@@ -1203,6 +1221,7 @@ pub(crate) fn run_record<'a>(
         plan,
         result: result.map(|result| axon_plan::complete_result(result, &steps)),
         steps,
+        tenant: tenant.map(str::to_string),
     })
 }
 
@@ -1329,7 +1348,7 @@ impl RunStore for SqliteStore {
     }
 
     async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
-        let Some(run) = sqlx::query("SELECT plan, result FROM runs WHERE run_id = ?")
+        let Some(run) = sqlx::query("SELECT plan, result, tenant FROM runs WHERE run_id = ?")
             .bind(run_id)
             .fetch_optional(&self.pool)
             .await
@@ -1347,14 +1366,20 @@ impl RunStore for SqliteStore {
             run_id,
             run.get::<&str, _>("plan"),
             run.get::<Option<&str>, _>("result"),
+            run.get::<Option<&str>, _>("tenant"),
             rows.iter().map(|row| row.get::<&str, _>("outcome")),
         )
         .map(Some)
     }
 
-    async fn begin(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
+    async fn begin(
+        &self,
+        run_id: &str,
+        plan: &Plan,
+        tenant: Option<&str>,
+    ) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff) VALUES (?1, ?2, NULL, ?3, ?4) \
+            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) VALUES (?1, ?2, NULL, ?3, ?4, ?5) \
              ON CONFLICT (run_id) DO UPDATE SET plan = ?2, result = NULL, updated_at_ms = ?3, \
              handoff = max(handoff, ?4)",
         )
@@ -1362,6 +1387,7 @@ impl RunStore for SqliteStore {
         .bind(encode(plan)?)
         .bind(now_ms())
         .bind(self.handoff)
+        .bind(tenant)
         .execute(&self.pool)
         .await
         .map(|_| ())

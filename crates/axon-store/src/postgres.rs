@@ -397,7 +397,7 @@ impl RunStore for PgStore {
     }
 
     async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
-        let Some(run) = sqlx::query("SELECT plan, result FROM runs WHERE run_id = $1")
+        let Some(run) = sqlx::query("SELECT plan, result, tenant FROM runs WHERE run_id = $1")
             .bind(run_id)
             .fetch_optional(&self.pool)
             .await
@@ -415,14 +415,20 @@ impl RunStore for PgStore {
             run_id,
             run.get::<&str, _>("plan"),
             run.get::<Option<&str>, _>("result"),
+            run.get::<Option<&str>, _>("tenant"),
             rows.iter().map(|row| row.get::<&str, _>("outcome")),
         )
         .map(Some)
     }
 
-    async fn begin(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
+    async fn begin(
+        &self,
+        run_id: &str,
+        plan: &Plan,
+        tenant: Option<&str>,
+    ) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff) VALUES ($1, $2, NULL, $3, $4) \
+            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) VALUES ($1, $2, NULL, $3, $4, $5) \
              ON CONFLICT (run_id) DO UPDATE SET plan = $2, result = NULL, updated_at_ms = $3, \
              handoff = runs.handoff OR $4",
         )
@@ -430,6 +436,7 @@ impl RunStore for PgStore {
         .bind(encode(plan)?)
         .bind(now_ms())
         .bind(self.handoff)
+        .bind(tenant)
         .execute(&self.pool)
         .await
         .map(|_| ())
@@ -613,6 +620,7 @@ impl Store for PgStore {
              WHERE ($1::bigint IS NULL OR r.updated_at_ms < $1) \
                AND ($2 = 0 OR ($2 = 1 AND r.result::jsonb->>'status' = $3) \
                     OR ($2 = 2 AND r.result IS NULL)) \
+               AND ($5::text IS NULL OR r.tenant = $5) \
              ORDER BY r.updated_at_ms DESC, r.run_id DESC LIMIT $4",
             count("'succeeded'"),
             count("'failed'"),
@@ -629,6 +637,7 @@ impl Store for PgStore {
             .bind(mode)
             .bind(status)
             .bind(i64::from(query.limit))
+            .bind(query.tenant.as_deref())
             .fetch_all(&self.pool)
             .await
             .map_err(err)?;
@@ -688,13 +697,19 @@ impl Store for PgStore {
         self.pool.close().await;
     }
 
-    async fn enqueue(&self, run_id: &str, plan: &Plan) -> Result<(), StoreError> {
+    async fn enqueue(
+        &self,
+        run_id: &str,
+        plan: &Plan,
+        tenant: Option<&str>,
+    ) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff) VALUES ($1, $2, NULL, $3, TRUE)",
+            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) VALUES ($1, $2, NULL, $3, TRUE, $4)",
         )
         .bind(run_id)
         .bind(encode(plan)?)
         .bind(now_ms())
+        .bind(tenant)
         .execute(&self.pool)
         .await
         .map(|_| ())

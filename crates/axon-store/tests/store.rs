@@ -740,7 +740,7 @@ both!(a_step_is_checkpointed_with_its_history_row);
 async fn a_step_is_checkpointed_with_its_history_row(backend: Backend) {
     let store = backend.open_default().await;
     let plan = Plan::parse("steps:\n- {id: a, tool: echo, params: {x: 1}}\n").unwrap();
-    store.begin("t1", &plan).await.unwrap();
+    store.begin("t1", &plan, None).await.unwrap();
     // The call as the runner sends it, but no runner checkpoint after: the
     // history row alone must carry it.
     let ex = executor(store.clone());
@@ -942,8 +942,8 @@ async fn runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken
     let store = backend.open_default().await;
     let plan = Plan::parse("steps:\n- {id: a, tool: echo, params: {x: 1}}\n").unwrap();
     // A queued run waits for a replica; queuing an id twice is refused.
-    store.enqueue("q1", &plan).await.unwrap();
-    let twice = store.enqueue("q1", &plan).await.unwrap_err();
+    store.enqueue("q1", &plan, None).await.unwrap();
+    let twice = store.enqueue("q1", &plan, None).await.unwrap_err();
     assert!(twice.0.contains("q1"), "{}", twice.0);
     assert_eq!(store.pending_runs(10).await.unwrap(), ["q1"]);
     assert_eq!(store.run_hold("q1").await.unwrap(), RunHold::Pending);
@@ -954,15 +954,15 @@ async fn runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken
     claim.release().await;
     // A run begun without handoff (a CLI run) that lost its holder waits for
     // its user: never pending.
-    store.begin("cli", &plan).await.unwrap();
+    store.begin("cli", &plan, None).await.unwrap();
     assert_eq!(store.run_hold("cli").await.unwrap(), RunHold::Free);
     assert_eq!(store.pending_runs(10).await.unwrap(), ["q1"]);
     // A handed-off run whose holder died on this host (its pid is gone) is
     // pending at once; whose holder elsewhere stopped beating, too.
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
-    store.enqueue("dead-here", &plan).await.unwrap();
-    store.enqueue("stale-there", &plan).await.unwrap();
-    store.enqueue("live-there", &plan).await.unwrap();
+    store.enqueue("dead-here", &plan, None).await.unwrap();
+    store.enqueue("stale-there", &plan, None).await.unwrap();
+    store.enqueue("live-there", &plan, None).await.unwrap();
     let now = axon_core::Timestamp::now().unix_ms().to_string();
     let old = (axon_core::Timestamp::now().unix_ms() - 60_000).to_string();
     for (run, host, beat) in [
@@ -1086,4 +1086,48 @@ async fn a_step_with_an_idempotency_key_is_called_once_across_runs_and_replicas(
     assert!(run(&b, flaky, "f2").await.success());
     store.close().await;
     other.close().await;
+}
+
+both!(a_run_keeps_the_tenant_it_was_begun_or_queued_as);
+async fn a_run_keeps_the_tenant_it_was_begun_or_queued_as(backend: Backend) {
+    let store = backend.open_default().await;
+    let plan = Plan::parse("steps:\n- {id: a, tool: echo, params: {x: 1}}\n").unwrap();
+    store.begin("mine", &plan, Some("token-1")).await.unwrap();
+    store
+        .enqueue("queued", &plan, Some("token-1"))
+        .await
+        .unwrap();
+    store.begin("owners", &plan, None).await.unwrap();
+    // Resumed (begun again) by anyone, a run stays its first tenant's.
+    store.begin("mine", &plan, None).await.unwrap();
+    let tenant = |id: &'static str| {
+        let store = store.clone();
+        async move { store.load(id).await.unwrap().unwrap().tenant }
+    };
+    assert_eq!(tenant("mine").await.as_deref(), Some("token-1"));
+    assert_eq!(tenant("queued").await.as_deref(), Some("token-1"));
+    assert_eq!(tenant("owners").await, None);
+    let listed = |tenant: Option<&str>| {
+        let store = store.clone();
+        let query = axon_store::RunQuery {
+            status: None,
+            before_ms: None,
+            limit: 10,
+            tenant: tenant.map(str::to_string),
+        };
+        async move {
+            let mut ids: Vec<String> = store
+                .list_runs(&query)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|r| r.run_id)
+                .collect();
+            ids.sort();
+            ids
+        }
+    };
+    assert_eq!(listed(Some("token-1")).await, ["mine", "queued"]);
+    assert!(listed(Some("token-2")).await.is_empty());
+    assert_eq!(listed(None).await, ["mine", "owners", "queued"]);
 }
