@@ -132,3 +132,38 @@ async fn a_token_sees_only_its_own_runs() {
     let (_, body) = request(&s, "admin-0000", "GET", "/v1/runs").await;
     assert!(listed(&body), "the admin does not list a's run: {body}");
 }
+
+/// A queued run is taken up as the tenant that queued it: its calls are that
+/// tenant's (another reads none of them), as are the browser sessions it
+/// would reach.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queued_run_is_taken_up_as_its_tenant() {
+    let config = format!("{CONFIG}[store]\ntakeover = true\n");
+    let s = Served::start_with(&config, &ENV);
+    let (status, queued) = request(&s, "tok-a-1111", "POST", "/v1/runs?queue=true").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{queued}");
+    let id = queued["run_id"].as_str().unwrap().to_string();
+    let mut finished = Value::Null;
+    for _ in 0..100 {
+        let (_, run) = request(&s, "tok-a-1111", "GET", &format!("/v1/runs/{id}")).await;
+        if run["status"] == "succeeded" {
+            finished = run;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        finished["status"], "succeeded",
+        "the queued run did not finish"
+    );
+    assert_eq!(
+        read(&s, "tok-a-1111", &id).await,
+        (StatusCode::OK, vec!["a's plan".to_string()])
+    );
+    let (status, _) = read(&s, "tok-b-2222", &id).await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "b read the calls of a's queued run"
+    );
+}
