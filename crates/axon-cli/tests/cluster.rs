@@ -27,8 +27,7 @@ struct Replica {
 
 impl Drop for Replica {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        common::stop(&mut self.child);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

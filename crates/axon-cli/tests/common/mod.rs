@@ -104,3 +104,28 @@ pub fn browser_profiles(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         .map(|e| e.path())
         .collect()
 }
+
+/// Stop an `axon` server the way an operator would: SIGTERM, so that it
+/// takes its Chromium and profile along, then SIGKILL if it has not gone
+/// within 10 s. A test that SIGKILLs a server leaves its Chromium running
+/// until a later launch in the same temporary directory sweeps it, and a
+/// test's own temporary directory never sees one.
+#[allow(dead_code)] // each test file is its own crate; not all of them serve
+pub fn stop(child: &mut std::process::Child) {
+    if let Ok(Some(_)) = child.try_wait() {
+        return;
+    }
+    // SAFETY: kill(2) on our own child's pid, which we have not waited for.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}

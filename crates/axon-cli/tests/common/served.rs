@@ -51,8 +51,7 @@ impl Served {
 
 impl Drop for Served {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        super::stop(&mut self.child);
     }
 }
 
