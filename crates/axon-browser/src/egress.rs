@@ -115,14 +115,7 @@ pub(crate) async fn refused_after_lookup(url: &str) -> Option<String> {
         .host_str()?
         .trim_start_matches('[')
         .trim_end_matches(']');
-    let port = parsed.port_or_known_default()?;
-    if !network::needs_lookup(port) {
-        return None;
-    }
-    let addrs = tokio::net::lookup_host((host, port)).await.ok()?;
-    addrs
-        .into_iter()
-        .find_map(|addr| network::refused(host, addr))
+    network::refused_destination(host, parsed.port_or_known_default()?).await
 }
 
 /// One client connection: read its first request head, check it, and relay.

@@ -205,22 +205,6 @@ impl HttpRequest {
     }
 }
 
-/// Why `host:port` is never reached (`axon_core::network`): an address
-/// decided without a lookup, or a name that resolves to one of Axon's own
-/// loopback ports (looked up only when the port is one of them).
-async fn refused_destination(host: &str, port: u16) -> Option<String> {
-    if let Some(why) = network::refused_literal(host, port) {
-        return Some(why);
-    }
-    if !network::needs_lookup(port) {
-        return None;
-    }
-    let addrs = tokio::net::lookup_host((host, port)).await.ok()?;
-    addrs
-        .into_iter()
-        .find_map(|addr| network::refused(host, addr))
-}
-
 /// The system resolver, less the addresses no call reaches: a name that
 /// resolves only to them fails to resolve.
 struct Resolver;
@@ -323,7 +307,7 @@ impl Tool for HttpRequest {
             );
         }
         let port = url.port_or_known_default().unwrap_or(0);
-        if let Some(why) = refused_destination(&host, port).await {
+        if let Some(why) = network::refused_destination(&host, port).await {
             return Err(ToolError::failed(why).with_code("host_not_allowed"));
         }
         if !args.query.is_empty() {

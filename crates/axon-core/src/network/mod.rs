@@ -165,6 +165,21 @@ pub fn refused(host: &str, addr: SocketAddr) -> Option<String> {
     rules.refuses(host, Some(ip), Some(addr.port()))
 }
 
+/// Why `host:port` is refused, looked up when the decision needs the
+/// host's addresses ([`needs_lookup`]): what [`refused_literal`] decides,
+/// then every address the name resolves to. A name that does not resolve is
+/// not refused here (the connection fails on its own).
+pub async fn refused_destination(host: &str, port: u16) -> Option<String> {
+    if let Some(why) = refused_literal(host, port) {
+        return Some(why);
+    }
+    if !needs_lookup(port) {
+        return None;
+    }
+    let addrs = tokio::net::lookup_host((host, port)).await.ok()?;
+    addrs.into_iter().find_map(|addr| refused(host, addr))
+}
+
 /// Whether `host` names loopback without a lookup (`localhost`,
 /// `*.localhost`, a loopback address).
 pub fn names_loopback(host: &str) -> bool {
