@@ -1,7 +1,9 @@
 //! `[network]`'s rules against a real `axon serve` and a real Chromium
 //! (issue 36): a denied port or address range is reached neither by
 //! `http_request` (its URL, each redirect hop, a name that resolves into the
-//! range) nor by any request the browser makes (a redirect, a frame).
+//! range) nor by any request the browser makes (a redirect, a frame); and
+//! Chromium's own DevTools endpoint is reached by neither, whatever the
+//! rules.
 
 mod common;
 
@@ -136,4 +138,45 @@ async fn a_bad_rule_names_its_list_and_entry() {
         stderr.contains("network.deny_hosts: \"10.0.0.0/33\""),
         "{stderr}"
     );
+}
+
+/// Chromium's DevTools endpoint lists every session's URL and opens `file:`
+/// tabs (`PUT /json/new?file:///etc/passwd`): it answers whoever connects,
+/// so no tool call reaches it, by any loopback name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chromiums_devtools_endpoint_is_reached_by_no_tool() {
+    let s = Served::start("");
+    let r = call(&s, "browser_navigate", json!({"url": "about:blank"})).await;
+    assert_eq!(r["success"], true, "{r}");
+    let prefix = format!("axon-chromium-{}-", s.child.id());
+    let profile = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .expect("the server's Chromium profile")
+        .path();
+    let active = std::fs::read_to_string(profile.join("DevToolsActivePort")).unwrap();
+    let port = active.lines().next().unwrap().to_string();
+    // It is there, and answers a direct request.
+    let direct = common::served::client()
+        .get(format!("http://127.0.0.1:{port}/json/version"))
+        .send()
+        .await
+        .unwrap();
+    assert!(direct.status().is_success(), "{direct:?}");
+    for (method, url) in [
+        ("GET", format!("http://127.0.0.1:{port}/json/list")),
+        (
+            "PUT",
+            format!("http://localhost:{port}/json/new?file:///etc/passwd"),
+        ),
+    ] {
+        let r = call(&s, "http_request", json!({"method": method, "url": url})).await;
+        assert_eq!(r["success"], false, "{url}: {r}");
+        let message = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("never reached"), "{url}: {r}");
+    }
+    let url = format!("http://127.0.0.1:{port}/json/list");
+    let r = call(&s, "browser_navigate", json!({"url": url})).await;
+    assert_eq!(r["error"]["code"], "navigation_blocked", "{r}");
 }
