@@ -320,7 +320,7 @@ async fn breaker_json(executor: &Executor, name: &str) -> Value {
     breaker
 }
 
-fn store_failed(e: impl std::fmt::Display) -> Problem {
+pub(crate) fn store_failed(e: impl std::fmt::Display) -> Problem {
     Problem::new(
         StatusCode::SERVICE_UNAVAILABLE,
         "store unavailable",

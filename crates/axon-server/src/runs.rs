@@ -19,6 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::Instrument;
 
 use crate::access::Access;
+use crate::api::store_failed;
 use crate::problem::{Problem, RawBody, field_pointer};
 use crate::{AppState, Running};
 
@@ -254,12 +255,8 @@ pub(crate) async fn start(
     let run_id = match query.run_id {
         Some(id) => {
             // A run id seen before resumes that run: only its own tenant's.
-            let taken = state
-                .runs
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(&id)
-                .is_some_and(|run| !access.reads(run.tenant.as_deref()))
+            let taken = in_flight(&state, &id)
+                .is_some_and(|tenant| !access.reads(tenant.as_deref()))
                 || load_run(&state, &id)
                     .await?
                     .is_some_and(|record| !access.reads(record.tenant.as_deref()));
@@ -364,13 +361,11 @@ async fn enqueue(
     }
     // The queue is shared by every replica: its length is the store's.
     let cap = state.options.max_queued_runs.max(1);
-    let waiting = state.store.pending_runs(cap as u32).await.map_err(|e| {
-        Problem::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "store unavailable",
-            e.to_string(),
-        )
-    })?;
+    let waiting = state
+        .store
+        .pending_runs(cap as u32)
+        .await
+        .map_err(store_failed)?;
     if waiting.len() >= cap {
         return Err(Problem::full(
             "queued runs",
@@ -384,11 +379,7 @@ async fn enqueue(
         if e.0.ends_with("exists") {
             Problem::new(StatusCode::CONFLICT, "run exists", e.0)
         } else {
-            Problem::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "store unavailable",
-                e.to_string(),
-            )
+            store_failed(e)
         }
     })?;
     Ok(accepted(run_id, "queued"))
@@ -471,13 +462,7 @@ pub(crate) async fn get(
 /// its lease: `running` (another replica), `queued` (a replica will take it up)
 /// or `interrupted`.
 async fn unfinished_status(state: &AppState, id: &str) -> Result<&'static str, Problem> {
-    let hold = state.store.run_hold(id).await.map_err(|e| {
-        Problem::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "store unavailable",
-            e.to_string(),
-        )
-    })?;
+    let hold = state.store.run_hold(id).await.map_err(store_failed)?;
     Ok(match hold {
         axon_store::RunHold::Held => "running",
         axon_store::RunHold::Pending => "queued",
@@ -534,13 +519,7 @@ pub(crate) async fn list(
             tenant: access.tenant().map(|t| t.to_string()),
         })
         .await
-        .map_err(|e| {
-            Problem::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "store unavailable",
-                format!("cannot list runs: {e}"),
-            )
-        })?;
+        .map_err(|e| store_failed(format!("cannot list runs: {e}")))?;
     let next_before = (rows.len() == limit as usize)
         .then(|| rows.last().map(|r| r.updated_at_ms))
         .flatten();
@@ -565,14 +544,20 @@ pub(crate) async fn list(
     Ok(Json(json!({"runs": runs, "next_before": next_before})))
 }
 
-/// Whether run `id` is in flight here and `access` may see it.
-fn running_as(state: &AppState, access: &Access, id: &str) -> bool {
+/// The tenant of run `id` if it is in flight here (`Some(None)`: the
+/// process's owner's).
+fn in_flight(state: &AppState, id: &str) -> Option<Option<axon_core::SmolStr>> {
     state
         .runs
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .get(id)
-        .is_some_and(|run| access.reads(run.tenant.as_deref()))
+        .map(|run| run.tenant.clone())
+}
+
+/// Whether run `id` is in flight here and `access` may see it.
+fn running_as(state: &AppState, access: &Access, id: &str) -> bool {
+    in_flight(state, id).is_some_and(|tenant| access.reads(tenant.as_deref()))
 }
 
 /// A run as the store keeps it, if `access` may see it (another tenant's run
@@ -589,13 +574,7 @@ async fn load_run_as(
 
 /// A run as the store keeps it; 503 when the store cannot be read.
 async fn load_run(state: &AppState, id: &str) -> Result<Option<axon_plan::RunRecord>, Problem> {
-    state.runner.store().load(id).await.map_err(|e| {
-        Problem::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "store unavailable",
-            e.to_string(),
-        )
-    })
+    state.runner.store().load(id).await.map_err(store_failed)
 }
 
 /// `DELETE /v1/runs/{id}`: cancel a run in flight (202); 409 when it has ended.
