@@ -257,7 +257,7 @@ pub(crate) async fn locate(page: &Page, target: &Target) -> Result<Option<String
             let resolved = cdp::send(page, "DOM.resolveNode", json!({"backendNodeId": id})).await;
             match resolved {
                 Ok(v) => Ok(v["object"]["objectId"].as_str().map(str::to_string)),
-                Err(e) => Err(ToolError::transient(format!(
+                Err(e) => Err(ToolError::failed(format!(
                     "ref e{id} is stale (its element left the page; take a new browser_snapshot): {}",
                     e.message
                 ))
@@ -367,8 +367,11 @@ const BACKOFF_MS: [u64; 5] = [0, 20, 50, 100, 100];
 /// Wait up to `timeout` for `target` to exist and pass `want`.
 ///
 /// Fails `failed`/`element_not_found` when nothing matched by the deadline,
-/// `transient`/`element_not_interactable` (or `element_detached`) when an
-/// element matched but never became ready: the core retries those.
+/// `failed`/`element_not_interactable` (or `element_detached`) when an
+/// element matched but never became ready. The wait was the retry: the
+/// pipeline does not repeat it, and no breaker counts it, because an element
+/// that never became ready says nothing about the browser's health
+/// (docs/design.md, "Error kinds").
 pub(crate) async fn wait_for(
     page: &Page,
     target: &Target,
@@ -412,12 +415,12 @@ pub(crate) async fn wait_for(
     Err(match last_reason {
         None => ToolError::failed(format!("no element matches {target} (waited {waited} ms)"))
             .with_code("element_not_found"),
-        Some(reason) if reason == "detached" => ToolError::transient(format!(
+        Some(reason) if reason == "detached" => ToolError::failed(format!(
             "{target}: the element was detached from the page (waited {waited} ms)"
         ))
         .with_code("element_detached")
         .before_acting(),
-        Some(reason) => ToolError::transient(format!("{target}: {reason} (waited {waited} ms)"))
+        Some(reason) => ToolError::failed(format!("{target}: {reason} (waited {waited} ms)"))
             .with_code("element_not_interactable")
             .before_acting(),
     })
@@ -442,7 +445,7 @@ async fn in_page_coordinates(page: &Page, object: &str, mut info: Value) -> Valu
 
 /// Call helper `method` of `axon.js` on `found`'s element with `args`; the
 /// result by value. A failure here means the element went away between the
-/// check and the action: `transient`.
+/// check and the action: `failed` (an element state, as in [`wait_for`]).
 pub(crate) async fn helper(
     page: &Page,
     found: &Found,
@@ -458,11 +461,11 @@ pub(crate) async fn helper(
     );
     match cdp::call_on(page, &found.object, &function, args).await {
         Ok(Evaluated::Value(v)) => Ok(v),
-        Ok(Evaluated::Thrown(text)) => Err(ToolError::transient(format!("{method}: {text}"))),
+        Ok(Evaluated::Thrown(text)) => Err(ToolError::failed(format!("{method}: {text}"))),
         Ok(Evaluated::Object(_)) => {
             Err(ToolError::internal(format!("{method} returned an object")))
         }
-        Err(e) => Err(ToolError::transient(format!(
+        Err(e) => Err(ToolError::failed(format!(
             "{} was detached before {method}: {}",
             found.element(),
             e.message

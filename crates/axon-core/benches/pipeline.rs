@@ -273,6 +273,7 @@ async fn bare_plus_record(
             response_digest: Some(ResponseDigest::of(&data)),
             stale: false,
             chaos: Vec::new(),
+            dependency: None,
         },
         data,
         error: None,

@@ -23,25 +23,26 @@ use smol_str::SmolStr;
 use tokio::time::Instant;
 use tracing::Instrument;
 
+mod breakers;
+pub use breakers::KeyBreaker;
+mod record;
+
 use crate::call::ToolCall;
 use crate::error::{CallError, ErrorKind, ToolError};
 use crate::events::{Observer, ToolMetrics};
-use crate::history::{HistoryEntry, HistoryStore, InMemoryHistory};
+use crate::history::{HistoryStore, InMemoryHistory};
 use crate::outcome::Outcome;
-use crate::policy::breaker::{
-    BreakerPolicy, BreakerState, Permit, SharedAdmit, SharedBreakers, SharedOutcome,
-    SharedUnavailable, open_error,
-};
+use crate::policy::breaker::{self, Breakers, SharedBreakers};
 use crate::policy::cache::{self, SharedCache};
 use crate::policy::chaos::{self, ChaosDice};
+use crate::policy::key::{self, Dependency, Key};
 use crate::policy::limit::Limits;
 use crate::policy::retry::{Attempt, RetryLoop};
 use crate::policy::timeout::{self, Deadline};
-use crate::policy::{Estimate, Millis, Policy, PolicyError, fallback, hedge, validate};
-use crate::redact::{needs_redaction, redact_owned, scrub_text, scrub_values};
+use crate::policy::{Estimate, KeyPolicy, Millis, Policy, PolicyError, fallback, hedge, validate};
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::{CallResult, Provenance, ResponseDigest, Source, Timestamp};
-use crate::state::{SharedState, ToolState};
+use crate::state::{KeyState, KeyedStates, SharedState};
 use crate::tool::{CallScope, ToolContext, cancelled, new_call_id};
 
 /// Calls running at once in [`Executor::call_many`] unless told otherwise.
@@ -66,15 +67,20 @@ struct Inner {
     shared_cache: Option<Arc<dyn SharedCache>>,
 }
 
-/// A tool with what the pipeline needs to call it: its resolved policy, its shared
-/// breaker and budget, its limits and its metric handles.
+/// A tool with what the pipeline needs to call it: its resolved policy, the
+/// state of the dependencies it reaches (breaker, budget, latency, limits) and
+/// its metric handles.
 struct ToolEntry {
     /// The tool's name, shared with each call's scope and result.
     name: SmolStr,
     tool: RegisteredTool,
     policy: Policy,
-    shared: Arc<ToolState>,
-    limits: Limits,
+    /// The tool's own state (key `tool`).
+    own: Arc<KeyState>,
+    /// Its MCP server's, shared with the server's other tools (key `server`).
+    server: Option<Arc<KeyState>>,
+    /// Its states per origin or template value, when its key can give one.
+    keyed: Option<KeyedStates>,
     metrics: ToolMetrics,
     /// The dice of `[tools.<name>.chaos]`, seeded once per tool.
     chaos: ChaosDice,
@@ -87,6 +93,9 @@ struct ToolEntry {
 /// instead of the same five each.
 struct Call<'a> {
     entry: &'a ToolEntry,
+    /// The dependency the call reaches: whose breaker, limits, budget and
+    /// latency it uses.
+    dep: &'a KeyState,
     args: &'a Value,
     policy: &'a Policy,
     scope: &'a Arc<CallScope>,
@@ -199,6 +208,8 @@ impl ExecutorBuilder {
         ToolMetrics::describe();
         let mut entries =
             HashMap::with_capacity_and_hasher(self.registry.len(), Default::default());
+        // One state per MCP server, shared by its tools.
+        let mut servers: HashMap<String, Arc<KeyState>> = HashMap::new();
         for tool in self.registry.iter() {
             let name = tool.spec().name.clone();
             let policy = match self.tool_policies.get(&name) {
@@ -212,11 +223,35 @@ impl ExecutorBuilder {
                         })?
                 }
             };
+            let limits = Arc::new(Limits::new(&policy.limits));
+            let server = match &tool.spec().dependency {
+                Dependency::Server(server) => Some(
+                    servers
+                        .entry(server.clone())
+                        .or_insert_with(|| {
+                            let name = format!("server:{server}");
+                            Arc::new(KeyState::named(
+                                &state,
+                                &name,
+                                Some(SmolStr::from(&name)),
+                                limits.clone(),
+                            ))
+                        })
+                        .clone(),
+                ),
+                _ => None,
+            };
+            let keyed = matches!(
+                (&policy.key, &tool.spec().dependency),
+                (Some(KeyPolicy::Origin | KeyPolicy::Template(_)), _) | (None, Dependency::Origin)
+            )
+            .then(|| KeyedStates::new(&name, &policy.limits));
             let entry = ToolEntry {
                 name: SmolStr::from(name.as_str()),
                 tool: tool.clone(),
-                limits: Limits::new(&policy.limits),
-                shared: state.tool(&name),
+                own: Arc::new(KeyState::named(&state, &name, None, limits)),
+                server,
+                keyed,
                 metrics: ToolMetrics::new(&name),
                 chaos: ChaosDice::new(policy.chaos.seed),
                 shared_breakers: self.shared_breakers.clone(),
@@ -298,28 +333,11 @@ impl Executor {
         self.inner.entries.get(tool).map(|e| &e.policy)
     }
 
-    /// The state of a tool's breaker.
-    pub fn breaker_state(&self, tool: &str) -> Option<BreakerState> {
-        self.inner
-            .entries
-            .get(tool)
-            .map(|e| e.shared.breaker.state())
-    }
-
-    /// How long a tool's open breaker still rejects (see
-    /// [`Breaker::next_probe_in`](crate::policy::breaker::Breaker::next_probe_in)).
-    pub fn breaker_next_probe(&self, tool: &str) -> Option<Duration> {
-        self.inner
-            .entries
-            .get(tool)
-            .and_then(|e| e.shared.breaker.next_probe_in())
-    }
-
     /// A tool's recent latency and the values its `"auto"` keys take now (what
     /// `/v1/stats` and `axon stats` show); `None` if there is no such tool.
     pub fn adaptive(&self, tool: &str) -> Option<AdaptiveView> {
         let entry = self.inner.entries.get(tool)?;
-        let seen = &entry.shared.latency;
+        let seen = &entry.own.state.latency;
         Some(AdaptiveView {
             latency: seen.estimate(),
             timeout_ms: entry.policy.attempt_timeout(seen).as_millis() as u64,
@@ -335,10 +353,10 @@ impl Executor {
     /// already been observed in this process, are left as they are.
     pub fn seed_latency(&self, tool: &str, took: impl IntoIterator<Item = Duration>) {
         if let Some(entry) = self.inner.entries.get(tool)
-            && entry.shared.latency.estimate().is_none()
+            && entry.own.state.latency.estimate().is_none()
         {
             for d in took {
-                entry.shared.latency.record(d);
+                entry.own.state.latency.record(d);
             }
         }
     }
@@ -347,63 +365,7 @@ impl Executor {
     /// they do not declare `expected_ms`); `None` before its first answer.
     pub fn observed_p50_ms(&self, tool: &str) -> Option<f64> {
         let entry = self.inner.entries.get(tool)?;
-        entry.shared.latency.estimate().map(|e| e.p50_ms)
-    }
-
-    /// The state of a tool's breaker across the cluster: the shared
-    /// breaker's when there is one and it answers, else this process's.
-    pub async fn cluster_breaker_state(&self, tool: &str) -> Option<BreakerState> {
-        let entry = self.inner.entries.get(tool)?;
-        if let Some(shared) = &entry.shared_breakers
-            && let Ok(state) = shared.state(tool).await
-        {
-            return Some(state);
-        }
-        Some(entry.shared.breaker.state())
-    }
-
-    /// Close a tool's breaker by hand, in the shared store too; false if
-    /// there is no such tool.
-    pub async fn reset_cluster_breaker(&self, tool: &str) -> bool {
-        let Some(entry) = self.inner.entries.get(tool) else {
-            return false;
-        };
-        if let Some(shared) = &entry.shared_breakers {
-            let _ = shared.reset(tool).await;
-        }
-        entry.shared.breaker.reset();
-        true
-    }
-
-    /// Open a tool's breaker until reset, in the shared store too; false if
-    /// there is no such tool.
-    pub async fn isolate_cluster_breaker(&self, tool: &str) -> bool {
-        let Some(entry) = self.inner.entries.get(tool) else {
-            return false;
-        };
-        if let Some(shared) = &entry.shared_breakers {
-            let _ = shared.isolate(tool).await;
-        }
-        entry.shared.breaker.isolate();
-        true
-    }
-
-    /// Close a tool's breaker by hand; false if there is no such tool.
-    pub fn reset_breaker(&self, tool: &str) -> bool {
-        self.inner
-            .entries
-            .get(tool)
-            .map(|e| e.shared.breaker.reset())
-            .is_some()
-    }
-
-    /// Open a tool's breaker until reset; false if there is no such tool.
-    pub fn isolate_breaker(&self, tool: &str) -> bool {
-        self.inner
-            .entries
-            .get(tool)
-            .map(|e| e.shared.breaker.isolate())
-            .is_some()
+        entry.own.state.latency.estimate().map(|e| e.p50_ms)
     }
 
     /// Call a tool. Never fails: every failure is described in the result.
@@ -519,6 +481,7 @@ impl Executor {
         };
         let _in_flight = entry.metrics.in_flight();
 
+        let mut dependency = None;
         let (outcome, slow_warn_ms) = match entry.policy_for(call.policy.as_ref()) {
             Err(e) => (
                 Outcome::failed(
@@ -529,8 +492,18 @@ impl Executor {
                 entry.policy.slow_warn_ms,
             ),
             Ok(policy) => {
+                let keyed;
+                let dep = match entry.dependency(&policy, &call.args) {
+                    Some(found) => {
+                        keyed = found;
+                        &*keyed
+                    }
+                    None => &*entry.own,
+                };
+                dependency = dep.key.clone();
                 let this = Call {
                     entry,
+                    dep,
                     args: &call.args,
                     policy: &policy,
                     scope: &scope,
@@ -545,6 +518,7 @@ impl Executor {
         };
         let mut ended = outcome.answered_at;
         let mut result = assemble(outcome, &scope, started_at);
+        result.provenance.dependency = dependency;
 
         // Fallback chain (the call ends after it, not with the primary).
         if !call.fallbacks.is_empty() {
@@ -624,14 +598,10 @@ impl Executor {
         let deadline = Deadline::start(call.policy.deadline_ms);
         let retry = RetryLoop {
             policy: &call.policy.retry,
-            hard_timeout: call.policy.attempt_timeout(&call.entry.shared.latency),
+            hard_timeout: call.policy.attempt_timeout(&call.dep.state.latency),
             safe_to_repeat: call.safe_to_repeat,
-            budget: &call.entry.shared.budget,
-            shared: call
-                .entry
-                .shared_breakers
-                .as_deref()
-                .map(|shared| (shared, &*call.entry.name)),
+            budget: &call.dep.state.budget,
+            shared: call.cluster(),
             deadline,
             started: call.started,
             cancel: call.scope.cancel(),
@@ -652,6 +622,7 @@ impl Executor {
                 response_digest: Some(ResponseDigest::of(data)),
                 stale: false,
                 chaos: Vec::new(),
+                dependency: None,
             },
             Err(_) => Provenance::none(),
         };
@@ -666,146 +637,6 @@ impl Executor {
             answered_at: done.answered_at.filter(|_| !cached),
         }
     }
-
-    /// Record the call in a store that keeps entries (in memory): it gets a
-    /// copy of its own (masked where needed), made before any future is.
-    fn keep(&self, result: &CallResult, call: ToolCall, scope: &CallScope) {
-        let tenant = call.tenant.as_ref().map(|t| t.to_string());
-        let (args, masking) = Masking::of(call, scope);
-        let entry = HistoryEntry {
-            result: masking.copy(result),
-            args,
-            step: masking.step,
-            tenant,
-        };
-        if let Some(sink) = &masking.on_record {
-            sink(&entry);
-        }
-        if let Err(e) = self.inner.history.record_at_once(entry) {
-            warn_unrecorded(result, &e);
-        }
-    }
-
-    /// Record the call in a store that writes rows (SQLite, PostgreSQL): it is
-    /// lent the entry, which holds the caller's result itself unless something
-    /// in it had to be masked, so nothing is copied.
-    async fn lend(&self, result: CallResult, call: ToolCall, scope: &CallScope) -> CallResult {
-        let stored = Stored::of(result, call, scope);
-        if let Err(e) = self.inner.history.record(stored.entry()).await {
-            warn_unrecorded(&stored.entry().result, &e);
-        }
-        stored.into_result()
-    }
-}
-
-fn warn_unrecorded(result: &CallResult, e: &crate::history::StoreError) {
-    tracing::warn!(call_id = %result.call_id, error = %e, "could not record the call in history");
-}
-
-/// A call's history entry and its result. The caller got the real data (a
-/// login step's token feeds the next step); history keeps fields named like
-/// secrets (an `access_token`, a `Set-Cookie` header), those the tool marked
-/// and the plan's secret values as `"***"`. Most results have none of these:
-/// then the entry holds the result itself.
-enum Stored {
-    /// The entry holds the caller's result unchanged.
-    Same(HistoryEntry),
-    /// The entry holds a masked copy; the caller's result is beside it.
-    Masked(Box<HistoryEntry>, CallResult),
-}
-
-impl Stored {
-    /// Build the entry (the call's `on_record` listener hears it).
-    fn of(result: CallResult, call: ToolCall, scope: &CallScope) -> Stored {
-        let tenant = call.tenant.as_ref().map(|t| t.to_string());
-        let (args, mut masking) = Masking::of(call, scope);
-        let step = masking.step.take();
-        let stored = if masking.needed(&result) {
-            let entry = HistoryEntry {
-                result: masking.copy(&result),
-                args,
-                step,
-                tenant,
-            };
-            Stored::Masked(Box::new(entry), result)
-        } else {
-            Stored::Same(HistoryEntry {
-                result,
-                args,
-                step,
-                tenant,
-            })
-        };
-        if let Some(sink) = &masking.on_record {
-            sink(stored.entry());
-        }
-        stored
-    }
-
-    fn entry(&self) -> &HistoryEntry {
-        match self {
-            Stored::Same(entry) => entry,
-            Stored::Masked(entry, _) => entry,
-        }
-    }
-
-    fn into_result(self) -> CallResult {
-        match self {
-            Stored::Same(entry) => entry.result,
-            Stored::Masked(_, result) => result,
-        }
-    }
-}
-
-/// What history masks of one call: the pointers the tool marked in its data,
-/// the plan's secret values, and what the call brings to its entry.
-struct Masking {
-    output_secrets: Vec<String>,
-    secrets: Vec<String>,
-    step: Option<crate::history::StepMark>,
-    on_record: Option<crate::call::RecordSink>,
-}
-
-impl Masking {
-    /// The arguments as stored (redacted), and how to mask the result.
-    fn of(call: ToolCall, scope: &CallScope) -> (Value, Masking) {
-        let pointers =
-            |list: &Mutex<Vec<String>>| list.lock().map(|s| s.clone()).unwrap_or_default();
-        let mut args = redact_owned(call.args, &pointers(&scope.secret_pointers));
-        if !call.secrets.is_empty() {
-            scrub_values(&mut args, &call.secrets);
-        }
-        let masking = Masking {
-            output_secrets: pointers(&scope.output_secrets),
-            secrets: call.secrets,
-            step: call.step,
-            on_record: call.on_record,
-        };
-        (args, masking)
-    }
-
-    /// Whether the stored result differs from the caller's.
-    fn needed(&self, result: &CallResult) -> bool {
-        !self.output_secrets.is_empty() || !self.secrets.is_empty() || needs_redaction(&result.data)
-    }
-
-    /// The result as history keeps it.
-    fn copy(&self, result: &CallResult) -> CallResult {
-        let mut copy = result.clone();
-        if !self.needed(result) {
-            return copy;
-        }
-        copy.data = redact_owned(copy.data, &self.output_secrets);
-        if !self.secrets.is_empty() {
-            scrub_values(&mut copy.data, &self.secrets);
-            if let Some(e) = copy.error.as_mut()
-                && let Some(clean) = scrub_text(&e.message, &self.secrets)
-            {
-                e.message = clean;
-            }
-        }
-        copy
-    }
 }
 
 /// One attempt (number `n`, at most `limit` long): circuit breaker → rate limit
@@ -814,6 +645,7 @@ impl Masking {
 async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -> Attempt {
     let Call {
         entry,
+        dep,
         args,
         policy,
         scope,
@@ -821,15 +653,16 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
         safe_to_repeat,
         ..
     } = *call;
-    let (permit, reserved) = match admit(entry, &policy.breaker).await {
-        Ok(admitted) => admitted,
-        Err(e) => return Attempt::Refused(e),
+    let breakers = Breakers {
+        local: &dep.state.breaker,
+        shared: call.cluster(),
     };
-    let slot = match entry
-        .limits
-        .acquire(scope.cancel(), deadline, reserved)
-        .await
-    {
+    let (permit, reserved) =
+        match breaker::admit(breakers, &policy.breaker, dep.limits.rate_per_sec()).await {
+            Ok(admitted) => admitted,
+            Err(e) => return Attempt::Refused(e),
+        };
+    let slot = match dep.limits.acquire(scope.cancel(), deadline, reserved).await {
         Ok(slot) => slot,
         Err(e) => return Attempt::Refused(e),
     };
@@ -843,7 +676,7 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
             }))
             .await?;
         }
-        match policy.hedge_after(&entry.shared.latency) {
+        match policy.hedge_after(&dep.state.latency) {
             Some(after) if safe_to_repeat => {
                 Box::pin(hedge::race(
                     after,
@@ -887,69 +720,11 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
         .map_or_else(|e| e.kind == ErrorKind::Timeout, |_| true)
     {
         let took = ended.saturating_duration_since(began);
-        entry.shared.latency.record_at(took, ended);
+        dep.state.latency.record_at(took, ended);
     }
     let result = result.and_then(|data| validate::check_output(data, entry.tool.output.as_deref()));
-    match permit {
-        Admission::Local(permit) => permit.record(&result, &policy.breaker),
-        Admission::Shared { probe } => {
-            entry.shared.breaker.observe(&result, &policy.breaker);
-            let outcome = SharedOutcome::of(&result);
-            if let Some(shared) = &entry.shared_breakers
-                && (probe
-                    || outcome == SharedOutcome::Failure
-                    || (policy.breaker.failure_ratio > 0.0 && outcome == SharedOutcome::Success))
-            {
-                // Unreachable now: the probe's slot frees itself after open_ms.
-                let _ = shared
-                    .record(&entry.name, probe, outcome, &policy.breaker)
-                    .await;
-            }
-        }
-    }
+    permit.record(breakers, &result, &policy.breaker).await;
     Attempt::Ran(result, ended)
-}
-
-/// Leave to make an attempt: from the cluster's breaker while it answers,
-/// else from the process's own.
-enum Admission<'a> {
-    Local(Permit<'a>),
-    Shared { probe: bool },
-}
-
-/// The breaker's leave, and the wait for the attempt's place in the cluster's
-/// rate limit when the shared state gave one (else the local limiter decides).
-/// One round trip to the shared state does both.
-async fn admit<'a>(
-    entry: &'a ToolEntry,
-    policy: &BreakerPolicy,
-) -> Result<(Admission<'a>, Option<Duration>), ToolError> {
-    let rate = entry.limits.rate_per_sec();
-    if (policy.enabled() || rate > 0.0)
-        && let Some(shared) = &entry.shared_breakers
-    {
-        match shared.admit(&entry.name, policy, rate).await {
-            Ok(SharedAdmit::Pass { probe, wait }) => {
-                let wait = (rate > 0.0).then_some(wait);
-                if policy.enabled() {
-                    return Ok((Admission::Shared { probe }, wait));
-                }
-                return entry
-                    .shared
-                    .breaker
-                    .admit(policy)
-                    .map(|permit| (Admission::Local(permit), wait));
-            }
-            Ok(SharedAdmit::Open { retry_after }) => return Err(open_error(retry_after)),
-            Ok(SharedAdmit::Isolated) => return Err(open_error(None).with_code("isolated")),
-            Err(SharedUnavailable) => {}
-        }
-    }
-    entry
-        .shared
-        .breaker
-        .admit(policy)
-        .map(|permit| (Admission::Local(permit), None))
 }
 
 /// Call the tool itself, turning a panic into an `internal` error.
@@ -1002,7 +777,26 @@ fn assemble(outcome: Outcome, scope: &CallScope, started_at: Timestamp) -> CallR
     }
 }
 
+impl Call<'_> {
+    /// The cluster's breakers and budget for the call's dependency, under
+    /// the name the shared store keeps it by.
+    fn cluster(&self) -> Option<(&dyn SharedBreakers, &str)> {
+        let shared = self.entry.shared_breakers.as_deref()?;
+        Some((shared, &*self.dep.name))
+    }
+}
+
 impl ToolEntry {
+    /// The state of the dependency a call reaches, when it is not the tool's
+    /// own: its server's, or its origin's or template value's (policy/key.rs).
+    fn dependency(&self, policy: &Policy, args: &Value) -> Option<Arc<KeyState>> {
+        match key::resolve(policy.key.as_ref(), &self.tool.spec().dependency, args) {
+            Key::Tool => None,
+            Key::Server => self.server.clone(),
+            Key::Keyed(k) => self.keyed.as_ref().map(|keyed| keyed.get(&k)),
+        }
+    }
+
     fn policy_for(
         &self,
         overrides: Option<&Value>,
@@ -1065,6 +859,7 @@ mod tests {
         let args = Value::Null;
         let c = Call {
             entry,
+            dep: &entry.own,
             args: &args,
             policy: &entry.policy,
             scope: &scope,

@@ -45,11 +45,14 @@ pub mod trace;
 pub use call::{RecordSink, ToolCall};
 pub use error::{CallError, ErrorKind, ToolError};
 pub use events::{CallEvent, EventSink};
-pub use executor::{AdaptiveView, BuildError, DEFAULT_MAX_PARALLEL, Executor, ExecutorBuilder};
+pub use executor::{
+    AdaptiveView, BuildError, DEFAULT_MAX_PARALLEL, Executor, ExecutorBuilder, KeyBreaker,
+};
 pub use history::{
     HistoryEntry, HistoryLimits, HistoryStats, HistoryStore, InMemoryHistory, StepMark, StoreError,
 };
 pub use policy::fallback::FallbackCall;
+pub use policy::key::Dependency;
 pub use policy::{Policy, PolicyError};
 pub use registry::{RegistryError, ToolRegistry};
 pub use result::{CallResult, FallbackInfo, Provenance, ResponseDigest, Source, Timestamp};

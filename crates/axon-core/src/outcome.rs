@@ -51,6 +51,7 @@ impl Outcome {
                 response_digest: Some(hit.digest),
                 stale,
                 chaos: Vec::new(),
+                dependency: None,
             },
             answered_at: None,
         }

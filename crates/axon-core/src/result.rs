@@ -181,6 +181,12 @@ pub struct Provenance {
     /// present only when something was: an injected failure is not a real one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub chaos: Vec<String>,
+    /// The dependency key the call's breaker, limits, retry budget and
+    /// latency were kept under (an origin, `server:<name>`, a template's
+    /// value), present when it is not the tool itself (policy/key.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub dependency: Option<SmolStr>,
 }
 
 impl Provenance {
@@ -193,6 +199,7 @@ impl Provenance {
             response_digest: None,
             stale: false,
             chaos: Vec::new(),
+            dependency: None,
         }
     }
 }

@@ -1,17 +1,23 @@
 //! State that outlives one call and is shared by every executor of the process:
-//! each tool's circuit breaker and retry budget (a breaker opened by one
-//! request is seen by the next, whichever executor serves it), and the response
-//! cache. `SharedState::global()` is the process-wide default; tests that need
+//! each dependency's circuit breaker, retry budget and latency (a breaker
+//! opened by one request is seen by the next, whichever executor serves it),
+//! and the response cache. A dependency is a tool, an MCP server, or one key
+//! of a tool (an origin: policy/key.rs); a tool's keys are kept in a bounded
+//! map ([`KeyedStates`]). `SharedState::global()` is the process-wide default; tests that need
 //! isolation make their own with `SharedState::new()`. Scale-out replaces this with
 //! a Redis-backed implementation of the same operations.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
+use std::time::Duration;
+
+use smol_str::SmolStr;
 
 use crate::policy::adaptive::LatencySketch;
 use crate::policy::breaker::{Breaker, BreakerState};
 use crate::policy::budget::RetryBudget;
 use crate::policy::cache::ResponseCache;
+use crate::policy::limit::{LimitPolicy, Limits};
 
 /// The per-tool part of the shared state.
 #[derive(Debug)]
@@ -23,6 +29,16 @@ pub struct ToolState {
     /// The tool's recent latency, which `"auto"` timeouts and hedges are chosen
     /// from.
     pub latency: LatencySketch,
+}
+
+impl ToolState {
+    fn new(breaker: Breaker) -> Self {
+        ToolState {
+            breaker,
+            budget: RetryBudget::default(),
+            latency: LatencySketch::new(),
+        }
+    }
 }
 
 /// Breakers, budgets and the response cache.
@@ -68,13 +84,7 @@ impl SharedState {
         let mut tools = self.tools.lock().unwrap_or_else(|p| p.into_inner());
         tools
             .entry(name.to_string())
-            .or_insert_with(|| {
-                Arc::new(ToolState {
-                    breaker: Breaker::new(name),
-                    budget: RetryBudget::default(),
-                    latency: LatencySketch::new(),
-                })
-            })
+            .or_insert_with(|| Arc::new(ToolState::new(Breaker::new(name))))
             .clone()
     }
 
@@ -92,5 +102,104 @@ impl SharedState {
     /// Forget every cached response.
     pub fn clear_cache(&self) {
         self.cache.clear();
+    }
+}
+
+/// One dependency's state as the pipeline uses it: breaker, budget and
+/// latency, its limits, and its names.
+pub(crate) struct KeyState {
+    /// As the cluster's store names it: the tool's name, `server:<name>`, or
+    /// `<tool> <key>`.
+    pub(crate) name: SmolStr,
+    /// The key, for provenance and `/v1/breakers`; `None` for a tool's own
+    /// state.
+    pub(crate) key: Option<SmolStr>,
+    pub(crate) state: Arc<ToolState>,
+    pub(crate) limits: Arc<Limits>,
+}
+
+impl KeyState {
+    /// A state from the process-wide map (a tool's own, or a server's).
+    pub(crate) fn named(
+        state: &SharedState,
+        name: &str,
+        key: Option<SmolStr>,
+        limits: Arc<Limits>,
+    ) -> Self {
+        KeyState {
+            name: SmolStr::from(name),
+            key,
+            state: state.tool(name),
+            limits,
+        }
+    }
+}
+
+/// Keys a tool keeps state for at most (an origin each, for `http_request`):
+/// past it, the least recently used are forgotten, so that a scan of a
+/// million hosts costs a bounded amount of memory.
+pub const MAX_KEYS_PER_TOOL: u64 = 10_000;
+
+/// A key nobody has called for this long is forgotten (its breaker, if open,
+/// would be half-open long before: `breaker.open_ms` defaults to 30 s).
+pub const KEY_IDLE: Duration = Duration::from_secs(600);
+
+/// A tool's states by key: bounded in number ([`MAX_KEYS_PER_TOOL`]) and
+/// expired when idle ([`KEY_IDLE`]). Each key has its own breaker (without a
+/// gauge: a metric label per host would be unbounded), budget, latency and
+/// limits.
+pub(crate) struct KeyedStates {
+    tool: SmolStr,
+    limits: LimitPolicy,
+    states: moka::sync::Cache<SmolStr, Arc<KeyState>, foldhash::fast::RandomState>,
+}
+
+impl KeyedStates {
+    pub(crate) fn new(tool: &str, limits: &LimitPolicy) -> Self {
+        KeyedStates {
+            tool: SmolStr::from(tool),
+            limits: limits.clone(),
+            states: moka::sync::Cache::builder()
+                .max_capacity(MAX_KEYS_PER_TOOL)
+                .time_to_idle(KEY_IDLE)
+                .build_with_hasher(Default::default()),
+        }
+    }
+
+    /// The state of `key`, made on first use.
+    pub(crate) fn get(&self, key: &SmolStr) -> Arc<KeyState> {
+        self.states.get_with_by_ref(key, || {
+            let name = SmolStr::from(format!("{} {key}", self.tool));
+            let shown = format!("{key} ({})", self.tool);
+            Arc::new(KeyState {
+                state: Arc::new(ToolState::new(Breaker::keyed(SmolStr::from(shown)))),
+                limits: Arc::new(Limits::new(&self.limits)),
+                key: Some(key.clone()),
+                name,
+            })
+        })
+    }
+
+    /// The state of `key` if it is kept.
+    pub(crate) fn find(&self, key: &str) -> Option<Arc<KeyState>> {
+        self.states.get(key)
+    }
+
+    /// Keys whose breaker is not closed, sorted.
+    pub(crate) fn not_closed(&self) -> Vec<(SmolStr, BreakerState)> {
+        let mut out: Vec<_> = self
+            .states
+            .iter()
+            .map(|(key, s)| ((*key).clone(), s.state.breaker.state()))
+            .filter(|(_, state)| *state != BreakerState::Closed)
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// Keys kept now (an estimate while evictions are pending).
+    pub(crate) fn len(&self) -> u64 {
+        self.states.run_pending_tasks();
+        self.states.entry_count()
     }
 }

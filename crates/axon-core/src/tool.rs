@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolError;
 use crate::events::{CallEvent, EventSink};
+use crate::policy::key::Dependency;
 
 /// Behaviour hints, as MCP's tool annotations. The executor reads `idempotent`,
 /// `destructive` and `read_only` to decide whether an attempt that may have had side
@@ -80,6 +81,10 @@ pub struct ToolSpec {
     /// Behaviour hints.
     #[serde(default)]
     pub annotations: Annotations,
+    /// What a call reaches by default, which its breaker, limits, retry
+    /// budget and latency are kept for (policy/key.rs). Axon's own: not sent.
+    #[serde(skip)]
+    pub dependency: Dependency,
 }
 
 impl ToolSpec {
@@ -91,7 +96,14 @@ impl ToolSpec {
             input_schema: serde_json::json!({"type": "object"}),
             output_schema: None,
             annotations: Annotations::default(),
+            dependency: Dependency::Tool,
         }
+    }
+
+    /// Set what a call reaches by default (see [`Dependency`]).
+    pub fn dependency(mut self, dependency: Dependency) -> Self {
+        self.dependency = dependency;
+        self
     }
 
     /// Set the input schema.
@@ -349,6 +361,7 @@ where
             input_schema,
             output_schema,
             annotations: Annotations::default(),
+            dependency: Dependency::Tool,
         },
         f,
         _types: PhantomData,
@@ -356,6 +369,13 @@ where
 }
 
 impl<A, O, F> FnTool<A, O, F> {
+    /// Say what a call reaches by default (see [`Dependency`]): `Origin` for a
+    /// tool that fetches its `url` argument.
+    pub fn dependency(mut self, dependency: Dependency) -> Self {
+        self.spec.dependency = dependency;
+        self
+    }
+
     /// Replace the annotations (for instance to mark a tool destructive).
     pub fn annotations(mut self, annotations: Annotations) -> Self {
         self.spec.annotations = annotations;

@@ -191,6 +191,9 @@ impl HttpRequest {
                 "text": {"type": "string"}
             }
         }))
+        // One breaker, rate limit and retry budget per origin: a dead host
+        // does not shut the others (policy/key.rs in axon-core).
+        .dependency(axon_core::Dependency::Origin)
         .annotations(Annotations {
             title: Some("HTTP request".into()),
             idempotent: false,

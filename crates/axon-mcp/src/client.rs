@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use axon_core::registry::is_valid_tool_name;
-use axon_core::{Annotations, ErrorKind, Tool, ToolContext, ToolError, ToolSpec};
+use axon_core::{Annotations, Dependency, ErrorKind, Tool, ToolContext, ToolError, ToolSpec};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, ErrorCode,
@@ -717,9 +717,12 @@ impl McpTool {
             idempotent: hint("idempotentHint", false),
             open_world: hint("openWorldHint", true),
         };
+        // One breaker for the server's transport failures, shared by its
+        // tools (policy/key.rs in axon-core).
         let mut spec = ToolSpec::new(name, listing["description"].as_str().unwrap_or_default())
             .input_schema(listing["inputSchema"].clone())
-            .annotations(annotations);
+            .annotations(annotations)
+            .dependency(Dependency::Server(connection.config.name.clone()));
         if let Some(output) = listing.get("outputSchema").filter(|v| v.is_object()) {
             spec = spec.output_schema(output.clone());
         }

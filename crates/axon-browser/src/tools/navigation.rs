@@ -284,14 +284,19 @@ pub(super) fn register(
     registry: &mut ToolRegistry,
     browsers: &Arc<Browsers>,
 ) -> Result<(), RegistryError> {
-    browser_tool!(
-        registry,
-        browsers,
-        "browser_navigate",
-        idempotent(),
-        "Opens a URL and returns the page state. Blocked hosts fail with code navigation_blocked.",
-        navigate
-    );
+    // Navigation failures are the site's, not the browser's: its breaker and
+    // limits are kept per origin (policy/key.rs in axon-core).
+    registry.register(crate::handles::WithSession::new(
+        browser_fn!(
+            browsers,
+            "browser_navigate",
+            "Opens a URL and returns the page state. Blocked hosts fail with code navigation_blocked.",
+            navigate
+        )
+        .annotations(idempotent())
+        .dependency(axon_core::Dependency::Origin),
+        browsers.clone(),
+    ))?;
     browser_tool!(
         registry,
         browsers,

@@ -180,7 +180,7 @@ async fn screenshot(
                     return {x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height, scale: 1}; }";
         let Ok(Evaluated::Value(clip)) = cdp::call_on(page, &found.object, rect, &[]).await else {
             return Err(
-                ToolError::transient(format!("{} was detached", found.element()))
+                ToolError::failed(format!("{} was detached", found.element()))
                     .with_code("element_detached"),
             );
         };
@@ -368,7 +368,7 @@ pub(crate) async fn scroll(
                 at["element"] = json!(found.element());
                 Ok(json!({"scroll": {"x": at["x"], "y": at["y"]}, "element": at["element"]}))
             }
-            _ => Err(ToolError::transient(format!(
+            _ => Err(ToolError::failed(format!(
                 "{} was detached before scrolling",
                 found.element()
             ))

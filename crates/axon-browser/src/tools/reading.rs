@@ -193,7 +193,7 @@ async fn html(browsers: &Browsers, page: &Page, args: &HtmlArgs) -> Result<Strin
     {
         Ok(Evaluated::Value(Value::String(html))) => Ok(html),
         _ => Err(
-            ToolError::transient(format!("{target}: the element was detached"))
+            ToolError::failed(format!("{target}: the element was detached"))
                 .with_code("element_detached"),
         ),
     }

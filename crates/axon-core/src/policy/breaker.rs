@@ -6,11 +6,12 @@
 //! dependency is unhealthy count (see [`ErrorKind::counts_for_breaker`]); a
 //! cancellation never does. Operators can `reset` or `isolate` it by hand.
 //!
-//! One breaker per tool name, shared by every executor in the process; and,
-//! when the executor is given a [`SharedBreakers`] (Redis, in `axon-shared`),
-//! one per tool for every replica of a cluster: the shared one decides while
-//! it answers, the local one is kept fed with every outcome and decides when
-//! it does not.
+//! One breaker per dependency (a tool, an origin, an MCP server: see
+//! policy/key.rs), shared by every executor in the process; and, when the
+//! executor is given a [`SharedBreakers`] (Redis, in `axon-shared`), one per
+//! dependency for every replica of a cluster: the shared one decides while it
+//! answers, the local one is kept fed with every outcome and decides when it
+//! does not ([`admit`], [`Admission::record`]).
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use smol_str::SmolStr;
 use tokio::time::Instant;
 
 use crate::error::{ErrorKind, ToolError};
@@ -172,11 +174,13 @@ impl RatioWindow {
     }
 }
 
-/// The breaker of one tool.
+/// The breaker of one dependency.
 #[derive(Debug)]
 pub struct Breaker {
     inner: Mutex<Inner>,
     gauge: metrics::Gauge,
+    /// What it guards, as its `circuit_open` errors name it.
+    name: SmolStr,
 }
 
 /// Leave to make one attempt. Record its outcome with [`Permit::record`]; a permit
@@ -193,6 +197,17 @@ impl Breaker {
     pub fn new(tool: &str) -> Self {
         let gauge = metrics::gauge!("tool_circuit_state", "tool" => tool.to_string());
         gauge.set(0.0);
+        Self::with_gauge(gauge, SmolStr::from(tool))
+    }
+
+    /// A closed breaker for one key of a tool (an origin, a template's
+    /// value), named `name` in its errors. It has no gauge: a label per host
+    /// would make the metrics unbounded (docs/design.md, "Metrics").
+    pub fn keyed(name: SmolStr) -> Self {
+        Self::with_gauge(metrics::Gauge::noop(), name)
+    }
+
+    fn with_gauge(gauge: metrics::Gauge, name: SmolStr) -> Self {
         Breaker {
             inner: Mutex::new(Inner {
                 state: State::Closed,
@@ -200,7 +215,13 @@ impl Breaker {
                 ratio: RatioWindow::default(),
             }),
             gauge,
+            name,
         }
+    }
+
+    /// What it guards, as its errors name it.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -229,7 +250,7 @@ impl Breaker {
         if let State::Open { until } = inner.state {
             let now = Instant::now();
             if now < until {
-                return Err(open_error(Some(until - now)));
+                return Err(open_error(&self.name, Some(until - now)));
             }
             self.set(&mut inner, State::HalfOpen { probes: 0 });
         }
@@ -239,9 +260,9 @@ impl Breaker {
                 *probes += 1;
                 Ok(permit(true))
             }
-            State::HalfOpen { .. } => Err(open_error(None)),
-            State::Isolated => Err(open_error(None).with_code("isolated")),
-            State::Open { .. } => Err(open_error(None)),
+            State::HalfOpen { .. } => Err(open_error(&self.name, None)),
+            State::Isolated => Err(open_error(&self.name, None).with_code("isolated")),
+            State::Open { .. } => Err(open_error(&self.name, None)),
         }
     }
 
@@ -343,13 +364,15 @@ fn public_state(state: &State) -> BreakerState {
     }
 }
 
-pub(crate) fn open_error(retry_after: Option<Duration>) -> ToolError {
+/// `circuit_open`, naming what is open (`circuit open for
+/// https://api.example.com (http_request)`) and when it lets a probe through.
+pub(crate) fn open_error(name: &str, retry_after: Option<Duration>) -> ToolError {
     let message = match retry_after {
         Some(d) => format!(
-            "circuit breaker is open; probes allowed in {} ms",
+            "circuit open for {name}; probes allowed in {} ms",
             d.as_millis()
         ),
-        None => "circuit breaker is open".to_string(),
+        None => format!("circuit open for {name}"),
     };
     ToolError {
         retry_after,
@@ -468,6 +491,85 @@ pub trait SharedBreakers: Send + Sync + 'static {
     ) -> Result<bool, SharedUnavailable> {
         let _ = (tool, calls, ratio, min_per_sec);
         Err(SharedUnavailable)
+    }
+}
+
+/// A dependency's breakers: this process's, and the cluster's (named there
+/// `name`) when the executor has a shared store.
+#[derive(Clone, Copy)]
+pub(crate) struct Breakers<'a> {
+    pub(crate) local: &'a Breaker,
+    pub(crate) shared: Option<(&'a dyn SharedBreakers, &'a str)>,
+}
+
+/// Leave to make an attempt: from the cluster's breaker while it answers,
+/// else from the process's own.
+pub(crate) enum Admission<'a> {
+    Local(Permit<'a>),
+    Shared { probe: bool },
+}
+
+/// The breaker's leave, and the wait for the attempt's place in the cluster's
+/// rate limit (`rate_per_sec` > 0) when the shared state gave one (else the
+/// local limiter decides). One round trip to the shared state does both.
+pub(crate) async fn admit<'a>(
+    breakers: Breakers<'a>,
+    policy: &BreakerPolicy,
+    rate_per_sec: f64,
+) -> Result<(Admission<'a>, Option<Duration>), ToolError> {
+    let local = breakers.local;
+    if (policy.enabled() || rate_per_sec > 0.0)
+        && let Some((shared, name)) = breakers.shared
+    {
+        match shared.admit(name, policy, rate_per_sec).await {
+            Ok(SharedAdmit::Pass { probe, wait }) => {
+                let wait = (rate_per_sec > 0.0).then_some(wait);
+                if policy.enabled() {
+                    return Ok((Admission::Shared { probe }, wait));
+                }
+                return local
+                    .admit(policy)
+                    .map(|permit| (Admission::Local(permit), wait));
+            }
+            Ok(SharedAdmit::Open { retry_after }) => {
+                return Err(open_error(local.name(), retry_after));
+            }
+            Ok(SharedAdmit::Isolated) => {
+                return Err(open_error(local.name(), None).with_code("isolated"));
+            }
+            Err(SharedUnavailable) => {}
+        }
+    }
+    local
+        .admit(policy)
+        .map(|permit| (Admission::Local(permit), None))
+}
+
+impl Admission<'_> {
+    /// Tell the breaker that admitted the attempt how it went. The local
+    /// breaker hears every outcome; the cluster's hears failures and probes
+    /// (and successes, for the ratio rule).
+    pub(crate) async fn record(
+        self,
+        breakers: Breakers<'_>,
+        outcome: &Result<Value, ToolError>,
+        policy: &BreakerPolicy,
+    ) {
+        match self {
+            Admission::Local(permit) => permit.record(outcome, policy),
+            Admission::Shared { probe } => {
+                breakers.local.observe(outcome, policy);
+                let counted = SharedOutcome::of(outcome);
+                if let Some((shared, name)) = breakers.shared
+                    && (probe
+                        || counted == SharedOutcome::Failure
+                        || (policy.failure_ratio > 0.0 && counted == SharedOutcome::Success))
+                {
+                    // Unreachable now: the probe's slot frees itself after open_ms.
+                    let _ = shared.record(name, probe, counted, policy).await;
+                }
+            }
+        }
     }
 }
 

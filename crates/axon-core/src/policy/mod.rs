@@ -15,6 +15,7 @@ pub mod cache;
 pub mod chaos;
 pub mod fallback;
 pub mod hedge;
+pub mod key;
 pub mod limit;
 pub mod retry;
 pub mod timeout;
@@ -32,6 +33,7 @@ pub use budget::RetryBudget;
 pub use cache::{CachePolicy, ResponseCache};
 pub use chaos::ChaosPolicy;
 pub use hedge::HedgePolicy;
+pub use key::{Dependency, KeyPolicy};
 pub use limit::{LimitPolicy, Limits};
 pub use retry::RetryPolicy;
 
@@ -66,6 +68,10 @@ pub struct Policy {
     pub chaos: ChaosPolicy,
     /// How `"auto"` values are chosen from observed latency.
     pub adaptive: AdaptivePolicy,
+    /// Which dependency the breaker, limits, retry budget and latency are
+    /// kept for: `"tool"`, `"origin"`, `"server"` or `"${args.<name>}"`
+    /// (see `key`). Default: unset, what the tool reaches by default.
+    pub key: Option<KeyPolicy>,
 }
 
 impl Default for Policy {
@@ -83,6 +89,7 @@ impl Default for Policy {
             hedge: HedgePolicy::default(),
             chaos: ChaosPolicy::default(),
             adaptive: AdaptivePolicy::default(),
+            key: None,
         }
     }
 }
@@ -213,7 +220,7 @@ impl Policy {
                 "is shared by every caller of the tool, so it is set in the tool's configuration ([defaults] or [tools.<name>] in axon.toml), not per call",
             )
         };
-        for key in ["breaker", "limits", "chaos"] {
+        for key in ["breaker", "limits", "chaos", "key"] {
             if map.contains_key(key) {
                 return Err(shared(key));
             }

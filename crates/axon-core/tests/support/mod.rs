@@ -43,6 +43,12 @@ impl Scripted {
         self
     }
 
+    /// What a call reaches by default (an origin, an MCP server).
+    pub fn dependency(mut self, d: axon_core::Dependency) -> Self {
+        self.spec.dependency = d;
+        self
+    }
+
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.spec.output_schema = Some(schema);
         self
