@@ -6,7 +6,7 @@
 mod support;
 
 use axon_browser::BrowserConfig;
-use axon_core::ErrorKind::{Failed, InvalidArguments, Transient};
+use axon_core::ErrorKind::{Failed, InvalidArguments};
 use axon_plan::{Plan, PlanRunner, RunOptions};
 use serde_json::{Value, json};
 use support::{failure, fixture};
@@ -119,7 +119,7 @@ async fn auto_wait_and_the_failure_kinds() {
         .await;
     assert!(soon.success, "{soon:?}");
 
-    // Present but never clickable: transient, with the reason.
+    // Present but never clickable: failed (the wait was the retry), with the reason.
     let disabled = f
         .once(
             "s",
@@ -129,7 +129,7 @@ async fn auto_wait_and_the_failure_kinds() {
         .await;
     assert_eq!(
         failure(&disabled),
-        (Transient, code("element_not_interactable"))
+        (Failed, code("element_not_interactable"))
     );
     assert!(disabled.error.unwrap().message.contains("disabled"));
     let covered = f
@@ -141,7 +141,7 @@ async fn auto_wait_and_the_failure_kinds() {
         .await;
     assert_eq!(
         failure(&covered),
-        (Transient, code("element_not_interactable"))
+        (Failed, code("element_not_interactable"))
     );
     assert!(
         covered
@@ -151,7 +151,9 @@ async fn auto_wait_and_the_failure_kinds() {
             .contains("covered by div#veil")
     );
 
-    // Transient failures before acting are retried, even for a click.
+    // Element-state failures are not retried by the pipeline, whatever the
+    // policy: the auto-wait was the retry, and repeating it would multiply
+    // the step's timeout (three 3 s waits for one covered option).
     let retried = f
         .executor
         .call(
@@ -163,7 +165,11 @@ async fn auto_wait_and_the_failure_kinds() {
             .policy(json!({"retry": {"max_attempts": 3, "initial_delay_ms": 1}})),
         )
         .await;
-    assert_eq!(retried.attempts, 3, "{retried:?}");
+    assert_eq!(retried.attempts, 1, "{retried:?}");
+    assert_eq!(
+        failure(&retried),
+        (Failed, code("element_not_interactable"))
+    );
 
     // Never there: failed element_not_found after the wait, not retried.
     let missing = f
@@ -239,7 +245,7 @@ async fn auto_wait_and_the_failure_kinds() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn not_visible_and_detached_elements_are_transient() {
+async fn not_visible_and_detached_elements_fail_without_a_retry() {
     let f = fixture(BrowserConfig::default()).await;
     f.open("s", "delayed.html").await;
     // #hidden is never displayed (#soon, shown after 300 ms, raced a slow
@@ -251,10 +257,7 @@ async fn not_visible_and_detached_elements_are_transient() {
             json!({"selector": "#hidden", "timeout_ms": 50}),
         )
         .await;
-    assert_eq!(
-        failure(&early),
-        (Transient, code("element_not_interactable"))
-    );
+    assert_eq!(failure(&early), (Failed, code("element_not_interactable")));
     assert!(early.error.unwrap().message.contains("not visible"));
 
     f.open("s", "detach.html").await;
@@ -291,7 +294,7 @@ async fn not_visible_and_detached_elements_are_transient() {
         .await;
     assert!(again.success, "{again:?}");
     assert_eq!(f.text("s", "#status").await, "clicked 2");
-    // The old ref names the node that was taken out: transient, retried, then given up.
+    // The old ref names the node that was taken out: failed, not retried.
     let stale = f
         .executor
         .call(
@@ -301,12 +304,12 @@ async fn not_visible_and_detached_elements_are_transient() {
         )
         .await;
     let (kind, c) = failure(&stale);
-    assert_eq!(kind, Transient, "{stale:?}");
+    assert_eq!(kind, Failed, "{stale:?}");
     assert!(
         matches!(c.as_deref(), Some("element_detached" | "stale_ref")),
         "{c:?}"
     );
-    assert_eq!(stale.attempts, 2);
+    assert_eq!(stale.attempts, 1);
     f.browsers.shutdown().await;
 }
 
@@ -428,7 +431,7 @@ async fn role_name_label_text_and_snapshot_refs() {
     let gone = f
         .once("s", "browser_click", json!({"ref": "e999999"}))
         .await;
-    assert_eq!(failure(&gone), (Transient, code("stale_ref")));
+    assert_eq!(failure(&gone), (Failed, code("stale_ref")));
     let by_ref = f.call("s", "browser_click", json!({"ref": cancel})).await;
     assert!(by_ref.success, "{by_ref:?}");
     let bad_ref = f.call("s", "browser_click", json!({"ref": "button"})).await;

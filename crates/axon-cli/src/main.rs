@@ -502,7 +502,17 @@ async fn stats(config: &Config, ui: output::Ui) -> Outcome {
     // has observed nothing itself.
     wiring::seed_latencies(&executor, store.as_ref()).await;
     store.close().await;
-    output::stats(ui, &stats, &executor);
+    // The breakers a server uses: the cluster's, when a shared store holds
+    // them. This process's own are freshly built and say nothing.
+    let mut breakers = Vec::with_capacity(stats.len());
+    let clustered = wiring::shared(config).await?.is_some();
+    for s in &stats {
+        breakers.push(match clustered {
+            true => executor.cluster_breaker_state(&s.tool).await,
+            false => None,
+        });
+    }
+    output::stats(ui, &stats, &breakers, &executor);
     Ok(Exit::Success)
 }
 

@@ -388,13 +388,24 @@ pub fn history_run(ui: Ui, run: &RunRecord, calls: &[HistoryEntry]) {
     }
 }
 
-pub fn stats(ui: Ui, stats: &[ToolStats], executor: &Executor) {
+/// Per tool: the store's figures, the breaker as the cluster's store says
+/// (`breakers[i]`, `None` where no shared store holds it: a server keeps its
+/// breakers in its own memory, which this process cannot read), and the
+/// timeout and hedge delay in force.
+pub fn stats(
+    ui: Ui,
+    stats: &[ToolStats],
+    breakers: &[Option<axon_core::policy::BreakerState>],
+    executor: &Executor,
+) {
+    let breaker_of = |i: usize| breakers.get(i).copied().flatten();
     if ui.json {
         let rows: Vec<Value> = stats
             .iter()
-            .map(|s| {
+            .enumerate()
+            .map(|(i, s)| {
                 let mut v = serde_json::to_value(s).unwrap_or(Value::Null);
-                v["breaker"] = json!(executor.breaker_state(&s.tool));
+                v["breaker"] = json!(breaker_of(i));
                 v["adaptive"] = json!(executor.adaptive(&s.tool));
                 v
             })
@@ -406,10 +417,8 @@ pub fn stats(ui: Ui, stats: &[ToolStats], executor: &Executor) {
         "{:<24} {:>7} {:>9} {:>8} {:>8} {:>8} {:>10} {:>8}  breaker",
         "tool", "calls", "success", "p50 ms", "p95 ms", "retried", "timeout", "hedge"
     );
-    for s in stats {
-        let breaker = executor
-            .breaker_state(&s.tool)
-            .map_or("-".to_string(), |b| format!("{b:?}").to_lowercase());
+    for (i, s) in stats.iter().enumerate() {
+        let breaker = breaker_of(i).map_or("-".to_string(), |b| format!("{b:?}").to_lowercase());
         // The timeout and hedge delay in force; "auto" ones are marked with a
         // star (chosen from the latency this process has seen, or from history).
         let (timeout, hedge) = executor.adaptive(&s.tool).map_or_else(
@@ -434,6 +443,11 @@ pub fn stats(ui: Ui, stats: &[ToolStats], executor: &Executor) {
             s.retried,
             timeout,
             hedge
+        );
+    }
+    if breakers.iter().all(Option::is_none) && !stats.is_empty() {
+        println!(
+            "breaker -: without [shared] redis_url a server keeps its breakers in its own memory; ask it: GET /v1/breakers"
         );
     }
 }

@@ -128,6 +128,8 @@ pub struct ExecutorBuilder {
     registry: ToolRegistry,
     defaults: Vec<Value>,
     tool_policies: HashMap<String, Value>,
+    server_policies: HashMap<String, Value>,
+    origin_policies: Vec<(String, Value)>,
     state: Option<Arc<SharedState>>,
     history: Option<Arc<dyn HistoryStore>>,
     seed: Option<u64>,
@@ -163,6 +165,22 @@ impl ExecutorBuilder {
     /// Policy keys for one tool (`[tools.<name>]`), over the defaults.
     pub fn tool_policy(mut self, tool: impl Into<String>, policy: Value) -> Self {
         self.tool_policies.insert(tool.into(), policy);
+        self
+    }
+
+    /// Policy keys for every tool of an MCP server (`[[mcp.servers]]
+    /// policy`): over the defaults, under each tool's own table.
+    pub fn server_policy(mut self, server: impl Into<String>, policy: Value) -> Self {
+        self.server_policies.insert(server.into(), policy);
+        self
+    }
+
+    /// Policy keys for one origin (`[origins."https://api.github.com"]`),
+    /// over the tool's, for the calls of tools keyed by origin
+    /// (`http_request`, `browser_navigate`) that reach it: its own rate
+    /// limit, timeout, breaker.
+    pub fn origin_policy(mut self, origin: impl Into<String>, policy: Value) -> Self {
+        self.origin_policies.push((origin.into(), policy));
         self
     }
 
@@ -204,60 +222,16 @@ impl ExecutorBuilder {
             scope: "defaults".into(),
             source,
         })?;
-        let state = self.state.unwrap_or_else(SharedState::global);
+        let state = self.state.clone().unwrap_or_else(SharedState::global);
         ToolMetrics::describe();
+        let origins = self.origin_layers()?;
         let mut entries =
             HashMap::with_capacity_and_hasher(self.registry.len(), Default::default());
         // One state per MCP server, shared by its tools.
         let mut servers: HashMap<String, Arc<KeyState>> = HashMap::new();
         for tool in self.registry.iter() {
-            let name = tool.spec().name.clone();
-            let policy = match self.tool_policies.get(&name) {
-                None => defaults.clone(),
-                Some(layer) => {
-                    defaults
-                        .with_layers([layer])
-                        .map_err(|source| BuildError::Policy {
-                            scope: format!("tools.{name}"),
-                            source,
-                        })?
-                }
-            };
-            let limits = Arc::new(Limits::new(&policy.limits));
-            let server = match &tool.spec().dependency {
-                Dependency::Server(server) => Some(
-                    servers
-                        .entry(server.clone())
-                        .or_insert_with(|| {
-                            let name = format!("server:{server}");
-                            Arc::new(KeyState::named(
-                                &state,
-                                &name,
-                                Some(SmolStr::from(&name)),
-                                limits.clone(),
-                            ))
-                        })
-                        .clone(),
-                ),
-                _ => None,
-            };
-            let keyed = matches!(
-                (&policy.key, &tool.spec().dependency),
-                (Some(KeyPolicy::Origin | KeyPolicy::Template(_)), _) | (None, Dependency::Origin)
-            )
-            .then(|| KeyedStates::new(&name, &policy.limits));
-            let entry = ToolEntry {
-                name: SmolStr::from(name.as_str()),
-                tool: tool.clone(),
-                own: Arc::new(KeyState::named(&state, &name, None, limits)),
-                server,
-                keyed,
-                metrics: ToolMetrics::new(&name),
-                chaos: ChaosDice::new(policy.chaos.seed),
-                shared_breakers: self.shared_breakers.clone(),
-                policy,
-            };
-            entries.insert(name, entry);
+            let entry = self.entry(tool, &defaults, &state, &origins, &mut servers)?;
+            entries.insert(tool.spec().name.clone(), entry);
         }
         let rng = self
             .seed
@@ -274,6 +248,96 @@ impl ExecutorBuilder {
                 max_parallel: self.max_parallel,
                 shared_cache: self.shared_cache,
             }),
+        })
+    }
+}
+
+impl ExecutorBuilder {
+    /// The `[origins]` layers, each under its origin as keys name it.
+    fn origin_layers(&self) -> Result<Vec<(SmolStr, &Value)>, BuildError> {
+        self.origin_policies
+            .iter()
+            .map(|(origin, layer)| match key::origin(origin) {
+                Some(o) if o == origin.trim_end_matches('/').to_ascii_lowercase() => {
+                    Ok((SmolStr::from(o), layer))
+                }
+                _ => Err(BuildError::Policy {
+                    scope: format!("origins.{origin:?}"),
+                    source: PolicyError::new(
+                        "",
+                        "is not an origin: scheme, host and port only (https://api.example.com)",
+                    ),
+                }),
+            })
+            .collect()
+    }
+
+    /// One tool's entry: its policy (defaults → its MCP server's layer → its
+    /// own table; each origin's layer over that), and its states.
+    fn entry(
+        &self,
+        tool: &RegisteredTool,
+        defaults: &Policy,
+        state: &Arc<SharedState>,
+        origins: &[(SmolStr, &Value)],
+        servers: &mut HashMap<String, Arc<KeyState>>,
+    ) -> Result<ToolEntry, BuildError> {
+        let name = &tool.spec().name;
+        let dependency = &tool.spec().dependency;
+        let layer = |base: &Policy, scope: String, layer: Option<&Value>| match layer {
+            None => Ok(base.clone()),
+            Some(layer) => base
+                .with_layers([layer])
+                .map_err(|source| BuildError::Policy { scope, source }),
+        };
+        let server_layer = match dependency {
+            Dependency::Server(server) => self.server_policies.get(server).map(|l| (server, l)),
+            _ => None,
+        };
+        let policy = match server_layer {
+            Some((server, l)) => layer(defaults, format!("mcp.servers.{server}.policy"), Some(l))?,
+            None => defaults.clone(),
+        };
+        let policy = layer(
+            &policy,
+            format!("tools.{name}"),
+            self.tool_policies.get(name),
+        )?;
+        let limits = Arc::new(Limits::new(&policy.limits));
+        let server = match dependency {
+            Dependency::Server(server) => Some(
+                servers
+                    .entry(server.clone())
+                    .or_insert_with(|| {
+                        let id = format!("server:{server}");
+                        let key = Some(SmolStr::from(&id));
+                        Arc::new(KeyState::named(state, &id, key, limits.clone()))
+                    })
+                    .clone(),
+            ),
+            _ => None,
+        };
+        let keyed = match (&policy.key, dependency) {
+            (Some(KeyPolicy::Origin | KeyPolicy::Template(_)), _) | (None, Dependency::Origin) => {
+                let mut by_origin = HashMap::new();
+                for (origin, l) in origins {
+                    let scope = format!("origins.{origin:?}");
+                    by_origin.insert(origin.clone(), Arc::new(layer(&policy, scope, Some(l))?));
+                }
+                Some(KeyedStates::new(name, &policy, by_origin))
+            }
+            _ => None,
+        };
+        Ok(ToolEntry {
+            name: SmolStr::from(name.as_str()),
+            tool: tool.clone(),
+            own: Arc::new(KeyState::named(state, name, None, limits)),
+            server,
+            keyed,
+            metrics: ToolMetrics::new(name),
+            chaos: ChaosDice::new(policy.chaos.seed),
+            shared_breakers: self.shared_breakers.clone(),
+            policy,
         })
     }
 }
@@ -304,6 +368,8 @@ impl Executor {
             registry,
             defaults: Vec::new(),
             tool_policies: HashMap::new(),
+            server_policies: HashMap::new(),
+            origin_policies: Vec::new(),
             state: None,
             history: None,
             seed: None,
@@ -481,26 +547,21 @@ impl Executor {
         };
         let _in_flight = entry.metrics.in_flight();
 
-        let mut dependency = None;
-        let (outcome, slow_warn_ms) = match entry.policy_for(call.policy.as_ref()) {
+        // The dependency first (a call's own layer may not change the key):
+        // an origin's policy layer is the base the call's layer goes over.
+        let keyed = entry.dependency(&call.args);
+        let dep = keyed.as_deref().unwrap_or(&entry.own);
+        let base = dep.policy.as_deref().unwrap_or(&entry.policy);
+        let (outcome, slow_warn_ms) = match policy_for(base, call.policy.as_ref()) {
             Err(e) => (
                 Outcome::failed(
                     ToolError::invalid_arguments(format!("policy: {}: {}", e.key, e.message))
                         .with_code("invalid_policy")
                         .at(e.pointer()),
                 ),
-                entry.policy.slow_warn_ms,
+                base.slow_warn_ms,
             ),
             Ok(policy) => {
-                let keyed;
-                let dep = match entry.dependency(&policy, &call.args) {
-                    Some(found) => {
-                        keyed = found;
-                        &*keyed
-                    }
-                    None => &*entry.own,
-                };
-                dependency = dep.key.clone();
                 let this = Call {
                     entry,
                     dep,
@@ -518,7 +579,7 @@ impl Executor {
         };
         let mut ended = outcome.answered_at;
         let mut result = assemble(outcome, &scope, started_at);
-        result.provenance.dependency = dependency;
+        result.provenance.dependency = dep.key.clone();
 
         // Fallback chain (the call ends after it, not with the primary).
         if !call.fallbacks.is_empty() {
@@ -789,26 +850,26 @@ impl Call<'_> {
 impl ToolEntry {
     /// The state of the dependency a call reaches, when it is not the tool's
     /// own: its server's, or its origin's or template value's (policy/key.rs).
-    fn dependency(&self, policy: &Policy, args: &Value) -> Option<Arc<KeyState>> {
-        match key::resolve(policy.key.as_ref(), &self.tool.spec().dependency, args) {
+    fn dependency(&self, args: &Value) -> Option<Arc<KeyState>> {
+        match key::resolve(self.policy.key.as_ref(), &self.tool.spec().dependency, args) {
             Key::Tool => None,
             Key::Server => self.server.clone(),
             Key::Keyed(k) => self.keyed.as_ref().map(|keyed| keyed.get(&k)),
         }
     }
+}
 
-    fn policy_for(
-        &self,
-        overrides: Option<&Value>,
-    ) -> Result<std::borrow::Cow<'_, Policy>, PolicyError> {
-        match overrides {
-            None => Ok(std::borrow::Cow::Borrowed(&self.policy)),
-            Some(layer) => {
-                Policy::check_call_layer(layer)?;
-                self.policy
-                    .with_layers([layer])
-                    .map(std::borrow::Cow::Owned)
-            }
+/// A call's policy: `base` (the tool's, or its origin's) with the call's own
+/// layer over it.
+fn policy_for<'p>(
+    base: &'p Policy,
+    overrides: Option<&Value>,
+) -> Result<std::borrow::Cow<'p, Policy>, PolicyError> {
+    match overrides {
+        None => Ok(std::borrow::Cow::Borrowed(base)),
+        Some(layer) => {
+            Policy::check_call_layer(layer)?;
+            base.with_layers([layer]).map(std::borrow::Cow::Owned)
         }
     }
 }

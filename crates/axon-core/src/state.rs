@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use smol_str::SmolStr;
 
+use crate::policy::Policy;
 use crate::policy::adaptive::LatencySketch;
 use crate::policy::breaker::{Breaker, BreakerState};
 use crate::policy::budget::RetryBudget;
@@ -116,6 +117,8 @@ pub(crate) struct KeyState {
     pub(crate) key: Option<SmolStr>,
     pub(crate) state: Arc<ToolState>,
     pub(crate) limits: Arc<Limits>,
+    /// The policy of this key when it has its own layer (`[origins."…"]`).
+    pub(crate) policy: Option<Arc<Policy>>,
 }
 
 impl KeyState {
@@ -131,6 +134,7 @@ impl KeyState {
             key,
             state: state.tool(name),
             limits,
+            policy: None,
         }
     }
 }
@@ -151,14 +155,21 @@ pub const KEY_IDLE: Duration = Duration::from_secs(600);
 pub(crate) struct KeyedStates {
     tool: SmolStr,
     limits: LimitPolicy,
+    /// The policies of origins with a layer of their own.
+    by_origin: HashMap<SmolStr, Arc<Policy>>,
     states: moka::sync::Cache<SmolStr, Arc<KeyState>, foldhash::fast::RandomState>,
 }
 
 impl KeyedStates {
-    pub(crate) fn new(tool: &str, limits: &LimitPolicy) -> Self {
+    pub(crate) fn new(
+        tool: &str,
+        policy: &Policy,
+        by_origin: HashMap<SmolStr, Arc<Policy>>,
+    ) -> Self {
         KeyedStates {
             tool: SmolStr::from(tool),
-            limits: limits.clone(),
+            limits: policy.limits.clone(),
+            by_origin,
             states: moka::sync::Cache::builder()
                 .max_capacity(MAX_KEYS_PER_TOOL)
                 .time_to_idle(KEY_IDLE)
@@ -171,9 +182,12 @@ impl KeyedStates {
         self.states.get_with_by_ref(key, || {
             let name = SmolStr::from(format!("{} {key}", self.tool));
             let shown = format!("{key} ({})", self.tool);
+            let policy = self.by_origin.get(key).cloned();
+            let limits = policy.as_ref().map_or(&self.limits, |p| &p.limits);
             Arc::new(KeyState {
                 state: Arc::new(ToolState::new(Breaker::keyed(SmolStr::from(shown)))),
-                limits: Arc::new(Limits::new(&self.limits)),
+                limits: Arc::new(Limits::new(limits)),
+                policy,
                 key: Some(key.clone()),
                 name,
             })

@@ -228,3 +228,74 @@ async fn the_key_space_is_bounded() {
         "{kept} keys kept after {n}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_origin_has_a_policy_layer_of_its_own() {
+    let ex = builder(vec![fetcher("fetch")])
+        .origin_policy(
+            "https://API.slow.example",
+            json!({"limits": {"rate_per_sec": 1}, "timeout_ms": 50}),
+        )
+        .build()
+        .unwrap();
+    let start = tokio::time::Instant::now();
+    for _ in 0..3 {
+        fetch(&ex, "fetch", "https://fast.example/").await;
+    }
+    assert!(
+        start.elapsed() < Duration::from_millis(10),
+        "no limit there"
+    );
+    fetch(&ex, "fetch", "https://api.slow.example/a").await;
+    fetch(&ex, "fetch", "https://api.slow.example/b").await;
+    assert!(
+        start.elapsed() >= Duration::from_millis(990),
+        "one a second"
+    );
+
+    for bad in ["https://a.example/path", "not a url", "file:///etc"] {
+        let err = builder(vec![fetcher("fetch")])
+            .origin_policy(bad, json!({}))
+            .build()
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("origins."), "{err}");
+    }
+    let err = builder(vec![fetcher("fetch")])
+        .origin_policy("https://a.example", json!({"retry": {"max_attempts": 0}}))
+        .build()
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().contains("retry.max_attempts"),
+        "names the key: {err}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_server_has_a_policy_layer_for_all_its_tools() {
+    let (a, _) = Scripted::new("s__a", |_, _| err(ErrorKind::Unavailable));
+    let (b, b_calls) = Scripted::new("s__b", |_, _| err(ErrorKind::Unavailable));
+    let server = || Dependency::Server("s".into());
+    let ex = builder(vec![a.dependency(server()), b.dependency(server())])
+        .server_policy(
+            "s",
+            json!({"retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 3}}),
+        )
+        .tool_policy("s__b", json!({"retry": {"max_attempts": 2}}))
+        .build()
+        .unwrap();
+    assert_eq!(ex.policy("s__a").unwrap().breaker.failure_threshold, 3);
+    assert_eq!(ex.policy("s__a").unwrap().retry.max_attempts, 1);
+    assert_eq!(
+        ex.policy("s__b").unwrap().retry.max_attempts,
+        2,
+        "the tool's table wins"
+    );
+    ex.call(ToolCall::new("s__a", json!({}))).await;
+    let r = ex.call(ToolCall::new("s__b", json!({}))).await;
+    assert_eq!(r.attempts, 2);
+    assert_eq!(calls(&b_calls), 2);
+    let r = ex.call(ToolCall::new("s__a", json!({}))).await;
+    assert_eq!(r.error.unwrap().kind, ErrorKind::CircuitOpen);
+}

@@ -308,12 +308,13 @@ pub(crate) async fn tool(
     ))
 }
 
-/// A tool's breaker as the API shows it: its state, and while open how long
-/// until it lets a probe through.
-/// With a shared store the state is the cluster's (docs/scaling.md).
+/// A tool's breaker as the API shows it: its state, while open how long
+/// until it lets a probe through, and the dependency keys (origins, its MCP
+/// server) whose breaker is not closed. With a shared store the tool's state
+/// is the cluster's (docs/scaling.md); keys are as this replica sees them.
 async fn breaker_json(executor: &Executor, name: &str) -> Value {
     let state = executor.cluster_breaker_state(name).await;
-    let mut breaker = json!({"tool": name, "state": state});
+    let mut breaker = json!({"tool": name, "state": state, "keys": executor.open_keys(name)});
     if let Some(wait) = executor.breaker_next_probe(name) {
         breaker["next_probe_ms"] = json!(wait.as_millis() as u64);
     }
@@ -394,14 +395,32 @@ pub(crate) async fn breakers(State(state): State<Arc<AppState>>) -> Json<Value> 
     Json(json!({ "breakers": breakers }))
 }
 
-/// `POST /v1/breakers/{tool}/reset`: close a breaker by hand.
+/// Which breaker of a tool `POST /v1/breakers/{tool}/reset` closes.
+#[derive(serde::Deserialize)]
+pub(crate) struct ResetQuery {
+    /// A dependency key (`?key=https://api.example.com`); absent: the tool's
+    /// own breaker.
+    key: Option<String>,
+}
+
+/// `POST /v1/breakers/{tool}/reset[?key=…]`: close a breaker by hand, the
+/// tool's own or one of its keys'.
 pub(crate) async fn reset_breaker(
     State(state): State<Arc<AppState>>,
     Extension(access): Extension<Access>,
     Path(tool): Path<String>,
+    Query(query): Query<ResetQuery>,
 ) -> Result<Json<Value>, Problem> {
     access.check_admin("resetting a breaker")?;
     let executor = state.executor();
+    if let Some(key) = &query.key {
+        if !executor.reset_cluster_key(&tool, key).await {
+            return Err(Problem::not_found(format!(
+                "tool {tool:?} keeps no breaker for key {key:?}"
+            )));
+        }
+        return Ok(Json(json!({"tool": tool, "key": key, "state": "closed"})));
+    }
     if !executor.reset_cluster_breaker(&tool).await {
         return Err(Problem::not_found(format!("no tool {tool:?}")));
     }

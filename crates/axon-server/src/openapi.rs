@@ -198,6 +198,9 @@ fn build() -> Value {
     let mut schemas = generator.take_definitions(true);
     // null for a tool the executor does not know (history of a tool since removed).
     let breaker_state = breaker;
+    let key_breaker = generator
+        .subschema_for::<axon_core::KeyBreaker>()
+        .to_value();
     let adaptive_view = generator
         .subschema_for::<Option<axon_core::AdaptiveView>>()
         .to_value();
@@ -227,6 +230,11 @@ fn build() -> Value {
                 "tool": {"type": "string"},
                 "state": breaker_state,
                 "next_probe_ms": {"type": "integer", "minimum": 0, "description": "While open: how long until a probe is let through."},
+                "keys": {
+                    "type": "array",
+                    "description": "Dependency keys of the tool (origins, its MCP server, template values) whose breaker is not closed, as this replica sees them.",
+                    "items": key_breaker,
+                },
             },
         }),
     );
@@ -530,11 +538,14 @@ fn build() -> Value {
         }},
         "/v1/breakers/{tool}/reset": {"post": {
             "operationId": "resetBreaker",
-            "summary": "Close a tool's breaker by hand (an admin action).",
-            "parameters": [path_param("tool", "The tool's name.")],
+            "summary": "Close a tool's breaker, or one of its dependency keys' (`?key=`), by hand (an admin action).",
+            "parameters": [
+                path_param("tool", "The tool's name."),
+                query_param("key", "A dependency key of the tool (an origin such as `https://api.example.com`, `server:<name>`); absent: the tool's own breaker.", json!({"type": "string"})),
+            ],
             "responses": guarded(responses(vec![
                 ("200", json_response("The breaker, closed.", reference("Breaker"))),
-                ("404", problem("No such tool.")),
+                ("404", problem("No such tool, or no breaker kept for that key.")),
             ])),
         }},
         "/mcp": {"post": {
