@@ -20,6 +20,10 @@ pub struct Config {
     pub defaults: toml::Table,
     /// Policy keys per tool.
     pub tools: BTreeMap<String, toml::Table>,
+    /// Policy keys per origin (`[origins."https://api.github.com"]`), over a
+    /// tool's for the calls of tools keyed by origin (`http_request`,
+    /// `browser_navigate`) that reach it.
+    pub origins: BTreeMap<String, toml::Table>,
     /// `[history]`.
     pub history: History,
     /// The `http_request` tool: `allow_hosts`, `max_body_bytes`.
@@ -608,6 +612,27 @@ impl Config {
             axon_core::Policy::layered([&self.defaults_json(), &layer])
                 .map_err(|e| ConfigError(format!("tools.{tool}.{}: {}", e.key, e.message)))?;
         }
+        for (origin, table) in &self.origins {
+            if axon_core::policy::key::origin(origin).as_deref()
+                != Some(origin.trim_end_matches('/').to_ascii_lowercase().as_str())
+            {
+                return Err(ConfigError(format!(
+                    "origins.{origin:?}: is not an origin: scheme, host and port only (https://api.example.com)"
+                )));
+            }
+            let layer = table_json(table);
+            axon_core::Policy::layered([&self.defaults_json(), &layer])
+                .map_err(|e| ConfigError(format!("origins.{origin:?}.{}: {}", e.key, e.message)))?;
+        }
+        for server in &self.mcp.servers {
+            let layer = serde_json::Value::Object(server.policy.clone());
+            axon_core::Policy::layered([&self.defaults_json(), &layer]).map_err(|e| {
+                ConfigError(format!(
+                    "mcp.servers {:?}: policy.{}: {}",
+                    server.name, e.key, e.message
+                ))
+            })?;
+        }
         Ok(())
     }
 
@@ -708,6 +733,23 @@ mod tests {
 
     #[test]
     fn policy_keys_are_checked_with_their_section() {
+        let c = Config::parse("[origins.\"https://a.example/x\"]\ntimeout_ms = 5\n").unwrap();
+        assert!(
+            c.check()
+                .unwrap_err()
+                .0
+                .starts_with("origins.\"https://a.example/x\": is not an origin")
+        );
+        let c = Config::parse("[origins.\"https://a.example\"]\nkey = \"host\"\n").unwrap();
+        assert!(
+            c.check()
+                .unwrap_err()
+                .0
+                .starts_with("origins.\"https://a.example\".key:")
+        );
+        let c =
+            Config::parse("[origins.\"https://a.example\".limits]\nrate_per_sec = 2\n").unwrap();
+        c.check().unwrap();
         let mut c = Config::parse("[tools.echo.retry]\nmax_attempts = 0\n").unwrap();
         c.apply_env(|_| None).unwrap();
         let err = c.check().unwrap_err().0;

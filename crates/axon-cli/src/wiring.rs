@@ -196,6 +196,15 @@ pub(crate) async fn executor(
     for (tool, table) in &config.tools {
         builder = builder.tool_policy(tool, config::table_json(table));
     }
+    for (origin, table) in &config.origins {
+        builder = builder.origin_policy(origin, config::table_json(table));
+    }
+    for server in config.mcp.servers.iter().filter(|s| !s.policy.is_empty()) {
+        builder = builder.server_policy(
+            &server.name,
+            serde_json::Value::Object(server.policy.clone()),
+        );
+    }
     if let Some(history) = history {
         builder = builder.history(history);
     }

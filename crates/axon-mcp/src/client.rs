@@ -68,6 +68,11 @@ pub struct McpServerConfig {
     pub optional: bool,
     /// How long starting, the handshake and listing the tools may take.
     pub startup_timeout_ms: u64,
+    /// Policy keys for every tool of the server, over `[defaults]` and under
+    /// each tool's `[tools.<name>]` (docs/design.md, "Policy layers"): the
+    /// breaker, rate limit and retry budget they share (key `server`).
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub policy: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Default for McpServerConfig {
@@ -83,6 +88,7 @@ impl Default for McpServerConfig {
             prefix: None,
             optional: false,
             startup_timeout_ms: DEFAULT_STARTUP_TIMEOUT_MS,
+            policy: serde_json::Map::new(),
         }
     }
 }

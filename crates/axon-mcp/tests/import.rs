@@ -245,19 +245,40 @@ async fn a_server_that_stays_down_opens_the_breaker() {
     std::fs::write(&flag, b"").unwrap();
     kill(connection.child_pid().await.unwrap());
 
+    // One breaker for the server (key `server`): failures of two of its
+    // tools add up, and then every tool of it fails fast, naming the server.
     let mut kinds = Vec::new();
-    for _ in 0..3 {
-        let r = call(&executor, "flaky__echo", json!({"message": "x"})).await;
-        kinds.push(r.error.map(|e| e.kind));
+    for (tool, args) in [
+        ("flaky__echo", json!({"message": "x"})),
+        ("flaky__get-sum", json!({"a": 1, "b": 2})),
+        ("flaky__echo", json!({"message": "x"})),
+        ("flaky__get-structured-content", json!({"location": "Oslo"})),
+    ] {
+        let r = call(&executor, tool, args).await;
+        let e = r.error.unwrap();
+        assert_eq!(r.provenance.dependency.as_deref(), Some("server:flaky"));
+        if e.kind == ErrorKind::CircuitOpen {
+            assert!(
+                e.message.starts_with("circuit open for server:flaky"),
+                "{}",
+                e.message
+            );
+            assert_eq!(r.attempts, 0, "{tool} failed fast");
+        }
+        kinds.push(e.kind);
     }
     assert_eq!(
         kinds,
         vec![
-            Some(ErrorKind::Unavailable),
-            Some(ErrorKind::Unavailable),
-            Some(ErrorKind::CircuitOpen)
+            ErrorKind::Unavailable,
+            ErrorKind::Unavailable,
+            ErrorKind::CircuitOpen,
+            ErrorKind::CircuitOpen
         ]
     );
+    let open = executor.open_keys("flaky__get-sum");
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(open[0].key, "server:flaky");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
