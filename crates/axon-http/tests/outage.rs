@@ -159,3 +159,42 @@ async fn with_the_default_policy_the_breaker_opens_on_the_threshold_th_failure()
         results.len()
     );
 }
+
+/// An upstream that answers.
+async fn healthy() -> String {
+    let app = Router::new().route("/", get(|| async { "up" }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/")
+}
+
+/// The attack of issue 37: five calls to a dead port opened `http_request`'s
+/// one breaker, and a healthy server was then refused for 30 s. The breaker
+/// is the origin's now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_port_does_not_shut_a_healthy_server() {
+    let ex = executor(json!({"retry": {"max_attempts": 1}}));
+    let (dead, ok) = (refusing().await, healthy().await);
+    let call = |url: &str| ex.call(ToolCall::new("http_request", json!({ "url": url })));
+    for _ in 0..5 {
+        let r = call(&dead).await;
+        assert_eq!(r.error.unwrap().kind, ErrorKind::Unavailable);
+    }
+    let r = call(&dead).await;
+    let e = r.error.unwrap();
+    assert_eq!(e.kind, ErrorKind::CircuitOpen);
+    let origin = dead.trim_end_matches('/');
+    assert!(
+        e.message
+            .starts_with(&format!("circuit open for {origin} (http_request)")),
+        "{}",
+        e.message
+    );
+    let r = call(&ok).await;
+    assert!(r.success, "the healthy server is reached: {r:?}");
+    assert_eq!(
+        r.provenance.dependency.as_deref(),
+        Some(ok.trim_end_matches('/'))
+    );
+}

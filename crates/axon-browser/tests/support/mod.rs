@@ -77,12 +77,27 @@ pub fn act_executor(
     translator: Arc<dyn axon_browser::act::ActionTranslator>,
     cache: Arc<dyn axon_browser::act::ActStore>,
 ) -> (Executor, Arc<Browsers>) {
+    act_executor_with(
+        config,
+        translator,
+        cache,
+        json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 0}}),
+    )
+}
+
+/// [`act_executor`] under `defaults` (`{}`: the product's own policy).
+pub fn act_executor_with(
+    config: BrowserConfig,
+    translator: Arc<dyn axon_browser::act::ActionTranslator>,
+    cache: Arc<dyn axon_browser::act::ActStore>,
+    defaults: Value,
+) -> (Executor, Arc<Browsers>) {
     let (mut registry, browsers) = browser_tools(config, &files_dir());
     axon_browser::act::register_with_cache(&mut registry, browsers.clone(), translator, cache)
         .unwrap();
     let executor = Executor::builder(registry)
         .shared_state(SharedState::new())
-        .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 0}}))
+        .defaults(defaults)
         .build()
         .unwrap();
     (executor, browsers)

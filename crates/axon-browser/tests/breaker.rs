@@ -1,0 +1,119 @@
+//! The browser's breakers under the product's own policy (retries, a breaker
+//! opening on five failures): a page with a control that never becomes
+//! clickable must not take the browser down for the pages after it (issue
+//! 37: a covered option made each `browser_act` step wait 3 s three times,
+//! and five such attempts failed every `browser_act` on every later page
+//! with `circuit_open` for 30 s). Real Chromium, loopback pages.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axon_browser::BrowserConfig;
+use axon_browser::act::{self, Heuristic};
+use axon_core::{CallResult, ErrorKind, ToolCall};
+use serde_json::{Value, json};
+use support::serve_fixtures;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_covered_control_fails_once_within_its_timeout_and_blocks_nothing_after_it() {
+    let (executor, browsers) = support::act_executor_with(
+        BrowserConfig::default(),
+        Arc::new(Heuristic),
+        Arc::new(act::MemoryActStore::default()),
+        json!({}),
+    );
+    let base = serve_fixtures().await;
+    let call = |session: &'static str, tool: &'static str, args: Value| {
+        let executor = executor.clone();
+        async move {
+            executor
+                .call(ToolCall::new(tool, args).correlation_id(session))
+                .await
+        }
+    };
+    let open = |session: &'static str, page: &str| {
+        call(
+            session,
+            "browser_navigate",
+            json!({ "url": format!("{base}/{page}") }),
+        )
+    };
+    let mut circuit_open = 0;
+    let mut count = |r: &CallResult| {
+        if r.error
+            .as_ref()
+            .is_some_and(|e| e.kind == ErrorKind::CircuitOpen)
+        {
+            circuit_open += 1;
+        }
+    };
+
+    // Session A: a button under an overlay, asked for six times (by the
+    // translator and directly): each a failure of its own.
+    assert!(open("a", "delayed.html").await.success);
+    for _ in 0..3 {
+        let started = Instant::now();
+        let r = call(
+            "a",
+            "browser_act",
+            json!({"plan_step": "Click the Under a veil button", "main_goal": "buy"}),
+        )
+        .await;
+        count(&r);
+        assert!(!r.success, "{r:?}");
+        assert_eq!(r.attempts, 1, "the wait was the retry: {r:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "one auto-wait, not three: {:?}",
+            started.elapsed()
+        );
+        let r = call(
+            "a",
+            "browser_click",
+            json!({"selector": "#covered", "timeout_ms": 300}),
+        )
+        .await;
+        count(&r);
+        assert_eq!(
+            r.error.unwrap().code.as_deref(),
+            Some("element_not_interactable")
+        );
+    }
+
+    // Then ten ordinary steps on other pages, in session B and in A.
+    let steps: [(&str, &str, &str); 10] = [
+        ("b", "login.html", "Type 'ada' into the Username field"),
+        ("b", "login.html", "Check the Remember me box"),
+        ("b", "roles.html", "Tick 'Send me news'"),
+        ("b", "roles.html", "Press the 'Save all' button"),
+        (
+            "b",
+            "select.html",
+            "Select 'Green' from the Colour dropdown",
+        ),
+        ("a", "roles.html", "Click Details"),
+        ("a", "roles.html", "Fill in nickname with zed"),
+        ("a", "select.html", "Choose Blue as the colour"),
+        ("a", "login.html", "Enter 'hunter2' as the password"),
+        ("b", "search.html", "Search for 'rust lang'"),
+    ];
+    for (session, page, step) in steps {
+        let r = open(session, page).await;
+        count(&r);
+        assert!(r.success, "{page}: {r:?}");
+        let r = call(
+            session,
+            "browser_act",
+            json!({"plan_step": step, "main_goal": "test the pages"}),
+        )
+        .await;
+        count(&r);
+        assert!(r.success, "{step}: {r:?}");
+        let r = call(session, "browser_click", json!({"selector": "body"})).await;
+        count(&r);
+    }
+    assert_eq!(circuit_open, 0);
+    browsers.shutdown().await;
+}
