@@ -310,6 +310,12 @@ fn bench(c: &mut Criterion) {
         "limits": {"rate_per_sec": 1.0e9, "max_concurrent": 1024},
         "cache": {"ttl_ms": 60_000},
     }));
+    // The same, with the state kept per dependency key (as http_request's
+    // per origin): a template over the arguments, looked up on every call.
+    let keyed = executor(json!({
+        "limits": {"rate_per_sec": 1.0e9, "max_concurrent": 1024},
+        "key": "${args.a}",
+    }));
     rt.block_on(cached.call(ToolCall::new("add", args.clone())));
     let floor_history = InMemoryHistory::new();
     // Peer: tower's timeout + retry + concurrency limit around the same call.
@@ -397,6 +403,14 @@ fn bench(c: &mut Criterion) {
         b.to_async(&rt).iter(|| async {
             let call = ToolCall::new("add", args.clone()).correlation_id("bench");
             black_box(full.call(call).await);
+        })
+    });
+
+    // Axon, happy path, keyed: the key rendered and its state looked up.
+    group.bench_function("axon_pipeline_keyed", |b| {
+        b.to_async(&rt).iter(|| async {
+            let call = ToolCall::new("add", args.clone()).correlation_id("bench");
+            black_box(keyed.call(call).await);
         })
     });
 

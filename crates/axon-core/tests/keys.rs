@@ -299,3 +299,69 @@ async fn a_server_has_a_policy_layer_for_all_its_tools() {
     let r = ex.call(ToolCall::new("s__a", json!({}))).await;
     assert_eq!(r.error.unwrap().kind, ErrorKind::CircuitOpen);
 }
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|n| n.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The figure in docs/benchmarks.md ("Dependency keys"): RSS while one tool
+/// is called for 10⁶ distinct hosts. Run with
+/// `cargo test --release -p axon-core --test keys -- --ignored --nocapture`.
+#[tokio::test]
+#[ignore = "a measurement (about a minute); its figure is in docs/benchmarks.md"]
+async fn a_scan_of_a_million_hosts_keeps_memory_bounded() {
+    let ex = builder(vec![fetcher("fetch")])
+        .history(std::sync::Arc::new(NoHistory))
+        .build()
+        .unwrap();
+    let before = rss_kib();
+    let mut at = Vec::new();
+    for i in 0..1_000_000u64 {
+        fetch(&ex, "fetch", &format!("http://h{i}.example/")).await;
+        if [10_000, 100_000, 999_999].contains(&i) {
+            at.push((i + 1, rss_kib(), ex.keys_kept("fetch")));
+        }
+    }
+    println!("RSS before: {before} KiB");
+    for (calls, rss, kept) in &at {
+        println!("after {calls} hosts: RSS {rss} KiB, keys kept {kept}");
+    }
+    let (_, at_100k, _) = at[1];
+    let (_, at_1m, kept) = at[2];
+    assert!(kept <= axon_core::state::MAX_KEYS_PER_TOOL);
+    assert!(
+        at_1m < at_100k + 32 * 1024,
+        "RSS grew from {at_100k} to {at_1m} KiB between 10^5 and 10^6 hosts"
+    );
+}
+
+/// History that keeps nothing: the measurement is of the keys, not of
+/// history (which has its own retention).
+struct NoHistory;
+
+#[async_trait::async_trait]
+impl axon_core::HistoryStore for NoHistory {
+    async fn record(&self, _: &axon_core::HistoryEntry) -> Result<(), axon_core::StoreError> {
+        Ok(())
+    }
+    async fn by_correlation(
+        &self,
+        _: &str,
+    ) -> Result<Vec<axon_core::HistoryEntry>, axon_core::StoreError> {
+        Ok(Vec::new())
+    }
+    async fn by_call_id(
+        &self,
+        _: &str,
+    ) -> Result<Option<axon_core::HistoryEntry>, axon_core::StoreError> {
+        Ok(None)
+    }
+}

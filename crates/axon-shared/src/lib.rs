@@ -114,8 +114,10 @@ return {0, probe, math.ceil(wait)}
 /// threshold, window_ms, open_ms, a unique id, failure_ratio,
 /// minimum_throughput. Returns the state after it. The ratio rule keeps its
 /// window as ten buckets in the breaker's hash (`r<i>n` bucket number,
-/// `r<i>c` calls, `r<i>f` failures).
+/// `r<i>c` calls, `r<i>f` failures). The hash expires ten minutes after its
+/// open time when nothing is recorded (dependency keys come and go).
 const RECORD: &str = r#"
+local function record()
 local now = tonumber(ARGV[1])
 local kind = ARGV[2]
 local probe = ARGV[3] == '1'
@@ -176,6 +178,14 @@ if opened then
   redis.call('DEL', KEYS[2])
   clear_ratio()
   return 'open'
+end
+return state
+end
+local state = record()
+-- A breaker nobody records for ten minutes past its open time is forgotten
+-- (a key per origin would otherwise pile up); one isolated by hand is kept.
+if state ~= 'isolated' then
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[6]) + 600000)
 end
 return state
 "#;

@@ -724,3 +724,49 @@ async fn a_flight_whose_replica_died_is_taken_over_after_its_lease() {
             .unwrap()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_origin_rate_limits_hold_across_three_replicas() {
+    let world = World::new();
+    // Kept per value of `host` (as http_request keeps them per origin): 5/s
+    // for each host, for the whole cluster.
+    let policy =
+        json!({"key": "${args.host}", "limits": {"rate_per_sec": 5}, "timeout_ms": 60_000});
+    let mut replicas = Vec::new();
+    for _ in 0..3 {
+        replicas.push(world.replica_with(REDIS, policy.clone()).await.0);
+    }
+    let host_call = |ex: &Executor, host: &'static str| {
+        let ex = ex.clone();
+        async move {
+            let started = std::time::Instant::now();
+            let r = ex
+                .call(ToolCall::new("upstream", json!({ "host": host })))
+                .await;
+            assert!(r.success, "{r:?}");
+            assert_eq!(r.provenance.dependency.as_deref(), Some(host));
+            started.elapsed()
+        }
+    };
+    let start = std::time::Instant::now();
+    let mut busy = tokio::task::JoinSet::new();
+    for i in 0..15 {
+        busy.spawn(host_call(&replicas[i % 3], "busy.example"));
+    }
+    // Another host is not queued behind the busy one: 5 calls, one burst.
+    let mut other = tokio::task::JoinSet::new();
+    for i in 0..5 {
+        other.spawn(host_call(&replicas[i % 3], "quiet.example"));
+    }
+    while let Some(took) = other.join_next().await {
+        assert!(took.unwrap() < Duration::from_millis(900));
+    }
+    while let Some(took) = busy.join_next().await {
+        took.unwrap();
+    }
+    assert!(
+        start.elapsed() >= Duration::from_millis(1_900),
+        "15 calls at 5/s for the cluster: {:?}",
+        start.elapsed()
+    );
+}

@@ -318,8 +318,14 @@ async function toolsPage() {
   const byTool = {};
   for (const s of stats.tools || []) byTool[s.tool] = s;
   const breakers = await api("/v1/breakers");
-  const state = {}, probe = {};
-  for (const b of breakers.breakers) { state[b.tool] = b.state; probe[b.tool] = b.next_probe_ms; }
+  const state = {}, probe = {}, keys = {};
+  for (const b of breakers.breakers) { state[b.tool] = b.state; probe[b.tool] = b.next_probe_ms; keys[b.tool] = b.keys || []; }
+  // Dependency keys (origins, an MCP server) whose breaker is not closed,
+  // each with its own reset.
+  const keyList = (tool) => keys[tool].length === 0 ? null : el("ul", { class: "keys" }, keys[tool].map((k) =>
+    el("li", {}, `${k.key} `, badge(k.state), " ", el("button", { type: "button", "aria-label": `Reset the breaker of ${k.key} for ${tool}`, onclick: async () => {
+      await api("/v1/breakers/" + encodeURIComponent(tool) + "/reset?key=" + encodeURIComponent(k.key), { method: "POST" }); route();
+    } }, "Reset"))));
   const rows = tools.tools.map((t) => {
     const s = byTool[t.name];
     const b = state[t.name];
@@ -333,7 +339,7 @@ async function toolsPage() {
         el("summary", {}, t.name), el("p", {}, t.description || ""),
         el("h3", {}, "Arguments"), el("pre", {}, JSON.stringify(t.input_schema || {}, null, 2)),
         el("h3", {}, "Policy in force"), el("pre", { class: "policy" }, "…"))),
-      el("td", {}, badge(b || "—"), probe[t.name] !== undefined ? ` next probe in ${ms(probe[t.name])} ` : " ", reset),
+      el("td", {}, badge(b || "—"), probe[t.name] !== undefined ? ` next probe in ${ms(probe[t.name])} ` : " ", reset, keyList(t.name)),
       el("td", {}, s ? String(s.calls) : "0"),
       el("td", {}, s ? (s.success_rate * 100).toFixed(1) + " %" : "—"),
       el("td", {}, s ? ms(s.p50_ms) : "—"),
