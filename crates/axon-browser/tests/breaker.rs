@@ -117,3 +117,65 @@ async fn a_covered_control_fails_once_within_its_timeout_and_blocks_nothing_afte
     assert_eq!(circuit_open, 0);
     browsers.shutdown().await;
 }
+
+fn kill(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// What does count: a browser that keeps dying opens the breaker, and says
+/// which.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_browser_that_keeps_crashing_opens_the_breaker() {
+    let (executor, browsers) = support::act_executor_with(
+        BrowserConfig::default(),
+        Arc::new(Heuristic),
+        Arc::new(act::MemoryActStore::default()),
+        json!({"retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 2}}),
+    );
+    let base = serve_fixtures().await;
+    let call = |tool: &'static str, args: Value| {
+        let executor = executor.clone();
+        async move {
+            executor
+                .call(ToolCall::new(tool, args).correlation_id("s"))
+                .await
+        }
+    };
+    let navigate = call(
+        "browser_navigate",
+        json!({ "url": format!("{base}/login.html") }),
+    )
+    .await;
+    assert!(navigate.success, "{navigate:?}");
+    // A killed browser fails the calls that meet it (`transient`: the next
+    // one relaunches it); two such failures open the breaker.
+    kill(browsers.pid().await.expect("a browser runs"));
+    let mut kinds = Vec::new();
+    let mut open = None;
+    for _ in 0..4 {
+        let r = call("browser_get_page_state", json!({})).await;
+        match r.error {
+            Some(e) if e.kind == ErrorKind::CircuitOpen => {
+                open = Some(e);
+                break;
+            }
+            Some(e) => kinds.push(e.kind),
+            None => {
+                kill(browsers.pid().await.expect("relaunched"));
+            }
+        }
+    }
+    assert_eq!(kinds, vec![ErrorKind::Transient; 2]);
+    let e = open.expect("the breaker opened");
+    assert!(
+        e.message
+            .starts_with("circuit open for browser_get_page_state"),
+        "{}",
+        e.message
+    );
+    browsers.shutdown().await;
+}

@@ -252,7 +252,10 @@ async fn a_server_that_stays_down_opens_the_breaker() {
         ("flaky__echo", json!({"message": "x"})),
         ("flaky__get-sum", json!({"a": 1, "b": 2})),
         ("flaky__echo", json!({"message": "x"})),
-        ("flaky__get-structured-content", json!({"location": "Chicago"})),
+        (
+            "flaky__get-structured-content",
+            json!({"location": "Chicago"}),
+        ),
     ] {
         let r = call(&executor, tool, args).await;
         let e = r.error.unwrap();
