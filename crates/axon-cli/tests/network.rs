@@ -180,3 +180,87 @@ async fn chromiums_devtools_endpoint_is_reached_by_no_tool() {
     let r = call(&s, "browser_navigate", json!({"url": url})).await;
     assert_eq!(r["error"]["code"], "navigation_blocked", "{r}");
 }
+
+/// Issue 37 against a real server: a dead origin opens its own breaker (with
+/// the threshold of its `[origins]` layer), named in the error and listed by
+/// `/v1/breakers` and `/v1/tools/http_request`; a healthy server is still
+/// reached; `reset?key=` closes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_origin_opens_its_own_breaker_listed_and_reset_by_key() {
+    let dead_port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dead = format!("http://127.0.0.1:{dead_port}");
+    let healthy =
+        spawn_app(axum::Router::new().route("/", axum::routing::get(|| async { "up" }))).await;
+    let s = Served::start(&format!(
+        "[origins.\"{dead}\"]\nbreaker = {{ failure_threshold = 2 }}\n"
+    ));
+    for _ in 0..2 {
+        let r = call(&s, "http_request", json!({"url": format!("{dead}/x")})).await;
+        assert_eq!(r["error"]["kind"], "unavailable", "{r}");
+    }
+    let r = call(&s, "http_request", json!({"url": format!("{dead}/y")})).await;
+    assert_eq!(r["error"]["kind"], "circuit_open", "{r}");
+    let message = r["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!("circuit open for {dead} (http_request)")),
+        "{message}"
+    );
+    assert_eq!(r["provenance"]["dependency"], dead.as_str());
+    let r = call(
+        &s,
+        "http_request",
+        json!({"url": format!("http://{healthy}/")}),
+    )
+    .await;
+    assert_eq!(r["success"], true, "{r}");
+
+    let http = common::served::client();
+    let breakers: Value = http
+        .get(s.url("/v1/breakers"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let entry = breakers["breakers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["tool"] == "http_request")
+        .unwrap()
+        .clone();
+    assert_eq!(entry["state"], "closed", "the tool's own: {entry}");
+    assert_eq!(entry["keys"][0]["key"], dead.as_str(), "{entry}");
+    assert_eq!(entry["keys"][0]["state"], "open", "{entry}");
+    let tool: Value = http
+        .get(s.url("/v1/tools/http_request"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(tool["breaker"]["keys"][0]["key"], dead.as_str());
+    assert!(tool["breaker"]["keys"][0]["retry_after_ms"].as_u64().unwrap() <= 30_000);
+
+    let reset = http
+        .post(s.url("/v1/breakers/http_request/reset"))
+        .query(&[("key", dead.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reset.status(), 200);
+    let missing = http
+        .post(s.url("/v1/breakers/http_request/reset"))
+        .query(&[("key", "http://never.example")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+    let r = call(&s, "http_request", json!({"url": format!("{dead}/z")})).await;
+    assert_eq!(r["error"]["kind"], "unavailable", "tried again: {r}");
+}

@@ -195,12 +195,12 @@ fn build() -> Value {
         .subschema_for::<axon_store::RunSummary>()
         .to_value();
     generator.subschema_for::<axon_plan::Plan>();
-    let mut schemas = generator.take_definitions(true);
-    // null for a tool the executor does not know (history of a tool since removed).
-    let breaker_state = breaker;
     let key_breaker = generator
         .subschema_for::<axon_core::KeyBreaker>()
         .to_value();
+    let mut schemas = generator.take_definitions(true);
+    // null for a tool the executor does not know (history of a tool since removed).
+    let breaker_state = breaker;
     let adaptive_view = generator
         .subschema_for::<Option<axon_core::AdaptiveView>>()
         .to_value();
