@@ -212,7 +212,7 @@ pub(crate) async fn executor(
     if store.is_some()
         && let Some(shared) = shared(config).await?
     {
-        builder = builder.shared_breakers(shared.clone()).shared_cache(shared);
+        builder = builder.shared_store(shared);
     }
     let executor = builder.build().map_err(|e| usage(format!("config: {e}")))?;
     if let Some(store) = store {

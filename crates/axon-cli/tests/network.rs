@@ -245,7 +245,12 @@ async fn a_dead_origin_opens_its_own_breaker_listed_and_reset_by_key() {
         .await
         .unwrap();
     assert_eq!(tool["breaker"]["keys"][0]["key"], dead.as_str());
-    assert!(tool["breaker"]["keys"][0]["retry_after_ms"].as_u64().unwrap() <= 30_000);
+    assert!(
+        tool["breaker"]["keys"][0]["retry_after_ms"]
+            .as_u64()
+            .unwrap()
+            <= 30_000
+    );
 
     let reset = http
         .post(s.url("/v1/breakers/http_request/reset"))

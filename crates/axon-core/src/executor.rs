@@ -33,6 +33,7 @@ use crate::events::{Observer, ToolMetrics};
 use crate::history::{HistoryStore, InMemoryHistory};
 use crate::outcome::Outcome;
 use crate::policy::breaker::{self, Breakers, SharedBreakers};
+use crate::policy::budget::SharedBudget;
 use crate::policy::cache::{self, SharedCache};
 use crate::policy::chaos::{self, ChaosDice};
 use crate::policy::key::{self, Dependency, Key};
@@ -86,6 +87,8 @@ struct ToolEntry {
     chaos: ChaosDice,
     /// The cluster's breakers, when there is a shared store.
     shared_breakers: Option<Arc<dyn SharedBreakers>>,
+    /// The cluster's retry budget, when there is a shared store.
+    shared_budget: Option<Arc<dyn SharedBudget>>,
 }
 
 /// One call on its way through the pipeline: what every stage reads. Built once
@@ -135,6 +138,7 @@ pub struct ExecutorBuilder {
     seed: Option<u64>,
     max_parallel: usize,
     shared_breakers: Option<Arc<dyn SharedBreakers>>,
+    shared_budget: Option<Arc<dyn SharedBudget>>,
     shared_cache: Option<Arc<dyn SharedCache>>,
 }
 
@@ -153,6 +157,24 @@ impl ExecutorBuilder {
     pub fn shared_breakers(mut self, shared: Arc<dyn SharedBreakers>) -> Self {
         self.shared_breakers = Some(shared);
         self
+    }
+
+    /// The cluster's retry budget (Redis, `axon-shared`): the retries of
+    /// every replica together stay within it.
+    pub fn shared_budget(mut self, shared: Arc<dyn SharedBudget>) -> Self {
+        self.shared_budget = Some(shared);
+        self
+    }
+
+    /// The cluster's breakers, retry budget and response cache, from one
+    /// store (`axon_shared::RedisShared`).
+    pub fn shared_store<S>(self, store: Arc<S>) -> Self
+    where
+        S: SharedBreakers + SharedBudget + SharedCache,
+    {
+        self.shared_breakers(store.clone())
+            .shared_budget(store.clone())
+            .shared_cache(store)
     }
 
     /// Policy keys for every tool (`[defaults]`); may be called several times, later
@@ -337,6 +359,7 @@ impl ExecutorBuilder {
             metrics: ToolMetrics::new(name),
             chaos: ChaosDice::new(policy.chaos.seed),
             shared_breakers: self.shared_breakers.clone(),
+            shared_budget: self.shared_budget.clone(),
             policy,
         })
     }
@@ -374,6 +397,7 @@ impl Executor {
             history: None,
             seed: None,
             shared_breakers: None,
+            shared_budget: None,
             shared_cache: None,
             max_parallel: DEFAULT_MAX_PARALLEL,
         }
@@ -662,7 +686,11 @@ impl Executor {
             hard_timeout: call.policy.attempt_timeout(&call.dep.state.latency),
             safe_to_repeat: call.safe_to_repeat,
             budget: &call.dep.state.budget,
-            shared: call.cluster(),
+            shared: call
+                .entry
+                .shared_budget
+                .as_deref()
+                .map(|budget| (budget, &*call.dep.name)),
             deadline,
             started: call.started,
             cancel: call.scope.cancel(),

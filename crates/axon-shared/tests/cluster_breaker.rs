@@ -116,8 +116,7 @@ impl World {
         let shared = self.shared(url).await;
         let executor = Executor::builder(registry)
             .shared_state(SharedState::new())
-            .shared_breakers(shared.clone())
-            .shared_cache(shared.clone())
+            .shared_store(shared.clone())
             .defaults(json!({
                 "retry": {"max_attempts": 1},
                 "breaker": {"failure_threshold": 3, "window_ms": 10_000, "open_ms": 30_000, "half_open_max_calls": 2},

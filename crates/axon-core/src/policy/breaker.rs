@@ -448,7 +448,9 @@ pub struct SharedUnavailable;
 /// The admission also reserves the attempt's place in the tool's cluster-wide
 /// rate limit (`limits.rate_per_sec`), in the same round trip, so that N
 /// replicas together make `rate_per_sec` attempts a second, not N times as
-/// many.
+/// many: the rate limit is not a trait of its own because one round trip
+/// per call on the happy path is the point (docs/scaling.md). The retry
+/// budget is ([`SharedBudget`](super::budget::SharedBudget)).
 #[async_trait::async_trait]
 pub trait SharedBreakers: Send + Sync + 'static {
     /// Ask to make an attempt at `tool`: through its breaker when `policy` is
@@ -477,21 +479,6 @@ pub trait SharedBreakers: Send + Sync + 'static {
     async fn reset(&self, tool: &str) -> Result<(), SharedUnavailable>;
     /// Open it by hand until reset.
     async fn isolate(&self, tool: &str) -> Result<(), SharedUnavailable>;
-    /// Take one retry of `tool` from the cluster's retry budget (the rules of
-    /// [`RetryBudget`](super::budget::RetryBudget), over every replica's
-    /// calls), first adding the `calls` this replica made since it last asked.
-    /// `Ok(false)`: the budget is spent. The default keeps no budget: the
-    /// process's own decides.
-    async fn withdraw_retry(
-        &self,
-        tool: &str,
-        calls: u64,
-        ratio: f64,
-        min_per_sec: f64,
-    ) -> Result<bool, SharedUnavailable> {
-        let _ = (tool, calls, ratio, min_per_sec);
-        Err(SharedUnavailable)
-    }
 }
 
 /// A dependency's breakers: this process's, and the cluster's (named there

@@ -20,8 +20,9 @@ use tracing::Instrument;
 
 use super::PolicyError;
 use super::backoff::{self, Backoff, Jitter};
-use super::breaker::{SharedBreakers, SharedUnavailable};
+use super::breaker::SharedUnavailable;
 use super::budget::RetryBudget;
+use super::budget::SharedBudget;
 use super::timeout::Deadline;
 use crate::error::{ErrorKind, ToolError};
 use crate::events::Observer;
@@ -142,7 +143,7 @@ pub(crate) struct RetryLoop<'a> {
     pub safe_to_repeat: bool,
     pub budget: &'a RetryBudget,
     /// The cluster's budget (and the tool's name in it), when shared.
-    pub shared: Option<(&'a dyn SharedBreakers, &'a str)>,
+    pub shared: Option<(&'a dyn SharedBudget, &'a str)>,
     pub deadline: Deadline,
     /// When the call started (tokio's clock): the budget counts the call then.
     pub started: Instant,
