@@ -161,6 +161,25 @@ impl RetryBudget {
     }
 }
 
+/// The retry budget kept outside the process (Redis, `axon-shared`), with
+/// the rules of [`RetryBudget`] over every replica's calls, so that when a
+/// dependency is down the cluster's retries stay a tenth of its calls
+/// instead of every replica adding its own floor. An implementation answers
+/// fast or not at all: the process's own budget decides then.
+#[async_trait::async_trait]
+pub trait SharedBudget: Send + Sync + 'static {
+    /// Take one retry of `key` (a tool, or one of its dependency keys) from
+    /// the cluster's budget, first adding the `calls` this replica made since
+    /// it last asked. `Ok(false)`: the budget is spent.
+    async fn withdraw_retry(
+        &self,
+        key: &str,
+        calls: u64,
+        ratio: f64,
+        min_per_sec: f64,
+    ) -> Result<bool, super::breaker::SharedUnavailable>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,23 +251,4 @@ mod tests {
         let budget = RetryBudget::default();
         assert!((0..100).all(|_| budget.try_withdraw(0.0, 0.0)));
     }
-}
-
-/// The retry budget kept outside the process (Redis, `axon-shared`), with
-/// the rules of [`RetryBudget`] over every replica's calls, so that when a
-/// dependency is down the cluster's retries stay a tenth of its calls
-/// instead of every replica adding its own floor. An implementation answers
-/// fast or not at all: the process's own budget decides then.
-#[async_trait::async_trait]
-pub trait SharedBudget: Send + Sync + 'static {
-    /// Take one retry of `key` (a tool, or one of its dependency keys) from
-    /// the cluster's budget, first adding the `calls` this replica made since
-    /// it last asked. `Ok(false)`: the budget is spent.
-    async fn withdraw_retry(
-        &self,
-        key: &str,
-        calls: u64,
-        ratio: f64,
-        min_per_sec: f64,
-    ) -> Result<bool, super::breaker::SharedUnavailable>;
 }
