@@ -545,6 +545,11 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
     {
         let took = ended.saturating_duration_since(began);
         dep.state.latency.record_at(took, ended);
+        if !std::ptr::eq(dep, &*entry.own) {
+            // The tool's own sketch hears every key's answers too: `axon
+            // stats` and a plan's step weights read the tool's latency.
+            entry.own.state.latency.record_at(took, ended);
+        }
     }
     let result = result.and_then(|data| validate::check_output(data, entry.tool.output.as_deref()));
     permit.record(breakers, &result, &policy.breaker).await;

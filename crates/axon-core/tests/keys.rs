@@ -65,6 +65,8 @@ async fn a_dead_host_does_not_open_the_breaker_of_another_host() {
         r.provenance.dependency.as_deref(),
         Some("https://alive.example")
     );
+    // What stats and plans read of the tool still hears every origin.
+    assert!(ex.observed_p50_ms("fetch").is_some());
     let r = fetch(&ex, "fetch", "http://dead.example:8081/").await;
     assert_eq!(r.error.unwrap().kind, ErrorKind::Unavailable, "tried");
     // The tool's own breaker never saw a failure.
