@@ -28,6 +28,7 @@ pub mod act;
 #[doc(hidden)]
 pub mod cdp;
 mod config;
+mod dialogs;
 mod egress;
 mod handles;
 mod input;

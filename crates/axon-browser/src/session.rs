@@ -90,6 +90,8 @@ struct Slot {
     /// The tenant that opened it (`ToolContext::tenant`); only it (and the
     /// process's owner) may use, list, save or close it.
     owner: Option<String>,
+    /// Answers its page's JavaScript dialogs while the session lives.
+    _dialogs: crate::dialogs::Answerer,
 }
 
 impl Slot {
@@ -393,6 +395,16 @@ impl Browsers {
                 return Err(cdp_error("opening a page", &e));
             }
         };
+        // Before the page loads anything: a dialog raised while loading
+        // is answered too (dialogs.rs).
+        let dialogs = match crate::dialogs::answer(&page).await {
+            Ok(answerer) => answerer,
+            Err(e) => {
+                let _ = page.close().await;
+                let _ = live.browser.dispose_browser_context(context).await;
+                return Err(e);
+            }
+        };
         let (options, handle) = match open {
             Open::New(options) => (options, true),
             _ => (
@@ -421,6 +433,7 @@ impl Browsers {
                 handle,
                 seeded,
                 owner: options.owner.clone(),
+                _dialogs: dialogs,
             },
         );
         Ok(page)

@@ -1,0 +1,89 @@
+//! JavaScript dialogs never block (issue 38's first attack): a button whose
+//! handler calls `confirm()` made `browser_click` time out after 31 s and
+//! every later call in the session fail. Each dialog is answered at once:
+//! dismissed (`confirm` → false, `prompt` → null), `beforeunload` accepted.
+//! Real Chromium, loopback pages.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use axon_browser::BrowserConfig;
+use serde_json::json;
+use support::fixture;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alert_confirm_and_prompt_are_answered_and_nothing_waits_on_them() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "dialogs.html").await;
+    for (button, status) in [
+        ("#confirm", "kept"),
+        ("#alert", "alerted"),
+        ("#prompt", "name: null"),
+    ] {
+        let started = Instant::now();
+        let click = f
+            .once("s", "browser_click", json!({ "selector": button }))
+            .await;
+        assert!(click.success, "{button}: {click:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{button} took {:?}",
+            started.elapsed()
+        );
+        assert_eq!(f.text("s", "#status").await, status, "{button}");
+    }
+    // The session goes on as if nothing happened.
+    let state = f.once("s", "browser_get_page_state", json!({})).await;
+    assert!(state.success, "{state:?}");
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_alerts_while_loading_still_loads() {
+    let f = fixture(BrowserConfig::default()).await;
+    let started = Instant::now();
+    let r = f
+        .once(
+            "s",
+            "browser_navigate",
+            json!({"url": format!("{}/dialog_on_load.html", f.base)}),
+        )
+        .await;
+    assert!(r.success, "{r:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(f.text("s", "#status").await, "greeted");
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_cannot_refuse_to_be_left() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "dialogs.html").await;
+    // A click gives the page the user activation `beforeunload` needs.
+    let arm = f
+        .once("s", "browser_click", json!({"selector": "#arm"}))
+        .await;
+    assert!(arm.success, "{arm:?}");
+    assert_eq!(f.text("s", "#status").await, "armed");
+    let started = Instant::now();
+    let away = f
+        .once(
+            "s",
+            "browser_navigate",
+            json!({"url": format!("{}/dialog_on_load.html", f.base)}),
+        )
+        .await;
+    assert!(away.success, "{away:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(f.text("s", "#status").await, "greeted");
+    f.browsers.shutdown().await;
+}
