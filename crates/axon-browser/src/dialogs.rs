@@ -6,8 +6,13 @@
 //! dialog raised while loading is caught too): each dialog is answered at
 //! once, as Playwright does unless told otherwise — dismissed (`confirm` is
 //! false, `prompt` null, an `alert` closed), except `beforeunload`, which is
-//! accepted so that a page cannot refuse to be left. The message is logged
-//! (it is page content: the log says only its type and length).
+//! accepted so that a page cannot refuse to be left.
+//!
+//! What was answered is kept until the session's next call returns, which
+//! reports it (`dialogs: [{type, message, answered}]` in its data): the agent
+//! learns that "Delete it?" was asked and answered no.
+
+use std::sync::{Arc, Mutex};
 
 use axon_core::ToolError;
 use chromiumoxide::cdp::browser_protocol::page::{
@@ -15,13 +20,43 @@ use chromiumoxide::cdp::browser_protocol::page::{
 };
 use chromiumoxide::page::Page;
 use futures::StreamExt;
+use serde::Serialize;
 
-/// Answers a page's dialogs until dropped (its page is closed with it).
-pub(crate) struct Answerer(tokio::task::AbortHandle);
+/// A dialog's message is page content: kept to this many characters.
+const MAX_MESSAGE_CHARS: usize = 500;
+
+/// Dialogs kept for one call's report at most (a page that opens one per
+/// frame cannot grow it without bound).
+const MAX_KEPT: usize = 20;
+
+/// One dialog the page opened, and how it was answered.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Answered {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    pub(crate) message: String,
+    /// `dismissed` or `accepted`.
+    pub(crate) answered: &'static str,
+}
+
+/// Answers a page's dialogs until dropped (its page is closed with it), and
+/// keeps what it answered for the next report.
+pub(crate) struct Answerer {
+    task: tokio::task::AbortHandle,
+    answered: Arc<Mutex<Vec<Answered>>>,
+}
 
 impl Drop for Answerer {
     fn drop(&mut self) {
-        self.0.abort();
+        self.task.abort();
+    }
+}
+
+impl Answerer {
+    /// What was answered since the last call, oldest first.
+    pub(crate) fn take(&self) -> Vec<Answered> {
+        std::mem::take(&mut *self.answered.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
@@ -31,16 +66,37 @@ pub(crate) async fn answer(page: &Page) -> Result<Answerer, ToolError> {
         .event_listener::<EventJavascriptDialogOpening>()
         .await
         .map_err(|e| ToolError::transient(format!("listening for dialogs: {e}")))?;
+    let answered = Arc::new(Mutex::new(Vec::new()));
+    let kept = answered.clone();
     let page = page.clone();
     let task = tokio::spawn(async move {
         while let Some(dialog) = opening.next().await {
             let accept = dialog.r#type == DialogType::Beforeunload;
-            tracing::debug!(kind = ?dialog.r#type, chars = dialog.message.len(), accept, "answered a dialog");
             // A dialog already gone (the page navigated) has nothing to answer.
             let _ = page
                 .execute(HandleJavaScriptDialogParams::new(accept))
                 .await;
+            let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+            if kept.len() < MAX_KEPT {
+                kept.push(Answered {
+                    kind: kind_name(&dialog.r#type),
+                    message: dialog.message.chars().take(MAX_MESSAGE_CHARS).collect(),
+                    answered: if accept { "accepted" } else { "dismissed" },
+                });
+            }
         }
     });
-    Ok(Answerer(task.abort_handle()))
+    Ok(Answerer {
+        task: task.abort_handle(),
+        answered,
+    })
+}
+
+fn kind_name(kind: &DialogType) -> &'static str {
+    match kind {
+        DialogType::Alert => "alert",
+        DialogType::Confirm => "confirm",
+        DialogType::Prompt => "prompt",
+        DialogType::Beforeunload => "beforeunload",
+    }
 }

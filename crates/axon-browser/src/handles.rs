@@ -57,20 +57,44 @@ impl Tool for WithSession {
 
     async fn call(&self, args: &Value, ctx: ToolContext) -> Result<Value, ToolError> {
         let Some(handle) = args.get("session").and_then(Value::as_str) else {
-            let _lease = self.browsers.lease(ctx.correlation_id());
-            return self.inner.call(args, ctx).await;
+            let session = ctx.correlation_id().to_string();
+            let _lease = self.browsers.lease(&session);
+            let out = self.inner.call(args, ctx).await;
+            return self.report_dialogs(&session, out).await;
         };
         let _lease = self.browsers.lease(handle);
+        let session = handle.to_string();
         let handle: Arc<str> = Arc::from(handle);
         let mut rest = args.clone();
         if let Some(map) = rest.as_object_mut() {
             map.remove("session");
         }
-        HANDLE.scope(handle, self.inner.call(&rest, ctx)).await
+        let out = HANDLE.scope(handle, self.inner.call(&rest, ctx)).await;
+        self.report_dialogs(&session, out).await
     }
 
     fn safe_to_repeat(&self, args: &Value) -> bool {
         self.inner.safe_to_repeat(args)
+    }
+}
+
+impl WithSession {
+    /// Add the dialogs the session's page answered during the call to its
+    /// data (`dialogs`, dialogs.rs): the click that opened "Delete it?"
+    /// says so, and that it was dismissed.
+    async fn report_dialogs(
+        &self,
+        session: &str,
+        out: Result<Value, ToolError>,
+    ) -> Result<Value, ToolError> {
+        let mut data = out?;
+        let answered = self.browsers.take_dialogs(session).await;
+        if !answered.is_empty()
+            && let Some(map) = data.as_object_mut()
+        {
+            map.insert("dialogs".into(), json!(answered));
+        }
+        Ok(data)
     }
 }
 

@@ -91,7 +91,7 @@ struct Slot {
     /// process's owner) may use, list, save or close it.
     owner: Option<String>,
     /// Answers its page's JavaScript dialogs while the session lives.
-    _dialogs: crate::dialogs::Answerer,
+    dialogs: crate::dialogs::Answerer,
 }
 
 impl Slot {
@@ -298,6 +298,16 @@ impl Browsers {
             .unwrap_or_else(|_| ctx.correlation_id().to_string())
     }
 
+    /// The dialogs `session`'s page answered since this was last asked
+    /// (dialogs.rs), oldest first.
+    pub(crate) async fn take_dialogs(&self, session: &str) -> Vec<crate::dialogs::Answered> {
+        let live = self.live.lock().await;
+        live.as_ref()
+            .and_then(|l| l.pages.get(session))
+            .map(|slot| slot.dialogs.take())
+            .unwrap_or_default()
+    }
+
     /// Keep `nodes` as the session's last snapshot and return the one before
     /// (empty when there was none, or the session's page is gone).
     pub(crate) async fn swap_snapshot(
@@ -433,7 +443,7 @@ impl Browsers {
                 handle,
                 seeded,
                 owner: options.owner.clone(),
-                _dialogs: dialogs,
+                dialogs,
             },
         );
         Ok(page)

@@ -32,7 +32,19 @@ async fn alert_confirm_and_prompt_are_answered_and_nothing_waits_on_them() {
             started.elapsed()
         );
         assert_eq!(f.text("s", "#status").await, status, "{button}");
+        // The click that opened it says what was asked and how it was answered.
+        let kind = &button[1..];
+        assert_eq!(click.data["dialogs"][0]["type"], kind, "{click:?}");
+        assert_eq!(click.data["dialogs"][0]["answered"], "dismissed");
+        assert_eq!(click.data["dialogs"].as_array().unwrap().len(), 1);
     }
+    let r = f
+        .once("s", "browser_click", json!({"selector": "#confirm"}))
+        .await;
+    assert_eq!(r.data["dialogs"][0]["message"], "Delete it?");
+    // Reported once: the next call has nothing to add.
+    let next = f.once("s", "browser_get_page_state", json!({})).await;
+    assert!(next.data.get("dialogs").is_none(), "{next:?}");
     // The session goes on as if nothing happened.
     let state = f.once("s", "browser_get_page_state", json!({})).await;
     assert!(state.success, "{state:?}");
@@ -56,6 +68,7 @@ async fn a_page_that_alerts_while_loading_still_loads() {
         "{:?}",
         started.elapsed()
     );
+    assert_eq!(r.data["dialogs"][0]["message"], "Welcome!", "{r:?}");
     assert_eq!(f.text("s", "#status").await, "greeted");
     f.browsers.shutdown().await;
 }
@@ -79,6 +92,14 @@ async fn a_page_cannot_refuse_to_be_left() {
         )
         .await;
     assert!(away.success, "{away:?}");
+    let kinds: Vec<&str> = away.data["dialogs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["type"].as_str())
+        .collect();
+    assert_eq!(kinds, ["beforeunload", "alert"], "{away:?}");
+    assert_eq!(away.data["dialogs"][0]["answered"], "accepted");
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "{:?}",

@@ -199,13 +199,17 @@ impl KeyedStates {
         self.states.get(key)
     }
 
-    /// Keys whose breaker is not closed, sorted.
-    pub(crate) fn not_closed(&self) -> Vec<(SmolStr, BreakerState)> {
+    /// Keys whose breaker is not closed, sorted, with their state and (while
+    /// open) the time until a probe.
+    pub(crate) fn not_closed(&self) -> Vec<(SmolStr, BreakerState, Option<Duration>)> {
         let mut out: Vec<_> = self
             .states
             .iter()
-            .map(|(key, s)| ((*key).clone(), s.state.breaker.state()))
-            .filter(|(_, state)| *state != BreakerState::Closed)
+            .map(|(key, s)| {
+                let breaker = &s.state.breaker;
+                ((*key).clone(), breaker.state(), breaker.next_probe_in())
+            })
+            .filter(|(_, state, _)| *state != BreakerState::Closed)
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out

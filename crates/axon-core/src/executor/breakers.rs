@@ -118,16 +118,16 @@ impl Executor {
             }
         }
         if let Some(keyed) = &entry.keyed {
-            out.extend(keyed.not_closed().into_iter().map(|(key, state)| {
-                let wait = keyed
-                    .find(&key)
-                    .and_then(|k| k.state.breaker.next_probe_in());
-                KeyBreaker {
-                    key,
-                    state,
-                    retry_after_ms: retry_after_ms(wait),
-                }
-            }));
+            out.extend(
+                keyed
+                    .not_closed()
+                    .into_iter()
+                    .map(|(key, state, wait)| KeyBreaker {
+                        key,
+                        state,
+                        retry_after_ms: retry_after_ms(wait),
+                    }),
+            );
         }
         out
     }
