@@ -218,14 +218,7 @@ async fn a_dead_origin_opens_its_own_breaker_listed_and_reset_by_key() {
     assert_eq!(r["success"], true, "{r}");
 
     let http = common::served::client();
-    let breakers: Value = http
-        .get(s.url("/v1/breakers"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let breakers = s.get_json("/v1/breakers").await;
     let entry = breakers["breakers"]
         .as_array()
         .unwrap()
@@ -236,14 +229,7 @@ async fn a_dead_origin_opens_its_own_breaker_listed_and_reset_by_key() {
     assert_eq!(entry["state"], "closed", "the tool's own: {entry}");
     assert_eq!(entry["keys"][0]["key"], dead.as_str(), "{entry}");
     assert_eq!(entry["keys"][0]["state"], "open", "{entry}");
-    let tool: Value = http
-        .get(s.url("/v1/tools/http_request"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tool = s.get_json("/v1/tools/http_request").await;
     assert_eq!(tool["breaker"]["keys"][0]["key"], dead.as_str());
     assert!(
         tool["breaker"]["keys"][0]["retry_after_ms"]

@@ -47,6 +47,18 @@ impl Served {
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
+
+    /// `GET path` (no token), its body as JSON.
+    pub async fn get_json(&self, path: &str) -> Value {
+        client()
+            .get(self.url(path))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
 }
 
 impl Drop for Served {
