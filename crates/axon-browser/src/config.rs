@@ -47,6 +47,11 @@ pub struct BrowserConfig {
     /// on; off translates every step (to compare translators, or for pages
     /// whose controls keep their names but change their meaning).
     pub act_cache: bool,
+    /// Whether a session makes a tab its page opens (a `target="_blank"`
+    /// link, `window.open`) its current tab. Default on: an agent that
+    /// clicks such a link wants to read what it opened. `browser_session_new`
+    /// takes its own `follow_new_tabs`.
+    pub follow_new_tabs: bool,
 }
 
 /// `[browser.timeouts]`: the per-action defaults, in milliseconds.
@@ -102,6 +107,7 @@ impl Default for BrowserConfig {
             page_idle_ms: 300_000,
             timeouts: ActionTimeouts::default(),
             act_cache: true,
+            follow_new_tabs: true,
         }
     }
 }

@@ -100,3 +100,10 @@ fn kind_name(kind: &DialogType) -> &'static str {
         DialogType::Beforeunload => "beforeunload",
     }
 }
+
+/// Dismiss the dialog `page` shows now, if any: one raised before its
+/// answerer listened (a tab that alerts while it opens).
+pub(crate) async fn dismiss_open(page: &Page) {
+    // "No dialog is showing" is the usual answer, and fine.
+    let _ = page.execute(HandleJavaScriptDialogParams::new(false)).await;
+}

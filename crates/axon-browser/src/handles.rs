@@ -60,7 +60,7 @@ impl Tool for WithSession {
             let session = ctx.correlation_id().to_string();
             let _lease = self.browsers.lease(&session);
             let out = self.inner.call(args, ctx).await;
-            return self.report_dialogs(&session, out).await;
+            return self.report(&session, out).await;
         };
         let _lease = self.browsers.lease(handle);
         let session = handle.to_string();
@@ -70,7 +70,7 @@ impl Tool for WithSession {
             map.remove("session");
         }
         let out = HANDLE.scope(handle, self.inner.call(&rest, ctx)).await;
-        self.report_dialogs(&session, out).await
+        self.report(&session, out).await
     }
 
     fn safe_to_repeat(&self, args: &Value) -> bool {
@@ -79,20 +79,24 @@ impl Tool for WithSession {
 }
 
 impl WithSession {
-    /// Add the dialogs the session's page answered during the call to its
-    /// data (`dialogs`, dialogs.rs): the click that opened "Delete it?"
-    /// says so, and that it was dismissed.
-    async fn report_dialogs(
+    /// Add what happened to the session during the call to its data: the
+    /// dialogs its tabs answered (`dialogs`, dialogs.rs) — the click that
+    /// opened "Delete it?" says so, and that it was dismissed — and the tabs
+    /// when one opened or closed (`tabs`, tabs.rs).
+    async fn report(
         &self,
         session: &str,
         out: Result<Value, ToolError>,
     ) -> Result<Value, ToolError> {
         let mut data = out?;
-        let answered = self.browsers.take_dialogs(session).await;
-        if !answered.is_empty()
-            && let Some(map) = data.as_object_mut()
-        {
-            map.insert("dialogs".into(), json!(answered));
+        let report = self.browsers.report(session).await;
+        if let Some(map) = data.as_object_mut() {
+            if !report.dialogs.is_empty() {
+                map.insert("dialogs".into(), json!(report.dialogs));
+            }
+            if let Some(tabs) = report.tabs {
+                map.entry("tabs").or_insert(json!(tabs));
+            }
         }
         Ok(data)
     }
@@ -109,6 +113,9 @@ pub struct NewSessionArgs {
     pub storage_state_path: Option<String>,
     /// CSS pixels.
     pub viewport: Option<ViewportSize>,
+    /// Whether a tab the page opens becomes current (default: [browser]
+    /// follow_new_tabs, on).
+    pub follow_new_tabs: Option<bool>,
 }
 
 /// A viewport size in CSS pixels.
@@ -295,6 +302,7 @@ async fn new_session(
             storage_state,
             viewport: args.viewport.map(|v| (v.width, v.height)),
             owner: ctx.tenant().map(str::to_string),
+            follow_new_tabs: args.follow_new_tabs,
         },
     )
     .await?;

@@ -38,6 +38,7 @@ mod session;
 mod settle;
 mod snapshot;
 mod storage;
+mod tabs;
 mod tools;
 
 pub use handles::{NewSessionArgs, SaveArgs};
@@ -46,6 +47,6 @@ pub use session::{ActionTimeouts, BrowserConfig, Browsers, SessionInfo, SessionO
 pub use snapshot::{Snapshot, SnapshotArgs, SnapshotNode};
 pub use tools::{
     ClickArgs, Direction, Edge, ElementArgs, ElementState, OneOrMany, PageState, PressKeyArgs,
-    ScrollArgs, SearchArgs, SelectArgs, SubmitArgs, TableArgs, TableFormat, TypeArgs,
-    UrlChangeArgs, VerifyArgs, WaitArgs, WaitForElementArgs, WaitUntil, register,
+    ScrollArgs, SearchArgs, SelectArgs, SubmitArgs, TabAction, TableArgs, TableFormat, TabsArgs,
+    TypeArgs, UrlChangeArgs, VerifyArgs, WaitArgs, WaitForElementArgs, WaitUntil, register,
 };

@@ -65,6 +65,8 @@ struct Live {
     _egress: crate::egress::Egress,
     /// Chromium's DevTools port, which no tool call may reach while it lives.
     devtools_port: Option<u16>,
+    /// Counts tabs opening and closing (tabs.rs).
+    watch: crate::tabs::Watch,
 }
 
 impl Drop for Live {
@@ -75,10 +77,10 @@ impl Drop for Live {
     }
 }
 
-/// One session: its page in a browser context of its own (its own cookies and
+/// One session: its tabs in a browser context of its own (its own cookies and
 /// storage), and when it was last used.
 struct Slot {
-    page: Page,
+    tabs: crate::tabs::Tabs,
     used: Instant,
     /// The last snapshot taken in this session (for `changes_since`).
     last_snapshot: Vec<crate::snapshot::SnapshotNode>,
@@ -90,8 +92,6 @@ struct Slot {
     /// The tenant that opened it (`ToolContext::tenant`); only it (and the
     /// process's owner) may use, list, save or close it.
     owner: Option<String>,
-    /// Answers its page's JavaScript dialogs while the session lives.
-    dialogs: crate::dialogs::Answerer,
 }
 
 impl Slot {
@@ -122,6 +122,9 @@ pub struct SessionOptions {
     /// The tenant it belongs to (`ToolContext::tenant`); `None`: the
     /// process's owner.
     pub owner: Option<String>,
+    /// Whether a tab its page opens becomes current, instead of
+    /// `[browser] follow_new_tabs`.
+    pub follow_new_tabs: Option<bool>,
 }
 
 /// One session as `browser_session_list` shows it.
@@ -298,14 +301,54 @@ impl Browsers {
             .unwrap_or_else(|_| ctx.correlation_id().to_string())
     }
 
-    /// The dialogs `session`'s page answered since this was last asked
-    /// (dialogs.rs), oldest first.
-    pub(crate) async fn take_dialogs(&self, session: &str) -> Vec<crate::dialogs::Answered> {
-        let live = self.live.lock().await;
-        live.as_ref()
-            .and_then(|l| l.pages.get(session))
-            .map(|slot| slot.dialogs.take())
-            .unwrap_or_default()
+    /// What a call's result adds about its session: the dialogs its tabs
+    /// answered since the last report (dialogs.rs), and the tabs when they
+    /// opened or closed since (tabs.rs).
+    pub(crate) async fn report(&self, session: &str) -> crate::tabs::Report {
+        let mut live = self.live.lock().await;
+        let Some(live) = live.as_mut() else {
+            return crate::tabs::Report::default();
+        };
+        let Some(slot) = live.pages.get_mut(session) else {
+            return crate::tabs::Report::default();
+        };
+        let Some(context) = slot.context.clone() else {
+            return crate::tabs::Report::default();
+        };
+        let _ = slot.tabs.sync(&live.browser, &context, &live.watch).await;
+        let tabs = match slot.tabs.take_changed() {
+            true => slot.tabs.list(&live.browser, &context).await.ok(),
+            false => None,
+        };
+        crate::tabs::Report {
+            dialogs: slot.tabs.take_dialogs(),
+            tabs,
+        }
+    }
+
+    /// Run `action` on the tabs of the session a call works on (after
+    /// catching up with the tabs its page opened) and list them.
+    pub(crate) async fn tabs(
+        &self,
+        ctx: &axon_core::ToolContext,
+        action: crate::tabs::Action,
+    ) -> Result<Vec<crate::tabs::TabInfo>, ToolError> {
+        // Opens the session (or refuses it) as every tool does.
+        self.page_for(ctx).await?;
+        let session = Self::session_for(ctx);
+        let mut live = self.live.lock().await;
+        let live = live.as_mut().ok_or_else(|| no_session(&session))?;
+        let slot = live
+            .pages
+            .get_mut(&session)
+            .filter(|slot| slot.visible_to(ctx.tenant()))
+            .ok_or_else(|| no_session(&session))?;
+        let context = slot.context.clone().ok_or_else(|| no_session(&session))?;
+        action
+            .apply(&mut slot.tabs, &live.browser, &context, &live.watch)
+            .await?;
+        slot.tabs.take_changed();
+        slot.tabs.list(&live.browser, &context).await
     }
 
     /// Keep `nodes` as the session's last snapshot and return the one before
@@ -361,7 +404,10 @@ impl Browsers {
             (Some(slot), _) if !slot.visible_to(tenant) => return Err(no_session(session)),
             (Some(slot), _) => {
                 slot.used = now;
-                return Ok(slot.page.clone());
+                if let Some(context) = &slot.context {
+                    slot.tabs.sync(&live.browser, context, &live.watch).await?;
+                }
+                return Ok(slot.tabs.page().clone());
             }
             (None, Open::Existing) => return Err(no_session(session)),
             (None, _) => {}
@@ -415,6 +461,7 @@ impl Browsers {
                 return Err(e);
             }
         };
+        let seen = live.watch.generation();
         let (options, handle) = match open {
             Open::New(options) => (options, true),
             _ => (
@@ -433,17 +480,19 @@ impl Browsers {
                 return Err(e);
             }
         };
+        let follow = options
+            .follow_new_tabs
+            .unwrap_or(self.config.follow_new_tabs);
         live.pages.insert(
             session.to_string(),
             Slot {
-                page: page.clone(),
+                tabs: crate::tabs::Tabs::new(page.clone(), dialogs, follow, seen),
                 used: now,
                 last_snapshot: Vec::new(),
                 context: Some(context),
                 handle,
                 seeded,
                 owner: options.owner.clone(),
-                dialogs,
             },
         );
         Ok(page)
@@ -495,10 +544,7 @@ impl Browsers {
         for id in closing {
             if let Some(slot) = live.pages.remove(&id) {
                 tracing::debug!(session = %id, "closing a browser session to make room");
-                let _ = slot.page.close().await;
-                if let Some(context) = slot.context {
-                    let _ = live.browser.dispose_browser_context(context).await;
-                }
+                close_slot(&live.browser, slot).await;
             }
         }
         Ok(())
@@ -517,7 +563,7 @@ impl Browsers {
                 .pages
                 .iter()
                 .filter(|(_, s)| s.visible_to(tenant))
-                .map(|(id, s)| (id.clone(), s.handle, s.page.clone(), s.used))
+                .map(|(id, s)| (id.clone(), s.handle, s.tabs.page().clone(), s.used))
                 .collect(),
             None => return Vec::new(),
         };
@@ -551,7 +597,7 @@ impl Browsers {
                 .and_then(|l| l.pages.get(session))
                 .filter(|slot| slot.visible_to(tenant))
                 .ok_or_else(|| no_session(session))?;
-            (slot.page.clone(), slot.seeded.clone())
+            (slot.tabs.page().clone(), slot.seeded.clone())
         };
         let cookies = crate::cdp::send(&page, "Network.getAllCookies", json!({})).await?;
         let cookies: Vec<Value> = cookies["cookies"]
@@ -596,10 +642,7 @@ impl Browsers {
         let Some(slot) = live.pages.remove(session) else {
             return false;
         };
-        let _ = slot.page.close().await;
-        if let Some(context) = slot.context {
-            let _ = live.browser.dispose_browser_context(context).await;
-        }
+        close_slot(&live.browser, slot).await;
         true
     }
 
@@ -721,8 +764,10 @@ impl Browsers {
         if let Some(port) = devtools_port {
             axon_core::network::register_own_port(port);
         }
+        let watch = crate::tabs::Watch::start(&browser).await?;
         tracing::info!(executable = %executable.display(), "browser launched");
         Ok(Live {
+            watch,
             browser,
             alive,
             pages: HashMap::new(),
@@ -752,6 +797,16 @@ impl Drop for Browsers {
             }
             crate::profile::remove(&live.profile);
         }
+    }
+}
+
+/// Close a session: its tabs, then its browser context.
+async fn close_slot(browser: &Browser, slot: Slot) {
+    for page in slot.tabs.pages() {
+        let _ = page.clone().close().await;
+    }
+    if let Some(context) = slot.context {
+        let _ = browser.dispose_browser_context(context).await;
     }
 }
 

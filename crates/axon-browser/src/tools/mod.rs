@@ -81,12 +81,14 @@ pub(crate) mod forms;
 pub(crate) mod navigation;
 pub(crate) mod page;
 pub(crate) mod reading;
+pub(crate) mod tabs;
 
 pub use elements::{ClickArgs, ElementState, PressKeyArgs, TypeArgs, WaitForElementArgs};
 pub use forms::{OneOrMany, SearchArgs, SelectArgs, SubmitArgs};
 pub use navigation::{NavigateArgs, UrlChangeArgs, WaitUntil};
 pub use page::{Direction, Edge, PageState, ScrollArgs, WaitArgs};
 pub use reading::{TableArgs, TableFormat, VerifyArgs};
+pub use tabs::{TabAction, TabsArgs};
 
 /// Register every browser tool, all sharing `browsers`: the session tools, and
 /// the page and element tools, each taking an optional `session` handle.
@@ -96,6 +98,7 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
     elements::register(registry, &browsers)?;
     forms::register(registry, &browsers)?;
     reading::register(registry, &browsers)?;
+    tabs::register(registry, &browsers)?;
     page::register(registry, &browsers)
 }
 

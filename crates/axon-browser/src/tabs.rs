@@ -1,0 +1,392 @@
+//! A session is a set of tabs with one current tab.
+//!
+//! A page opens tabs of its own: a `target="_blank"` link, `window.open`, a
+//! sign-in popup. Each lands in the session's browser context, so the
+//! session's tabs are the page targets of its context. Before this, such a tab
+//! was invisible: the click succeeded and every later call went on reading
+//! the old page.
+//!
+//! The browser's target events bump one counter ([`Watch`]); a session whose
+//! last look is older than the counter asks Chromium for its context's pages
+//! (`Target.getTargets`) and adopts the new ones: each gets a dialog answerer
+//! (dialogs.rs) and, when the session follows new tabs (the default,
+//! `[browser] follow_new_tabs`, or `browser_session_new`'s
+//! `follow_new_tabs`), becomes current — the agent clicked a link to read
+//! what it opens. A tab that closes (a popup that signs in and closes itself)
+//! hands the session back to the tab that opened it. The call during which
+//! the set changed lists the tabs in its data (`tabs`); `browser_tabs` lists,
+//! selects, opens and closes them.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use axon_core::ToolError;
+use chromiumoxide::browser::Browser;
+use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
+use chromiumoxide::cdp::browser_protocol::target::{
+    CreateTargetParams, EventTargetCreated, EventTargetDestroyed, GetTargetsParams, TargetId,
+    TargetInfo,
+};
+use chromiumoxide::page::Page;
+use futures::StreamExt;
+use serde::Serialize;
+
+use crate::dialogs::{Answered, Answerer};
+
+/// How long a new tab may take to become a page chromiumoxide can drive.
+const ADOPT_WAIT: Duration = Duration::from_secs(2);
+
+/// A session holds this many tabs at most: a page that opens tabs in a loop
+/// cannot exhaust the browser (the ones past it are closed as they open).
+pub(crate) const MAX_TABS: usize = 20;
+
+/// Counts the browser's page targets opening and closing, so that a session
+/// looks for new tabs only after one of them did.
+pub(crate) struct Watch {
+    generation: Arc<AtomicU64>,
+    task: tokio::task::AbortHandle,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Watch {
+    /// Start counting `browser`'s target events.
+    pub(crate) async fn start(browser: &Browser) -> Result<Watch, ToolError> {
+        let listen = |e: chromiumoxide::error::CdpError| {
+            ToolError::transient(format!("listening for new tabs: {e}"))
+        };
+        let created = browser
+            .event_listener::<EventTargetCreated>()
+            .await
+            .map_err(listen)?
+            .filter(|e| std::future::ready(e.target_info.r#type == "page"))
+            .map(|_| ());
+        let destroyed = browser
+            .event_listener::<EventTargetDestroyed>()
+            .await
+            .map_err(listen)?
+            .map(|_| ());
+        let generation = Arc::new(AtomicU64::new(1));
+        let counter = generation.clone();
+        let mut events = futures::stream::select(created, destroyed);
+        let task = tokio::spawn(async move {
+            while events.next().await.is_some() {
+                counter.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        Ok(Watch {
+            generation,
+            task: task.abort_handle(),
+        })
+    }
+
+    /// The number of target events so far.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+}
+
+/// What a call's result adds about its session ([`crate::handles::WithSession`]).
+#[derive(Default)]
+pub(crate) struct Report {
+    /// The dialogs answered since the last report.
+    pub(crate) dialogs: Vec<Answered>,
+    /// The tabs, when they opened or closed since the last report.
+    pub(crate) tabs: Option<Vec<TabInfo>>,
+}
+
+/// What `browser_tabs` does.
+pub(crate) enum Action {
+    List,
+    Select(usize),
+    /// Open a blank tab and make it current.
+    New,
+    /// Close a tab (the current one when none is named).
+    Close(Option<usize>),
+}
+
+impl Action {
+    pub(crate) async fn apply(
+        self,
+        tabs: &mut Tabs,
+        browser: &Browser,
+        context: &BrowserContextId,
+        watch: &Watch,
+    ) -> Result<(), ToolError> {
+        match self {
+            Action::List => Ok(()),
+            Action::Select(index) => tabs.select(index).await,
+            Action::New => tabs.open(browser, context, watch).await,
+            Action::Close(index) => tabs.close(index.unwrap_or(tabs.current)).await,
+        }
+    }
+}
+
+/// One tab of a session.
+struct Tab {
+    page: Page,
+    /// Answers its dialogs while it is open.
+    dialogs: Answerer,
+    /// The tab whose page opened it.
+    opener: Option<TargetId>,
+}
+
+/// One tab as the tools show it.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct TabInfo {
+    pub(crate) index: usize,
+    pub(crate) url: String,
+    pub(crate) title: String,
+    pub(crate) current: bool,
+}
+
+/// A session's tabs, in the order they opened, and which one is current.
+pub(crate) struct Tabs {
+    list: Vec<Tab>,
+    current: usize,
+    /// Whether a tab the page opens becomes current.
+    follow: bool,
+    /// The [`Watch`] generation of the last look.
+    seen: u64,
+    /// The set changed since the last report.
+    changed: bool,
+}
+
+impl Tabs {
+    /// A session's first tab.
+    pub(crate) fn new(page: Page, dialogs: Answerer, follow: bool, seen: u64) -> Tabs {
+        Tabs {
+            list: vec![Tab {
+                page,
+                dialogs,
+                opener: None,
+            }],
+            current: 0,
+            follow,
+            seen,
+            changed: false,
+        }
+    }
+
+    /// The current tab's page.
+    pub(crate) fn page(&self) -> &Page {
+        &self.list[self.current].page
+    }
+
+    /// Every tab's page.
+    pub(crate) fn pages(&self) -> impl Iterator<Item = &Page> {
+        self.list.iter().map(|t| &t.page)
+    }
+
+    /// The dialogs every tab answered since the last report, oldest first
+    /// within each tab.
+    pub(crate) fn take_dialogs(&self) -> Vec<Answered> {
+        self.list.iter().flat_map(|t| t.dialogs.take()).collect()
+    }
+
+    /// Whether the set changed since this was last asked.
+    pub(crate) fn take_changed(&mut self) -> bool {
+        std::mem::take(&mut self.changed)
+    }
+
+    /// Catch up with the tabs opened and closed in `context` since the last
+    /// look (nothing to do, and no CDP call, when no target event came).
+    pub(crate) async fn sync(
+        &mut self,
+        browser: &Browser,
+        context: &BrowserContextId,
+        watch: &Watch,
+    ) -> Result<(), ToolError> {
+        let generation = watch.generation();
+        if generation == self.seen {
+            return Ok(());
+        }
+        self.seen = generation;
+        let open = pages_in(browser, context).await?;
+        let was = self.list[self.current].page.target_id().clone();
+        let was_opener = self.list[self.current].opener.clone();
+        let before = self.list.len();
+        self.list
+            .retain(|tab| open.iter().any(|t| &t.target_id == tab.page.target_id()));
+        // The current tab closed: back to the one that opened it.
+        let current = self
+            .index_of(&was)
+            .or_else(|| was_opener.and_then(|o| self.index_of(&o)));
+        let mut adopted = None;
+        for info in open {
+            if self.index_of(&info.target_id).is_some() {
+                continue;
+            }
+            if self.list.len() >= MAX_TABS {
+                let _ = browser.get_page(info.target_id).await.map(Page::close);
+                continue;
+            }
+            if let Some(tab) = adopt(browser, &info).await {
+                self.list.push(tab);
+                adopted = Some(self.list.len() - 1);
+            }
+        }
+        self.changed |= self.list.len() != before || adopted.is_some();
+        self.current = match (adopted, self.follow) {
+            (Some(new), true) => new,
+            _ => current.unwrap_or(self.list.len().saturating_sub(1)),
+        };
+        if self.list.is_empty() {
+            return Err(ToolError::failed(
+                "every tab of this browser session was closed; close it (browser_session_close) and open another",
+            )
+            .with_code("session_lost"));
+        }
+        Ok(())
+    }
+
+    fn index_of(&self, target: &TargetId) -> Option<usize> {
+        self.list.iter().position(|t| t.page.target_id() == target)
+    }
+
+    /// The tabs, with their URLs and titles.
+    pub(crate) async fn list(
+        &self,
+        browser: &Browser,
+        context: &BrowserContextId,
+    ) -> Result<Vec<TabInfo>, ToolError> {
+        let open = pages_in(browser, context).await?;
+        Ok(self
+            .list
+            .iter()
+            .enumerate()
+            .map(|(index, tab)| {
+                let info = open.iter().find(|t| &t.target_id == tab.page.target_id());
+                TabInfo {
+                    index,
+                    url: info.map(|t| t.url.clone()).unwrap_or_default(),
+                    title: info.map(|t| t.title.clone()).unwrap_or_default(),
+                    current: index == self.current,
+                }
+            })
+            .collect())
+    }
+
+    /// Make tab `index` current.
+    pub(crate) async fn select(&mut self, index: usize) -> Result<(), ToolError> {
+        self.check(index)?;
+        self.current = index;
+        // A tab brought to the front runs its timers and animation frames
+        // at full speed again.
+        let _ = self.list[index].page.bring_to_front().await;
+        Ok(())
+    }
+
+    /// Open a blank tab in `context` and make it current.
+    pub(crate) async fn open(
+        &mut self,
+        browser: &Browser,
+        context: &BrowserContextId,
+        watch: &Watch,
+    ) -> Result<(), ToolError> {
+        if self.list.len() >= MAX_TABS {
+            return Err(ToolError::failed(format!(
+                "this session has {MAX_TABS} tabs open already; close one with browser_tabs {{\"action\": \"close\"}}"
+            ))
+            .with_code("too_many_tabs"));
+        }
+        let mut target = CreateTargetParams::new("about:blank");
+        target.browser_context_id = Some(context.clone());
+        let page = browser
+            .new_page(target)
+            .await
+            .map_err(|e| crate::session::cdp_error("opening a tab", &e))?;
+        let dialogs = crate::dialogs::answer(&page).await?;
+        self.list.push(Tab {
+            page,
+            dialogs,
+            opener: None,
+        });
+        self.current = self.list.len() - 1;
+        // Its own target event is not a tab the page opened.
+        self.seen = watch.generation();
+        Ok(())
+    }
+
+    /// Close tab `index`; the session's last tab is not closed.
+    pub(crate) async fn close(&mut self, index: usize) -> Result<(), ToolError> {
+        self.check(index)?;
+        if self.list.len() == 1 {
+            return Err(ToolError::invalid_arguments(
+                "/index: this is the session's only tab; close the session with browser_session_close",
+            )
+            .at("/index"));
+        }
+        let tab = self.list.remove(index);
+        self.current = if index == self.current {
+            // Back to the tab that opened it, else the one before it.
+            tab.opener
+                .as_ref()
+                .and_then(|o| self.index_of(o))
+                .unwrap_or(index.saturating_sub(1))
+        } else if index < self.current {
+            self.current - 1
+        } else {
+            self.current
+        };
+        let _ = tab.page.close().await;
+        Ok(())
+    }
+
+    fn check(&self, index: usize) -> Result<(), ToolError> {
+        if index < self.list.len() {
+            return Ok(());
+        }
+        Err(ToolError::invalid_arguments(format!(
+            "/index: no tab {index}; this session has {} (0 to {})",
+            self.list.len(),
+            self.list.len() - 1
+        ))
+        .at("/index"))
+    }
+}
+
+/// The page targets of `context`, in Chromium's order.
+async fn pages_in(
+    browser: &Browser,
+    context: &BrowserContextId,
+) -> Result<Vec<TargetInfo>, ToolError> {
+    let targets = browser
+        .execute(GetTargetsParams::default())
+        .await
+        .map_err(|e| crate::session::cdp_error("listing tabs", &e))?;
+    Ok(targets
+        .result
+        .target_infos
+        .into_iter()
+        .filter(|t| t.r#type == "page" && t.browser_context_id.as_ref() == Some(context))
+        .collect())
+}
+
+/// Take over a tab the page opened: its page (once chromiumoxide has attached
+/// to it) and a dialog answerer. `None` when it closed before that.
+async fn adopt(browser: &Browser, info: &TargetInfo) -> Option<Tab> {
+    let started = tokio::time::Instant::now();
+    let page = loop {
+        if let Ok(page) = browser.get_page(info.target_id.clone()).await {
+            break page;
+        }
+        if started.elapsed() >= ADOPT_WAIT {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let dialogs = crate::dialogs::answer(&page).await.ok()?;
+    // A dialog it raised before the answerer listened is answered too.
+    crate::dialogs::dismiss_open(&page).await;
+    Some(Tab {
+        page,
+        dialogs,
+        opener: info.opener_id.clone(),
+    })
+}
