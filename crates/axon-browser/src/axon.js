@@ -147,8 +147,8 @@
     return !!aria && aria.getAttribute("aria-disabled") === "true";
   };
 
-  // Checks before an action. `want`: attached | visible | click | type |
-  // enabled. Returns {ok} or {ok: false, reason}; for click, the point to press.
+  // Checks before an action. `want`: attached | visible | click | point
+  // (click, disabled or not) | type | enabled. Returns {ok} or {ok: false, reason}; for click, the point to press.
   const check = (node, want) => {
     const el = elementOf(node);
     if (!el || !el.isConnected) return { ok: false, reason: "detached" };
@@ -156,7 +156,7 @@
     if (want === "attached") return out;
     if (!visible(el)) return { ok: false, reason: "not visible" };
     if (want === "visible") return out;
-    if (disabled(el)) return { ok: false, reason: "disabled" };
+    if (want !== "point" && disabled(el)) return { ok: false, reason: "disabled" };
     if (want === "type" && !editable(el)) return { ok: false, reason: "not editable", fatal: true };
     if (animating(el)) return { ok: false, reason: "not stable (animating)" };
     if (want === "type") {
@@ -167,7 +167,7 @@
       out.set_value = el.tagName === "INPUT" && VALUE_INPUTS.includes(el.type);
       return out;
     }
-    if (want !== "click") return out;
+    if (want !== "click" && want !== "point") return out;
     let r = el.getBoundingClientRect();
     if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) {
       el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });

@@ -52,6 +52,10 @@ pub struct BrowserConfig {
     /// clicks such a link wants to read what it opened. `browser_session_new`
     /// takes its own `follow_new_tabs`.
     pub follow_new_tabs: bool,
+    /// Whether `browser_evaluate` is offered: it runs an agent's script in
+    /// the page, which can do anything the page can (read its cookies, post
+    /// its forms). Default off.
+    pub allow_evaluate: bool,
 }
 
 /// `[browser.timeouts]`: the per-action defaults, in milliseconds.
@@ -108,6 +112,7 @@ impl Default for BrowserConfig {
             timeouts: ActionTimeouts::default(),
             act_cache: true,
             follow_new_tabs: true,
+            allow_evaluate: false,
         }
     }
 }

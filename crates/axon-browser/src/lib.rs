@@ -32,6 +32,7 @@ mod dialogs;
 mod egress;
 mod handles;
 mod input;
+mod journal;
 mod locate;
 mod profile;
 mod session;

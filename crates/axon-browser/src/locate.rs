@@ -216,6 +216,9 @@ pub(crate) enum Want {
     Type,
     /// Enabled, scrolled into view, and the topmost element at its centre.
     Click,
+    /// As [`Want::Click`], enabled or not: where the pointer goes to hover
+    /// or drag.
+    Point,
 }
 
 impl Want {
@@ -226,6 +229,7 @@ impl Want {
             Want::Enabled => "enabled",
             Want::Type => "type",
             Want::Click => "click",
+            Want::Point => "point",
         }
     }
 }

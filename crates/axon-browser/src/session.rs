@@ -326,6 +326,22 @@ impl Browsers {
         }
     }
 
+    /// Read the journal (journal.rs) of the current tab of the session a
+    /// call works on.
+    pub(crate) async fn journal<T>(
+        &self,
+        ctx: &axon_core::ToolContext,
+        read: impl FnOnce(&crate::journal::Journal) -> T,
+    ) -> Result<T, ToolError> {
+        self.page_for(ctx).await?;
+        let session = Self::session_for(ctx);
+        let live = self.live.lock().await;
+        live.as_ref()
+            .and_then(|l| l.pages.get(&session))
+            .map(|slot| read(slot.tabs.journal()))
+            .ok_or_else(|| no_session(&session))
+    }
+
     /// Run `action` on the tabs of the session a call works on (after
     /// catching up with the tabs its page opened) and list them.
     pub(crate) async fn tabs(
@@ -451,10 +467,8 @@ impl Browsers {
                 return Err(cdp_error("opening a page", &e));
             }
         };
-        // Before the page loads anything: a dialog raised while loading
-        // is answered too (dialogs.rs).
-        let dialogs = match crate::dialogs::answer(&page).await {
-            Ok(answerer) => answerer,
+        let tab = match crate::tabs::Tab::equip(page.clone(), None).await {
+            Ok(tab) => tab,
             Err(e) => {
                 let _ = page.close().await;
                 let _ = live.browser.dispose_browser_context(context).await;
@@ -486,7 +500,7 @@ impl Browsers {
         live.pages.insert(
             session.to_string(),
             Slot {
-                tabs: crate::tabs::Tabs::new(page.clone(), dialogs, follow, seen),
+                tabs: crate::tabs::Tabs::new(tab, follow, seen),
                 used: now,
                 last_snapshot: Vec::new(),
                 context: Some(context),

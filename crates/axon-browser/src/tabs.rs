@@ -33,6 +33,7 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use crate::dialogs::{Answered, Answerer};
+use crate::journal::Journal;
 
 /// How long a new tab may take to become a page chromiumoxide can drive.
 const ADOPT_WAIT: Duration = Duration::from_secs(2);
@@ -128,12 +129,30 @@ impl Action {
 }
 
 /// One tab of a session.
-struct Tab {
+pub(crate) struct Tab {
     page: Page,
     /// Answers its dialogs while it is open.
     dialogs: Answerer,
+    /// What its page logged and fetched (journal.rs).
+    journal: Journal,
     /// The tab whose page opened it.
     opener: Option<TargetId>,
+}
+
+impl Tab {
+    /// Make `page` a tab: answer its dialogs and keep its journal, from
+    /// before it loads anything (a dialog raised while loading is answered
+    /// too).
+    pub(crate) async fn equip(page: Page, opener: Option<TargetId>) -> Result<Tab, ToolError> {
+        let dialogs = crate::dialogs::answer(&page).await?;
+        let journal = crate::journal::keep(&page).await?;
+        Ok(Tab {
+            page,
+            dialogs,
+            journal,
+            opener,
+        })
+    }
 }
 
 /// One tab as the tools show it.
@@ -159,13 +178,9 @@ pub(crate) struct Tabs {
 
 impl Tabs {
     /// A session's first tab.
-    pub(crate) fn new(page: Page, dialogs: Answerer, follow: bool, seen: u64) -> Tabs {
+    pub(crate) fn new(first: Tab, follow: bool, seen: u64) -> Tabs {
         Tabs {
-            list: vec![Tab {
-                page,
-                dialogs,
-                opener: None,
-            }],
+            list: vec![first],
             current: 0,
             follow,
             seen,
@@ -176,6 +191,11 @@ impl Tabs {
     /// The current tab's page.
     pub(crate) fn page(&self) -> &Page {
         &self.list[self.current].page
+    }
+
+    /// The current tab's journal.
+    pub(crate) fn journal(&self) -> &Journal {
+        &self.list[self.current].journal
     }
 
     /// Every tab's page.
@@ -301,12 +321,14 @@ impl Tabs {
             .new_page(target)
             .await
             .map_err(|e| crate::session::cdp_error("opening a tab", &e))?;
-        let dialogs = crate::dialogs::answer(&page).await?;
-        self.list.push(Tab {
-            page,
-            dialogs,
-            opener: None,
-        });
+        let tab = match Tab::equip(page.clone(), None).await {
+            Ok(tab) => tab,
+            Err(e) => {
+                let _ = page.close().await;
+                return Err(e);
+            }
+        };
+        self.list.push(tab);
         self.current = self.list.len() - 1;
         // Its own target event is not a tab the page opened.
         self.seen = watch.generation();
@@ -381,12 +403,8 @@ async fn adopt(browser: &Browser, info: &TargetInfo) -> Option<Tab> {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    let dialogs = crate::dialogs::answer(&page).await.ok()?;
+    let tab = Tab::equip(page, info.opener_id.clone()).await.ok()?;
     // A dialog it raised before the answerer listened is answered too.
-    crate::dialogs::dismiss_open(&page).await;
-    Some(Tab {
-        page,
-        dialogs,
-        opener: info.opener_id.clone(),
-    })
+    crate::dialogs::dismiss_open(&tab.page).await;
+    Some(tab)
 }

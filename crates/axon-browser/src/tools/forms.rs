@@ -213,6 +213,185 @@ async fn find_search_box(page: &Page, timeout: Duration) -> Result<Found, ToolEr
     })
 }
 
+/// One field of `browser_fill_form`.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Field {
+    #[serde(flatten)]
+    /// The field (exactly one of selector, ref, role, label, has_text).
+    pub address: Address,
+    /// Text to type, an option of a select, or true/false for a checkbox
+    /// or radio button.
+    pub value: FieldValue,
+}
+
+/// A field's value.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum FieldValue {
+    /// Checked or not.
+    Check(bool),
+    /// Text, or an option's value or label.
+    Text(String),
+}
+
+/// `browser_fill_form` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct FillFormArgs {
+    /// The fields, filled in this order.
+    #[schemars(length(min = 1, max = 100))]
+    pub fields: Vec<Field>,
+    /// Max wait for each field, ms.
+    pub timeout_ms: Option<u64>,
+}
+
+/// What a field is, read before it is filled.
+const KIND: &str = "function() { return {tag: this.tagName.toLowerCase(), type: (this.type || '').toLowerCase(), checked: !!this.checked}; }";
+
+/// Fill several fields in one call, one result per field. A field that
+/// cannot be filled fails the call, naming it (`/fields/2: …`); the fields
+/// before it stay filled.
+pub(crate) async fn fill_form(
+    b: &Browsers,
+    args: FillFormArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.type_ms).await?;
+    let mut filled = Vec::with_capacity(args.fields.len());
+    for (i, field) in args.fields.into_iter().enumerate() {
+        let at = |e: ToolError| ToolError {
+            message: format!("/fields/{i}: {}", e.message),
+            ..e
+        };
+        let found = element(&page, &field.address, Want::Visible, timeout)
+            .await
+            .map_err(at)?;
+        let kind = match cdp::call_on(&page, &found.object, KIND, &[])
+            .await
+            .map_err(at)?
+        {
+            Evaluated::Value(kind) => kind,
+            _ => Value::Null,
+        };
+        if kind["type"] == "password" {
+            ctx.mark_secret(format!("/fields/{i}/value"));
+        }
+        let result = fill_one(b, &page, ctx, &field, &kind, timeout)
+            .await
+            .map_err(at)?;
+        filled.push(json!({"element": found.element(), "filled": result}));
+    }
+    Ok(json!({ "fields": filled }))
+}
+
+/// Fill one field of `kind` (its tag, type and checked state).
+async fn fill_one(
+    b: &Browsers,
+    page: &Page,
+    ctx: &ToolContext,
+    field: &Field,
+    kind: &Value,
+    timeout: Duration,
+) -> Result<Value, ToolError> {
+    let timeout_ms = Some(timeout.as_millis() as u64);
+    let checkable = kind["type"] == "checkbox" || kind["type"] == "radio";
+    match (&field.value, checkable) {
+        (FieldValue::Check(want), true) => {
+            if kind["checked"] != json!(want) {
+                let found = element(page, &field.address, Want::Click, timeout).await?;
+                let (x, y) = (
+                    found.info["x"].as_f64().unwrap_or(0.0),
+                    found.info["y"].as_f64().unwrap_or(0.0),
+                );
+                input::click_at(page, x, y).await?;
+            }
+            Ok(json!(want))
+        }
+        (FieldValue::Check(_), false) => Err(ToolError::invalid_arguments(
+            "/value: true or false is for a checkbox or radio button; give text",
+        )),
+        (FieldValue::Text(_), true) => Err(ToolError::invalid_arguments(
+            "/value: a checkbox or radio button takes true or false",
+        )),
+        (FieldValue::Text(text), false) if kind["tag"] == "select" => {
+            let args = SelectArgs {
+                address: field.address.clone(),
+                values: Some(OneOrMany::One(text.clone())),
+                index: None,
+                timeout_ms,
+            };
+            select_option(b, args, ctx)
+                .await
+                .map(|v| v["selected"].clone())
+        }
+        (FieldValue::Text(text), false) => {
+            let args = super::elements::TypeArgs {
+                text: text.clone(),
+                address: field.address.clone(),
+                clear: true,
+                timeout_ms,
+            };
+            let typed = super::elements::type_text(b, args, ctx).await?;
+            Ok(json!({"chars": typed.chars}))
+        }
+    }
+}
+
+/// `browser_upload_file` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct UploadArgs {
+    #[serde(flatten)]
+    /// The file input (exactly one of selector, ref, role, label, has_text).
+    pub address: Address,
+    /// File names in the files folder ([files] dir); several for a multiple
+    /// input.
+    #[schemars(length(min = 1, max = 20))]
+    pub paths: Vec<String>,
+    /// Max wait, ms.
+    pub timeout_ms: Option<u64>,
+}
+
+/// Give a file input files from the files folder, and only from there: a
+/// page cannot be handed `/etc/passwd`.
+pub(crate) async fn upload_file(
+    b: &Browsers,
+    args: UploadArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    let dir = b.files("/paths")?;
+    let mut files = Vec::with_capacity(args.paths.len());
+    for (i, name) in args.paths.iter().enumerate() {
+        let field = format!("/paths/{i}");
+        let path = dir.resolve(&field, name)?;
+        if !tokio::fs::metadata(&path).await.is_ok_and(|m| m.is_file()) {
+            return Err(ToolError::invalid_arguments(format!(
+                "{field}: no file {name:?} in the files folder"
+            ))
+            .with_code("file_not_found")
+            .at(&field));
+        }
+        files.push(path.to_string_lossy().into_owned());
+    }
+    let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.type_ms).await?;
+    // File inputs are often hidden behind a styled button: attached is enough.
+    let found = element(&page, &args.address, Want::Attached, timeout).await?;
+    if found.info["tag"] != "input" {
+        return Err(
+            ToolError::failed(format!("{} is not a file input", found.element()))
+                .with_code("element_not_interactable"),
+        );
+    }
+    cdp::send(
+        &page,
+        "DOM.setFileInputFiles",
+        json!({"files": files, "objectId": found.object}),
+    )
+    .await?;
+    Ok(json!({"element": found.element(), "files": args.paths}))
+}
+
 /// Register this file's tools, all sharing `browsers`.
 pub(super) fn register(
     registry: &mut ToolRegistry,
@@ -241,6 +420,22 @@ pub(super) fn register(
         acting(),
         "Finds the page's search box, types `query` and presses Enter.",
         search
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_fill_form",
+        idempotent(),
+        "Fills several fields in one call: text, a select's option, or true/false for a checkbox or radio.",
+        fill_form
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_upload_file",
+        idempotent(),
+        "Sets a file input's files, by name from the files folder ([files] dir).",
+        upload_file
     );
     Ok(())
 }

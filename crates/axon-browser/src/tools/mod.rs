@@ -4,11 +4,17 @@
 //! - [`navigation`]: `browser_navigate`, `browser_wait_for_url_change`;
 //! - [`elements`]: `browser_click`, `browser_type`, `browser_clear_input`,
 //!   `browser_press_key`, `browser_wait_for_element`;
-//! - [`forms`]: `browser_select_option`, `browser_submit_form`, `browser_search`;
+//! - [`forms`]: `browser_select_option`, `browser_submit_form`, `browser_search`,
+//!   `browser_fill_form`, `browser_upload_file`;
 //! - [`reading`]: `browser_get_text`, `browser_verify_element_exists`,
 //!   `browser_extract_table`, `browser_get_page_html`, `browser_snapshot`;
 //! - [`page`]: `browser_get_page_state`, `browser_take_screenshot`,
-//!   `browser_scroll`, `browser_wait`.
+//!   `browser_scroll`, `browser_wait`, `browser_resize`, `browser_pdf_save`;
+//! - [`tabs`]: `browser_tabs`;
+//! - [`history`]: `browser_navigate_back`, `browser_navigate_forward`;
+//! - [`pointer`]: `browser_hover`, `browser_drag`;
+//! - [`devtools`]: `browser_console_messages`, `browser_network_requests`,
+//!   `browser_evaluate` (only with `[browser] allow_evaluate`).
 //!
 //! Every call works on the page of its session (the call's correlation id, or a
 //! `session` handle: `crate::handles`). This file holds what they share: the
@@ -76,10 +82,13 @@ macro_rules! browser_tool {
     }};
 }
 
+pub(crate) mod devtools;
 pub(crate) mod elements;
 pub(crate) mod forms;
+pub(crate) mod history;
 pub(crate) mod navigation;
 pub(crate) mod page;
+pub(crate) mod pointer;
 pub(crate) mod reading;
 pub(crate) mod tabs;
 
@@ -99,6 +108,9 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
     forms::register(registry, &browsers)?;
     reading::register(registry, &browsers)?;
     tabs::register(registry, &browsers)?;
+    history::register(registry, &browsers)?;
+    pointer::register(registry, &browsers)?;
+    devtools::register(registry, &browsers)?;
     page::register(registry, &browsers)
 }
 

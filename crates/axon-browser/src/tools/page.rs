@@ -407,6 +407,66 @@ pub(crate) async fn wait(
     Ok(json!({"waited_ms": d.as_millis() as u64}))
 }
 
+/// `browser_resize` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ResizeArgs {
+    /// CSS pixels.
+    #[schemars(range(min = 100, max = 10000))]
+    pub width: u32,
+    /// CSS pixels.
+    #[schemars(range(min = 100, max = 10000))]
+    pub height: u32,
+}
+
+/// Resize the current tab's viewport (a page's mobile layout, a menu that
+/// collapses below a width).
+async fn resize(b: &Browsers, args: ResizeArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
+    for (field, value) in [("/width", args.width), ("/height", args.height)] {
+        if !(100..=10_000).contains(&value) {
+            return Err(ToolError::invalid_arguments(format!(
+                "{field}: {value} is outside 100 to 10000 pixels"
+            ))
+            .at(field));
+        }
+    }
+    let page = b.page_for(ctx).await?;
+    cdp::send(
+        &page,
+        "Emulation.setDeviceMetricsOverride",
+        json!({"width": args.width, "height": args.height, "deviceScaleFactor": 0, "mobile": false}),
+    )
+    .await?;
+    page_state(&page).await.map(|s| json!(s))
+}
+
+/// `browser_pdf_save` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PdfArgs {
+    /// A file name in the files folder ([files] dir).
+    pub path: String,
+    /// Replace a file of that name.
+    #[serde(default)]
+    pub overwrite: bool,
+}
+
+/// Print the current tab to a PDF in the files folder.
+async fn pdf_save(b: &Browsers, args: PdfArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
+    let dir = b.files("/path")?;
+    dir.resolve("/path", &args.path)?;
+    let page = b.page_for(ctx).await?;
+    let printed = cdp::send(&page, "Page.printToPDF", json!({"printBackground": true})).await?;
+    let bytes = printed["data"]
+        .as_str()
+        .and_then(decode_base64)
+        .ok_or_else(|| ToolError::internal("the browser sent no PDF"))?;
+    let written = dir
+        .write("/path", &args.path, bytes, args.overwrite)
+        .await?;
+    Ok(json!({"path": written.name, "bytes": written.bytes}))
+}
+
 /// Register this file's tools, all sharing `browsers`.
 pub(super) fn register(
     registry: &mut ToolRegistry,
@@ -443,6 +503,22 @@ pub(super) fn register(
         read_only(),
         "Waits `seconds` (at most browser.timeouts.wait_max_ms), for pages that settle without a signal to wait for.",
         wait
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_resize",
+        idempotent(),
+        "Resizes the viewport; returns the page state.",
+        resize
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_pdf_save",
+        read_only(),
+        "Saves the page as a PDF to `path` in the files folder.",
+        pdf_save
     );
     Ok(())
 }
