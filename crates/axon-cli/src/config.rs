@@ -360,6 +360,9 @@ pub struct Mcp {
     pub tools: Vec<String>,
     /// Tools never served over MCP.
     pub exclude: Vec<String>,
+    /// Optional tool groups served besides the core ones (`pdf`:
+    /// `browser_pdf_save`); `axon mcp --caps` adds to them.
+    pub caps: Vec<String>,
     /// MCP sessions `/mcp` keeps open at once; one more `initialize` is
     /// refused with 503 and `Retry-After`. Default 1024.
     pub max_sessions: Option<usize>,
@@ -373,6 +376,7 @@ impl Mcp {
         axon_mcp::ToolFilter {
             tools: self.tools.clone(),
             exclude: self.exclude.clone(),
+            caps: self.caps.clone(),
             ..Default::default()
         }
     }
@@ -496,6 +500,19 @@ impl Config {
         self.network
             .rules()
             .map_err(|e| ConfigError(e.to_string()))?;
+        if let Some((i, cap)) = self
+            .mcp
+            .caps
+            .iter()
+            .enumerate()
+            .find(|(_, c)| !axon_mcp::CAPABILITIES.iter().any(|(name, _)| name == c))
+        {
+            let known: Vec<&str> = axon_mcp::CAPABILITIES.iter().map(|(n, _)| *n).collect();
+            return Err(ConfigError(format!(
+                "mcp.caps[{i}]: no capability {cap:?} (there are: {})",
+                known.join(", ")
+            )));
+        }
         if let Some(ratio) = self.telemetry.sampling_ratio
             && !(0.0..=1.0).contains(&ratio)
         {

@@ -90,7 +90,12 @@ enum Command {
     /// Per-tool figures from history.
     Stats,
     /// Serve every tool (and run_plan) to an MCP client over stdio.
-    Mcp,
+    Mcp {
+        /// Optional tool groups to serve too, comma-separated (pdf), as
+        /// `[mcp] caps`.
+        #[arg(long, value_delimiter = ',')]
+        caps: Vec<String>,
+    },
     /// Serve the HTTP API, /healthz and /metrics.
     Serve {
         /// Address to bind (default from config: 127.0.0.1:7878; port 0 picks one).
@@ -196,7 +201,7 @@ fn main() -> ExitCode {
 /// is not read.
 fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
     match command {
-        Command::Mcp => tokio::runtime::Builder::new_current_thread()
+        Command::Mcp { .. } => tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build(),
         _ => tokio::runtime::Builder::new_multi_thread()
@@ -259,7 +264,7 @@ async fn command(cli: Cli, config: Config) -> Outcome {
         Command::History { id } => history(&config, ui, &id).await,
         Command::Stats => stats(&config, ui).await,
         Command::Serve { bind } => serve(&config, ui, bind).await,
-        Command::Mcp => mcp(&config, ui).await,
+        Command::Mcp { caps } => mcp(&config, caps, ui).await,
         Command::Openapi => {
             output::print_json(axon_server::openapi_document());
             Ok(Exit::Success)
@@ -622,10 +627,21 @@ async fn shutdown_signal() {
     }
 }
 
-async fn mcp(config: &Config, ui: output::Ui) -> Outcome {
+async fn mcp(config: &Config, caps: Vec<String>, ui: output::Ui) -> Outcome {
+    let mut filter = config.mcp.filter();
+    for cap in caps {
+        if !axon_mcp::CAPABILITIES.iter().any(|(name, _)| *name == cap) {
+            let known: Vec<&str> = axon_mcp::CAPABILITIES.iter().map(|(n, _)| *n).collect();
+            return Err(usage(format!(
+                "--caps: no capability {cap:?} (there are: {})",
+                known.join(", ")
+            )));
+        }
+        filter.caps.push(cap);
+    }
     let (runner, store) = runner(config, ui, Imports::All).await?;
     // stdout carries the protocol; logs go to stderr (telemetry::init).
-    let served = axon_mcp::serve_stdio(runner, &config.mcp.filter()).await;
+    let served = axon_mcp::serve_stdio(runner, &filter).await;
     store.close().await;
     served.map_err(infra)?;
     Ok(Exit::Success)

@@ -278,7 +278,7 @@ async fn axon_mcp_serves_imported_tools_too() {
 }
 
 /// `[mcp] tools` / `exclude` pick what is listed; what is not listed cannot be
-/// called either.
+/// called either. A capability's tools (`pdf`) are listed only when asked for.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tool_filter_lists_and_serves_only_what_it_allows() {
     let dir = std::env::temp_dir().join(format!("axon-mcp-filter-{}", ulid::Ulid::new()));
@@ -297,6 +297,7 @@ async fn the_tool_filter_lists_and_serves_only_what_it_allows() {
         .filter(|n| {
             (n.starts_with("browser_") || *n == "http_request")
                 && *n != "browser_act"
+                && *n != "browser_pdf_save"
                 && !n.starts_with("browser_session_")
         })
         .collect();
@@ -605,5 +606,45 @@ async fn closing_stdin_leaves_no_browser_profile_behind() {
         0,
         "a Chromium profile was left in {}",
         tmp.display()
+    );
+}
+
+/// Capabilities (`[mcp] caps`, `axon mcp --caps`) add their tools to the
+/// listing; a capability that does not exist is refused, named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capabilities_add_their_tools_and_unknown_ones_are_refused() {
+    let dir = std::env::temp_dir().join(format!("axon-mcp-caps-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("axon.toml");
+    std::fs::write(&config, "[mcp]\ncaps = [\"pdf\"]\n").unwrap();
+    let client = client_with(Some(&config)).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "browser_pdf_save"));
+    client.cancel().await.unwrap();
+
+    std::fs::write(&config, "[mcp]\ncaps = [\"pdf\", \"vision\"]\n").unwrap();
+    let check = std::process::Command::new(env!("CARGO_BIN_EXE_axon"))
+        .args(["config", "check"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&check.stderr);
+    assert!(!check.status.success());
+    assert!(
+        stderr.contains("mcp.caps[1]") && stderr.contains("vision"),
+        "{stderr}"
+    );
+
+    let flag = std::process::Command::new(env!("CARGO_BIN_EXE_axon"))
+        .args(["mcp", "--caps", "pdf,nope"])
+        .env_remove("AXON_CONFIG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&flag.stderr);
+    assert!(!flag.status.success());
+    assert!(
+        stderr.contains("--caps") && stderr.contains("nope"),
+        "{stderr}"
     );
 }

@@ -29,7 +29,9 @@ const FORM: &str = r#"<!doctype html>
   <label for="color">Color</label>
   <select id="color" name="color"><option value="red">Red</option><option value="green">Green</option></select>
   <input type="search" name="q" aria-label="Search">
-  <button id="go" type="button" onclick="document.getElementById('out').textContent = 'Went ' + document.getElementById('color').value">Go</button>
+  <button id="go" type="button" onclick="document.getElementById('out').textContent = 'Went ' + document.getElementById('color').value; console.error('went')">Go</button>
+  <input id="file" type="file" aria-label="Attachment">
+  <a id="blank" href="/next.html" target="_blank">Terms</a>
 </form>
 <p id="out"></p>
 <table><tr><th>Name</th><th>Role</th></tr><tr><td>Ada</td><td>admin</td></tr></table>
@@ -84,7 +86,7 @@ fn config_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("axon-mcp-clients-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&dir).unwrap();
     let text = format!(
-        "[store]\npath = {:?}\n[files]\ndir = {:?}\n[[mcp.servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+        "[store]\npath = {:?}\n[files]\ndir = {:?}\n[browser]\nallow_evaluate = true\n[mcp]\ncaps = [\"pdf\"]\n[[mcp.servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
         dir.join("axon.db").display().to_string(),
         dir.join("files").display().to_string(),
         js.display().to_string()
@@ -173,7 +175,22 @@ fn script(site: &str, tools: &[Value]) -> Vec<Value> {
         json!({"tool": "browser_click", "args": {"selector": "#missing", "timeout_ms": 200}}),
         json!({"tool": "browser_search", "args": {"query": "rust"}}),
         json!({"tool": "browser_wait_for_url_change", "args": {"from": form}}),
+        json!({"tool": "browser_navigate_back", "args": {}}),
+        json!({"tool": "browser_navigate_forward", "args": {}}),
         json!({"tool": "browser_navigate", "args": {"url": form}}),
+        // The web as it is (issue 38): one call per new action.
+        json!({"tool": "browser_hover", "args": {"selector": "#go"}}),
+        json!({"tool": "browser_fill_form", "args": {"fields": [{"label": "Name", "value": "Ada"}, {"selector": "#color", "value": "green"}]}}),
+        json!({"tool": "browser_click", "args": {"selector": "#go"}}),
+        json!({"tool": "browser_console_messages", "args": {"level": "error"}}),
+        json!({"tool": "browser_network_requests", "args": {}}),
+        json!({"tool": "browser_evaluate", "args": {"function": "() => document.title"}}),
+        json!({"tool": "browser_drag", "args": {"source": {"selector": "#name"}, "target": {"selector": "#go"}}}),
+        json!({"tool": "browser_resize", "args": {"width": 800, "height": 600}}),
+        json!({"tool": "browser_pdf_save", "args": {"path": "page.pdf", "overwrite": true}}),
+        json!({"tool": "browser_click", "args": {"selector": "#blank"}}),
+        json!({"tool": "browser_tabs", "args": {"action": "list"}}),
+        json!({"tool": "browser_tabs", "args": {"action": "close"}}),
         json!({"tool": "browser_submit_form", "args": {"selector": "#f"}}),
         // Sessions as handles: a and b apart, a's state saved and restored as c.
         json!({"tool": "browser_session_new", "args": {}, "save": {"a": "session"}}),
@@ -184,6 +201,8 @@ fn script(site: &str, tools: &[Value]) -> Vec<Value> {
         json!({"tool": "browser_session_save", "args": {"session": "${a}", "path": state, "overwrite": true}}),
         json!({"tool": "browser_session_save", "args": {"session": "${a}"}}),
         json!({"tool": "browser_session_new", "args": {"storage_state_path": state}, "save": {"c": "session"}}),
+        json!({"tool": "browser_navigate", "args": {"url": form}}),
+        json!({"tool": "browser_upload_file", "args": {"label": "Attachment", "paths": [state]}}),
         json!({"tool": "browser_navigate", "args": {"session": "${c}", "url": format!("{site}/show-cookie")}}),
         json!({"tool": "browser_get_text", "args": {"session": "${c}", "selector": "#c"}}),
         json!({"tool": "browser_session_close", "args": {"session": "${a}"}}),

@@ -41,7 +41,7 @@ mod stdio;
 
 pub use client::{McpConnection, McpServerConfig, McpTool, import};
 pub use server::{
-    AxonMcp, HttpService, META_KEY, McpSessions, RUN_PLAN, SESSIONLESS, ToolFilter, call_result,
-    http_service, mcp_tool,
+    AxonMcp, CAPABILITIES, HttpService, META_KEY, McpSessions, RUN_PLAN, SESSIONLESS, ToolFilter,
+    call_result, http_service, mcp_tool,
 };
 pub use stdio::serve_stdio;

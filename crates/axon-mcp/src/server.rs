@@ -47,12 +47,26 @@ pub struct ToolFilter {
     /// A further limit (empty: none): a tool must also match one of these, such
     /// as the tools a scoped bearer token may call.
     pub within: Vec<String>,
+    /// The optional capabilities served besides the core tools
+    /// ([`CAPABILITIES`]), such as `["pdf"]`.
+    pub caps: Vec<String>,
 }
+
+/// Tools an MCP client is shown only when their capability is asked for
+/// (`[mcp] caps`, `axon mcp --caps`), as Playwright MCP's `--caps` does: rare
+/// tools stay out of the listing every agent pays for on every turn. The
+/// HTTP API and plans can call them whatever the capabilities.
+pub const CAPABILITIES: &[(&str, &[&str])] = &[("pdf", &["browser_pdf_save"])];
 
 impl ToolFilter {
     /// Whether `name` is served.
     pub fn allows(&self, name: &str) -> bool {
-        (self.tools.is_empty() || self.tools.iter().any(|p| glob(p, name)))
+        let gated = CAPABILITIES
+            .iter()
+            .find(|(_, tools)| tools.contains(&name))
+            .is_some_and(|(cap, _)| !self.caps.iter().any(|c| c == cap));
+        !gated
+            && (self.tools.is_empty() || self.tools.iter().any(|p| glob(p, name)))
             && (self.within.is_empty() || self.within.iter().any(|p| glob(p, name)))
             && !self.exclude.iter().any(|p| glob(p, name))
     }

@@ -6,16 +6,25 @@ pub mod served;
 /// The tools every `axon` registry has, in listing order (sorted by name):
 /// the browser tools, the utilities and `http_request`. MCP listings add
 /// `run_plan` after them.
-pub const BUILT_IN_TOOLS: [&str; 28] = [
+pub const BUILT_IN_TOOLS: [&str; 39] = [
     "browser_act",
     "browser_clear_input",
     "browser_click",
+    "browser_console_messages",
+    "browser_drag",
     "browser_extract_table",
+    "browser_fill_form",
     "browser_get_page_html",
     "browser_get_page_state",
     "browser_get_text",
+    "browser_hover",
     "browser_navigate",
+    "browser_navigate_back",
+    "browser_navigate_forward",
+    "browser_network_requests",
+    "browser_pdf_save",
     "browser_press_key",
+    "browser_resize",
     "browser_scroll",
     "browser_search",
     "browser_select_option",
@@ -25,8 +34,10 @@ pub const BUILT_IN_TOOLS: [&str; 28] = [
     "browser_session_save",
     "browser_snapshot",
     "browser_submit_form",
+    "browser_tabs",
     "browser_take_screenshot",
     "browser_type",
+    "browser_upload_file",
     "browser_verify_element_exists",
     "browser_wait",
     "browser_wait_for_element",
@@ -37,10 +48,14 @@ pub const BUILT_IN_TOOLS: [&str; 28] = [
     "sleep",
 ];
 
-/// [`BUILT_IN_TOOLS`] then `run_plan`: what an MCP client of Axon lists.
+/// [`BUILT_IN_TOOLS`] but those of optional capabilities (`[mcp] caps`),
+/// then `run_plan`: what an MCP client of Axon lists by default.
 #[allow(dead_code)] // each test file is its own crate; not all of them list MCP tools
 pub fn mcp_tools() -> Vec<&'static str> {
-    let mut tools = BUILT_IN_TOOLS.to_vec();
+    let mut tools: Vec<&str> = BUILT_IN_TOOLS
+        .into_iter()
+        .filter(|t| *t != "browser_pdf_save")
+        .collect();
     tools.push("run_plan");
     tools
 }
