@@ -25,8 +25,8 @@ use axon_core::ToolError;
 use chromiumoxide::browser::Browser;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use chromiumoxide::cdp::browser_protocol::target::{
-    CreateTargetParams, EventTargetCreated, EventTargetDestroyed, GetTargetsParams, TargetId,
-    TargetInfo,
+    CloseTargetParams, CreateTargetParams, EventTargetCreated, EventTargetDestroyed,
+    GetTargetsParams, TargetId, TargetInfo,
 };
 use chromiumoxide::page::Page;
 use futures::StreamExt;
@@ -243,7 +243,9 @@ impl Tabs {
                 continue;
             }
             if self.list.len() >= MAX_TABS {
-                let _ = browser.get_page(info.target_id).await.map(Page::close);
+                let _ = browser
+                    .execute(CloseTargetParams::new(info.target_id))
+                    .await;
                 continue;
             }
             if let Some(tab) = adopt(browser, &info).await {

@@ -158,3 +158,27 @@ async fn a_session_can_stay_where_it_is() {
     assert_eq!(text.data["text"], "nothing yet", "{text:?}");
     f.browsers.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_opens_tabs_in_a_loop_is_held_to_twenty() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "tabs_flood.html").await;
+    let click = f
+        .once("s", "browser_click", json!({"selector": "#flood"}))
+        .await;
+    assert!(click.success, "{click:?}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let list = f.once("s", "browser_tabs", json!({"action": "list"})).await;
+    assert!(list.success, "{list:?}");
+    let open = urls(&list.data["tabs"]).len();
+    assert!((2..=20).contains(&open), "{open} tabs: {list:?}");
+    // The session still answers, on whichever tab is current.
+    let state = f.once("s", "browser_get_page_state", json!({})).await;
+    assert!(state.success, "{state:?}");
+    let back = f
+        .once("s", "browser_tabs", json!({"action": "select", "index": 0}))
+        .await;
+    assert!(back.success, "{back:?}");
+    assert_eq!(f.text("s", "#status").await, "flooded");
+    f.browsers.shutdown().await;
+}

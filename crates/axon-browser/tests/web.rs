@@ -250,9 +250,11 @@ async fn resize_pdf_and_script_only_when_allowed() {
         )
         .await;
     assert!(!refused.success, "{refused:?}");
-    let mut config = BrowserConfig::default();
-    config.allow_evaluate = true;
-    let g = fixture(config).await;
+    let g = fixture(BrowserConfig {
+        allow_evaluate: true,
+        ..BrowserConfig::default()
+    })
+    .await;
     g.open("s", "web.html").await;
     let title = g
         .once(

@@ -10,7 +10,7 @@
 //!   `browser_extract_table`, `browser_get_page_html`, `browser_snapshot`;
 //! - [`page`]: `browser_get_page_state`, `browser_take_screenshot`,
 //!   `browser_scroll`, `browser_wait`, `browser_resize`, `browser_pdf_save`;
-//! - [`tabs`]: `browser_tabs`;
+//! - [`tabs`](self::tabs): `browser_tabs`;
 //! - [`history`]: `browser_navigate_back`, `browser_navigate_forward`;
 //! - [`pointer`]: `browser_hover`, `browser_drag`;
 //! - [`devtools`]: `browser_console_messages`, `browser_network_requests`,
