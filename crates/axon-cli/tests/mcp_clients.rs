@@ -467,6 +467,16 @@ fn check(report: &Value, tools: &[Value], site: &str, who: &str) {
     let text = snap["text"].as_str().unwrap();
     assert!(text.contains("- button \"Go\" [ref=e"), "{who}: {text}");
     assert!(snap.get("nodes").is_none(), "{who}: nodes are opt-in");
+    // What the model reads is those lines, unescaped, under the page's URL.
+    let block = results(report, "browser_snapshot")[0]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(block.starts_with("- Page URL: http"), "{who}: {block}");
+    assert!(block.contains("- button \"Go\" [ref=e"), "{who}: {block}");
+    let console = results(report, "browser_console_messages")[0]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert_eq!(console, "[error] went", "{who}");
 
     // Two sessions apart; a saved state restored in a third.
     let texts = results(report, "browser_get_text");

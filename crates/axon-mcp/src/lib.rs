@@ -38,6 +38,7 @@
 mod client;
 mod server;
 mod stdio;
+mod text;
 
 pub use client::{McpConnection, McpServerConfig, McpTool, import};
 pub use server::{

@@ -59,14 +59,20 @@ pub struct ToolFilter {
 pub const CAPABILITIES: &[(&str, &[&str])] = &[("pdf", &["browser_pdf_save"])];
 
 impl ToolFilter {
-    /// Whether `name` is served.
-    pub fn allows(&self, name: &str) -> bool {
+    /// Whether `name` is listed and served over MCP: allowed, and in the
+    /// core tools or a capability asked for.
+    pub fn serves(&self, name: &str) -> bool {
         let gated = CAPABILITIES
             .iter()
             .find(|(_, tools)| tools.contains(&name))
             .is_some_and(|(cap, _)| !self.caps.iter().any(|c| c == cap));
-        !gated
-            && (self.tools.is_empty() || self.tools.iter().any(|p| glob(p, name)))
+        !gated && self.allows(name)
+    }
+
+    /// Whether `name` is allowed by the patterns (what a scoped token may
+    /// call over HTTP too); capabilities aside.
+    pub fn allows(&self, name: &str) -> bool {
+        (self.tools.is_empty() || self.tools.iter().any(|p| glob(p, name)))
             && (self.within.is_empty() || self.within.iter().any(|p| glob(p, name)))
             && !self.exclude.iter().any(|p| glob(p, name))
     }
@@ -109,7 +115,7 @@ impl Listing {
             .registry()
             .specs()
             .iter()
-            .filter(|s| filter.allows(&s.name))
+            .filter(|s| filter.serves(&s.name))
             .map(mcp_tool)
             .collect();
         if filter.allows(RUN_PLAN) {
@@ -757,7 +763,8 @@ fn as_meta(envelope: Value) -> Option<MetaObject> {
 
 /// A call result as an MCP tool result (docs/design.md, "MCP server"): the data as
 /// `structuredContent` (wrapped as `{"result": …}` when it is not an object),
-/// the same data as compact JSON text, an image as an image block, and the rest
+/// a text block (the data as compact JSON, or, for tools whose data is text
+/// for a reader, that text: text.rs), an image as an image block, and the rest
 /// of the call result under `_meta["axon/call"]`.
 pub fn call_result(result: CallResult) -> CallToolResult {
     let CallResult { data, error, .. } = &result;
@@ -789,12 +796,11 @@ pub fn call_result(result: CallResult) -> CallToolResult {
         other => json!({ "result": other }),
     };
     let mut content = Vec::with_capacity(2);
-    if let Some(image) = take_image(&mut data) {
-        content.push(Content::text(data.to_string()));
-        content.push(image);
-    } else {
-        content.push(Content::text(data.to_string()));
-    }
+    let image = take_image(&mut data);
+    // Text for a reader reads as text (text.rs); the rest as compact JSON.
+    let text = crate::text::for_reader(&result.tool, &data).unwrap_or_else(|| data.to_string());
+    content.push(Content::text(text));
+    content.extend(image);
     let mut out = CallToolResult::success(content);
     out.structured_content = Some(data);
     out.meta = as_meta(envelope);

@@ -1,0 +1,156 @@
+//! What a model reads of a result: the MCP text block.
+//!
+//! `structuredContent` carries a call's data for programs. The text block is
+//! what most clients put in front of the model, so for tools whose data is
+//! text for a reader — a snapshot, an element's text, a page's HTML, the
+//! console, the network — it is that text as it is, not its JSON: a snapshot
+//! line is `- button "Go" [ref=e12]`, not `"- button \"Go\" [ref=e12]\n"`
+//! with every quote and newline escaped. A short header names the page where
+//! Playwright MCP has one (URL, title), and what happened during the call
+//! (answered dialogs, tabs) follows as lines. Every other tool's text block
+//! stays its data as compact JSON.
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+/// The text block for `tool`'s `data`, when it is text for a reader.
+pub(crate) fn for_reader(tool: &str, data: &Value) -> Option<String> {
+    let mut out = match tool {
+        "browser_snapshot" => {
+            let mut out = page_header(data);
+            out.push_str(data["text"].as_str()?);
+            if let Some(n) = data["truncated"].as_u64().filter(|n| *n > 0) {
+                let _ = write!(
+                    out,
+                    "\n({n} more nodes left out: narrow with ref, depth or find)"
+                );
+            }
+            out
+        }
+        "browser_get_text" => data["text"].as_str()?.to_string(),
+        "browser_get_page_html" => data["html"].as_str()?.to_string(),
+        "browser_console_messages" => console(data["messages"].as_array()?),
+        "browser_network_requests" => network(data["requests"].as_array()?),
+        _ => return None,
+    };
+    happened(data, &mut out);
+    Some(out)
+}
+
+fn page_header(data: &Value) -> String {
+    let mut out = String::new();
+    if let Some(url) = data["url"].as_str() {
+        let _ = writeln!(out, "- Page URL: {url}");
+    }
+    if let Some(title) = data["title"].as_str() {
+        let _ = writeln!(out, "- Page Title: {title}");
+    }
+    out
+}
+
+fn console(messages: &[Value]) -> String {
+    if messages.is_empty() {
+        return "(no console messages)".into();
+    }
+    let lines: Vec<String> = messages
+        .iter()
+        .map(|m| {
+            format!(
+                "[{}] {}",
+                m["level"].as_str().unwrap_or("info"),
+                m["text"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    lines.join("\n")
+}
+
+fn network(requests: &[Value]) -> String {
+    if requests.is_empty() {
+        return "(no requests)".into();
+    }
+    let lines: Vec<String> = requests
+        .iter()
+        .map(|r| {
+            let outcome = match (&r["status"], r["failure"].as_str()) {
+                (_, Some(failure)) => format!("failed: {failure}"),
+                (Value::Number(status), None) => status.to_string(),
+                _ => "pending".into(),
+            };
+            format!(
+                "{} {} => {} ({})",
+                r["method"].as_str().unwrap_or("GET"),
+                r["url"].as_str().unwrap_or_default(),
+                outcome,
+                r["type"].as_str().unwrap_or("other")
+            )
+        })
+        .collect();
+    lines.join("\n")
+}
+
+/// The dialogs answered and the tabs opened during the call, as lines.
+fn happened(data: &Value, out: &mut String) {
+    if let Some(dialogs) = data["dialogs"].as_array() {
+        for d in dialogs {
+            let _ = write!(
+                out,
+                "\n- {} dialog {:?} was {}",
+                d["type"].as_str().unwrap_or("a"),
+                d["message"].as_str().unwrap_or_default(),
+                d["answered"].as_str().unwrap_or("answered")
+            );
+        }
+    }
+    if let Some(tabs) = data["tabs"].as_array() {
+        out.push_str("\n### Open tabs");
+        for t in tabs {
+            let _ = write!(
+                out,
+                "\n- {}:{} [{}]({})",
+                t["index"],
+                if t["current"] == true {
+                    " (current)"
+                } else {
+                    ""
+                },
+                t["title"].as_str().unwrap_or_default(),
+                t["url"].as_str().unwrap_or_default()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_snapshot_reads_as_its_lines() {
+        let data = json!({"url": "http://h/", "title": "Home", "text": "- button \"Go\" [ref=e1]\n- link \"More\" [ref=e2]", "truncated": 0});
+        let text = for_reader("browser_snapshot", &data).unwrap();
+        assert_eq!(
+            text,
+            "- Page URL: http://h/\n- Page Title: Home\n- button \"Go\" [ref=e1]\n- link \"More\" [ref=e2]"
+        );
+    }
+
+    #[test]
+    fn what_happened_follows_and_other_tools_stay_json() {
+        let data = json!({"text": "Saved", "dialogs": [{"type": "confirm", "message": "Delete it?", "answered": "dismissed"}],
+            "tabs": [{"index": 0, "current": false, "title": "A", "url": "http://a/"}, {"index": 1, "current": true, "title": "B", "url": "http://b/"}]});
+        let text = for_reader("browser_get_text", &data).unwrap();
+        assert_eq!(
+            text,
+            "Saved\n- confirm dialog \"Delete it?\" was dismissed\n### Open tabs\n- 0: [A](http://a/)\n- 1: (current) [B](http://b/)"
+        );
+        assert!(for_reader("browser_click", &data).is_none());
+        let net = json!({"requests": [{"method": "GET", "url": "http://h/x", "type": "fetch", "failure": "net::ERR_CONNECTION_REFUSED"}, {"method": "POST", "url": "http://h/y", "type": "xhr", "status": 201}]});
+        assert_eq!(
+            for_reader("browser_network_requests", &net).unwrap(),
+            "GET http://h/x => failed: net::ERR_CONNECTION_REFUSED (fetch)\nPOST http://h/y => 201 (xhr)"
+        );
+    }
+}
