@@ -56,6 +56,11 @@ pub struct BrowserConfig {
     /// the page, which can do anything the page can (read its cookies, post
     /// its forms). Default off.
     pub allow_evaluate: bool,
+    /// Whether a session keeps a page's JavaScript dialogs open for the
+    /// agent to answer (`browser_handle_dialog`) instead of answering them
+    /// at once (dismissed; `beforeunload` accepted). Default off.
+    /// `browser_session_new` takes its own `dialogs`.
+    pub hold_dialogs: bool,
 }
 
 /// `[browser.timeouts]`: the per-action defaults, in milliseconds.
@@ -113,6 +118,7 @@ impl Default for BrowserConfig {
             act_cache: true,
             follow_new_tabs: true,
             allow_evaluate: false,
+            hold_dialogs: false,
         }
     }
 }

@@ -11,8 +11,18 @@
 //! What was answered is kept until the session's next call returns, which
 //! reports it (`dialogs: [{type, message, answered}]` in its data): the agent
 //! learns that "Delete it?" was asked and answered no.
+//!
+//! A session can hold dialogs instead (`browser_session_new {"hold_dialogs":
+//! true}`, `[browser] hold_dialogs`): a dialog stays open for the agent to
+//! answer with `browser_handle_dialog`. Still nothing waits on it: the call
+//! during which it opened returns at once, failing `dialog_open` with the
+//! dialog's words (its action did happen: the failure is not retried), and
+//! every other call on the session fails the same way, at once, until the
+//! dialog is answered.
 
 use std::sync::{Arc, Mutex};
+
+use tokio::sync::Notify;
 
 use axon_core::ToolError;
 use chromiumoxide::cdp::browser_protocol::page::{
@@ -40,11 +50,28 @@ pub(crate) struct Answered {
     pub(crate) answered: &'static str,
 }
 
-/// Answers a page's dialogs until dropped (its page is closed with it), and
-/// keeps what it answered for the next report.
+/// How a session's dialogs are answered, shared by its tabs.
+#[derive(Default)]
+pub(crate) struct Mode {
+    /// Keep dialogs open for `browser_handle_dialog`.
+    pub(crate) hold: bool,
+    /// Woken when a held dialog opens.
+    pub(crate) opened: Notify,
+}
+
+/// What one tab's answerer keeps.
+#[derive(Default)]
+struct Kept {
+    answered: Vec<Answered>,
+    /// A held dialog (`answered` is `open`).
+    open: Option<Answered>,
+}
+
+/// Answers (or holds) a page's dialogs until dropped (its page is closed
+/// with it), and keeps what it answered for the next report.
 pub(crate) struct Answerer {
     task: tokio::task::AbortHandle,
-    answered: Arc<Mutex<Vec<Answered>>>,
+    kept: Arc<Mutex<Kept>>,
 }
 
 impl Drop for Answerer {
@@ -54,41 +81,94 @@ impl Drop for Answerer {
 }
 
 impl Answerer {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// What was answered since the last call, oldest first.
     pub(crate) fn take(&self) -> Vec<Answered> {
-        std::mem::take(&mut *self.answered.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut self.lock().answered)
+    }
+
+    /// The dialog held open now, if any.
+    pub(crate) fn open(&self) -> Option<Answered> {
+        self.lock().open.clone()
+    }
+
+    /// Answer the held dialog of `page` (this answerer's); what it was.
+    pub(crate) async fn settle(
+        &self,
+        page: &Page,
+        accept: bool,
+        prompt_text: Option<String>,
+    ) -> Result<Answered, ToolError> {
+        let Some(mut open) = self.lock().open.take() else {
+            return Err(no_dialog());
+        };
+        let mut params = HandleJavaScriptDialogParams::new(accept);
+        params.prompt_text = prompt_text;
+        page.execute(params)
+            .await
+            .map_err(|e| ToolError::transient(format!("answering the dialog: {e}")))?;
+        open.answered = if accept { "accepted" } else { "dismissed" };
+        Ok(open)
     }
 }
 
-/// Start answering `page`'s dialogs.
-pub(crate) async fn answer(page: &Page) -> Result<Answerer, ToolError> {
+/// The refusal of `browser_handle_dialog` when nothing is held open.
+pub(crate) fn no_dialog() -> ToolError {
+    ToolError::failed("no dialog is open in this session").with_code("no_dialog")
+}
+
+/// The failure of a call on a session whose tab holds `open` (see the
+/// module's docs).
+pub(crate) fn dialog_open(open: &Answered) -> ToolError {
+    ToolError::failed(format!(
+        "a {} dialog is open: {:?}; answer it with browser_handle_dialog (accept, prompt_text)",
+        open.kind, open.message
+    ))
+    .with_code("dialog_open")
+}
+
+/// Start answering `page`'s dialogs, or holding them when `mode` says so.
+pub(crate) async fn answer(page: &Page, mode: Arc<Mode>) -> Result<Answerer, ToolError> {
     let mut opening = page
         .event_listener::<EventJavascriptDialogOpening>()
         .await
         .map_err(|e| ToolError::transient(format!("listening for dialogs: {e}")))?;
-    let answered = Arc::new(Mutex::new(Vec::new()));
-    let kept = answered.clone();
+    let kept = Arc::new(Mutex::new(Kept::default()));
+    let shared = kept.clone();
     let page = page.clone();
     let task = tokio::spawn(async move {
         while let Some(dialog) = opening.next().await {
+            let seen = Answered {
+                kind: kind_name(&dialog.r#type),
+                message: dialog.message.chars().take(MAX_MESSAGE_CHARS).collect(),
+                answered: "open",
+            };
+            // `beforeunload` is never held: a page cannot refuse to be left.
+            if mode.hold && dialog.r#type != DialogType::Beforeunload {
+                shared.lock().unwrap_or_else(|e| e.into_inner()).open = Some(seen);
+                mode.opened.notify_one();
+                continue;
+            }
             let accept = dialog.r#type == DialogType::Beforeunload;
             // A dialog already gone (the page navigated) has nothing to answer.
             let _ = page
                 .execute(HandleJavaScriptDialogParams::new(accept))
                 .await;
-            let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
-            if kept.len() < MAX_KEPT {
-                kept.push(Answered {
-                    kind: kind_name(&dialog.r#type),
-                    message: dialog.message.chars().take(MAX_MESSAGE_CHARS).collect(),
+            let mut kept = shared.lock().unwrap_or_else(|e| e.into_inner());
+            if kept.answered.len() < MAX_KEPT {
+                kept.answered.push(Answered {
                     answered: if accept { "accepted" } else { "dismissed" },
+                    ..seen
                 });
             }
         }
     });
     Ok(Answerer {
         task: task.abort_handle(),
-        answered,
+        kept,
     })
 }
 

@@ -59,7 +59,7 @@ impl Tool for WithSession {
         let Some(handle) = args.get("session").and_then(Value::as_str) else {
             let session = ctx.correlation_id().to_string();
             let _lease = self.browsers.lease(&session);
-            let out = self.inner.call(args, ctx).await;
+            let out = self.guarded(&session, self.inner.call(args, ctx)).await;
             return self.report(&session, out).await;
         };
         let _lease = self.browsers.lease(handle);
@@ -69,7 +69,8 @@ impl Tool for WithSession {
         if let Some(map) = rest.as_object_mut() {
             map.remove("session");
         }
-        let out = HANDLE.scope(handle, self.inner.call(&rest, ctx)).await;
+        let work = HANDLE.scope(handle, self.inner.call(&rest, ctx));
+        let out = self.guarded(&session, work).await;
         self.report(&session, out).await
     }
 
@@ -79,6 +80,38 @@ impl Tool for WithSession {
 }
 
 impl WithSession {
+    /// Run the call's `work` so that no dialog the session holds open
+    /// (dialogs.rs) makes it wait: with one open already, it fails
+    /// `dialog_open` at once (but for the tools that answer or list); when
+    /// one opens while it runs, it returns then, failing the same way.
+    async fn guarded(
+        &self,
+        session: &str,
+        work: impl std::future::Future<Output = Result<Value, ToolError>>,
+    ) -> Result<Value, ToolError> {
+        let exempt = matches!(
+            self.spec.name.as_str(),
+            "browser_handle_dialog" | "browser_tabs"
+        );
+        let mode = match self.browsers.dialogs_of(session).await {
+            Some((_, Some(open))) if !exempt => return Err(crate::dialogs::dialog_open(&open)),
+            Some((mode, _)) if mode.hold && !exempt => mode,
+            _ => return work.await,
+        };
+        let mut work = std::pin::pin!(work);
+        loop {
+            tokio::select! {
+                out = &mut work => return out,
+                _ = mode.opened.notified() => {
+                    // A permit left from an earlier dialog wakes this too.
+                    if let Some((_, Some(open))) = self.browsers.dialogs_of(session).await {
+                        return Err(crate::dialogs::dialog_open(&open));
+                    }
+                }
+            }
+        }
+    }
+
     /// Add what happened to the session during the call to its data: the
     /// dialogs its tabs answered (`dialogs`, dialogs.rs) — the click that
     /// opened "Delete it?" says so, and that it was dismissed — and the tabs
@@ -116,6 +149,9 @@ pub struct NewSessionArgs {
     /// Whether a tab the page opens becomes current (default: [browser]
     /// follow_new_tabs, on).
     pub follow_new_tabs: Option<bool>,
+    /// Keep dialogs open for browser_handle_dialog (default: [browser]
+    /// hold_dialogs, off: answered at once).
+    pub hold_dialogs: Option<bool>,
 }
 
 /// A viewport size in CSS pixels.
@@ -303,6 +339,7 @@ async fn new_session(
             viewport: args.viewport.map(|v| (v.width, v.height)),
             owner: ctx.tenant().map(str::to_string),
             follow_new_tabs: args.follow_new_tabs,
+            hold_dialogs: args.hold_dialogs,
         },
     )
     .await?;

@@ -125,6 +125,9 @@ pub struct SessionOptions {
     /// Whether a tab its page opens becomes current, instead of
     /// `[browser] follow_new_tabs`.
     pub follow_new_tabs: Option<bool>,
+    /// Whether dialogs stay open for `browser_handle_dialog`, instead of
+    /// `[browser] hold_dialogs`.
+    pub hold_dialogs: Option<bool>,
 }
 
 /// One session as `browser_session_list` shows it.
@@ -342,6 +345,34 @@ impl Browsers {
             .ok_or_else(|| no_session(&session))
     }
 
+    /// The dialog mode of `session` and the dialog it holds open, if it is
+    /// open (for [`crate::handles::WithSession`], before and during a call).
+    pub(crate) async fn dialogs_of(
+        &self,
+        session: &str,
+    ) -> Option<(Arc<crate::dialogs::Mode>, Option<crate::dialogs::Answered>)> {
+        let live = self.live.lock().await;
+        let slot = live.as_ref()?.pages.get(session)?;
+        Some((slot.tabs.mode(), slot.tabs.held()))
+    }
+
+    /// Answer the dialog the session a call works on holds open.
+    pub(crate) async fn answer_dialog(
+        &self,
+        ctx: &axon_core::ToolContext,
+        accept: bool,
+        prompt_text: Option<String>,
+    ) -> Result<crate::dialogs::Answered, ToolError> {
+        let session = Self::session_for(ctx);
+        let live = self.live.lock().await;
+        let slot = live
+            .as_ref()
+            .and_then(|l| l.pages.get(&session))
+            .filter(|slot| slot.visible_to(ctx.tenant()))
+            .ok_or_else(|| no_session(&session))?;
+        slot.tabs.answer_held(accept, prompt_text).await
+    }
+
     /// Run `action` on the tabs of the session a call works on (after
     /// catching up with the tabs its page opened) and list them.
     pub(crate) async fn tabs(
@@ -467,7 +498,16 @@ impl Browsers {
                 return Err(cdp_error("opening a page", &e));
             }
         };
-        let tab = match crate::tabs::Tab::equip(page.clone(), None).await {
+        let hold = match &open {
+            Open::New(options) => options.hold_dialogs,
+            _ => None,
+        }
+        .unwrap_or(self.config.hold_dialogs);
+        let mode = Arc::new(crate::dialogs::Mode {
+            hold,
+            ..Default::default()
+        });
+        let tab = match crate::tabs::Tab::equip(page.clone(), None, mode.clone()).await {
             Ok(tab) => tab,
             Err(e) => {
                 let _ = page.close().await;
@@ -500,7 +540,7 @@ impl Browsers {
         live.pages.insert(
             session.to_string(),
             Slot {
-                tabs: crate::tabs::Tabs::new(tab, follow, seen),
+                tabs: crate::tabs::Tabs::new(tab, follow, seen, mode),
                 used: now,
                 last_snapshot: Vec::new(),
                 context: Some(context),

@@ -32,7 +32,7 @@ use chromiumoxide::page::Page;
 use futures::StreamExt;
 use serde::Serialize;
 
-use crate::dialogs::{Answered, Answerer};
+use crate::dialogs::{Answered, Answerer, Mode};
 use crate::journal::Journal;
 
 /// How long a new tab may take to become a page chromiumoxide can drive.
@@ -143,8 +143,12 @@ impl Tab {
     /// Make `page` a tab: answer its dialogs and keep its journal, from
     /// before it loads anything (a dialog raised while loading is answered
     /// too).
-    pub(crate) async fn equip(page: Page, opener: Option<TargetId>) -> Result<Tab, ToolError> {
-        let dialogs = crate::dialogs::answer(&page).await?;
+    pub(crate) async fn equip(
+        page: Page,
+        opener: Option<TargetId>,
+        mode: Arc<Mode>,
+    ) -> Result<Tab, ToolError> {
+        let dialogs = crate::dialogs::answer(&page, mode).await?;
         let journal = crate::journal::keep(&page).await?;
         Ok(Tab {
             page,
@@ -174,12 +178,15 @@ pub(crate) struct Tabs {
     seen: u64,
     /// The set changed since the last report.
     changed: bool,
+    /// How its dialogs are answered (dialogs.rs).
+    mode: Arc<Mode>,
 }
 
 impl Tabs {
     /// A session's first tab.
-    pub(crate) fn new(first: Tab, follow: bool, seen: u64) -> Tabs {
+    pub(crate) fn new(first: Tab, follow: bool, seen: u64, mode: Arc<Mode>) -> Tabs {
         Tabs {
+            mode,
             list: vec![first],
             current: 0,
             follow,
@@ -207,6 +214,30 @@ impl Tabs {
     /// within each tab.
     pub(crate) fn take_dialogs(&self) -> Vec<Answered> {
         self.list.iter().flat_map(|t| t.dialogs.take()).collect()
+    }
+
+    /// How the session answers dialogs.
+    pub(crate) fn mode(&self) -> Arc<Mode> {
+        self.mode.clone()
+    }
+
+    /// A dialog held open in one of the tabs, if any.
+    pub(crate) fn held(&self) -> Option<Answered> {
+        self.list.iter().find_map(|t| t.dialogs.open())
+    }
+
+    /// Answer the held dialog; what it was.
+    pub(crate) async fn answer_held(
+        &self,
+        accept: bool,
+        prompt_text: Option<String>,
+    ) -> Result<Answered, ToolError> {
+        let tab = self
+            .list
+            .iter()
+            .find(|t| t.dialogs.open().is_some())
+            .ok_or_else(crate::dialogs::no_dialog)?;
+        tab.dialogs.settle(&tab.page, accept, prompt_text).await
     }
 
     /// Whether the set changed since this was last asked.
@@ -248,7 +279,7 @@ impl Tabs {
                     .await;
                 continue;
             }
-            if let Some(tab) = adopt(browser, &info).await {
+            if let Some(tab) = adopt(browser, &info, self.mode.clone()).await {
                 self.list.push(tab);
                 adopted = Some(self.list.len() - 1);
             }
@@ -323,7 +354,7 @@ impl Tabs {
             .new_page(target)
             .await
             .map_err(|e| crate::session::cdp_error("opening a tab", &e))?;
-        let tab = match Tab::equip(page.clone(), None).await {
+        let tab = match Tab::equip(page.clone(), None, self.mode.clone()).await {
             Ok(tab) => tab,
             Err(e) => {
                 let _ = page.close().await;
@@ -394,7 +425,7 @@ async fn pages_in(
 
 /// Take over a tab the page opened: its page (once chromiumoxide has attached
 /// to it) and a dialog answerer. `None` when it closed before that.
-async fn adopt(browser: &Browser, info: &TargetInfo) -> Option<Tab> {
+async fn adopt(browser: &Browser, info: &TargetInfo, mode: Arc<Mode>) -> Option<Tab> {
     let started = tokio::time::Instant::now();
     let page = loop {
         if let Ok(page) = browser.get_page(info.target_id.clone()).await {
@@ -405,8 +436,11 @@ async fn adopt(browser: &Browser, info: &TargetInfo) -> Option<Tab> {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    let tab = Tab::equip(page, info.opener_id.clone()).await.ok()?;
+    let hold = mode.hold;
+    let tab = Tab::equip(page, info.opener_id.clone(), mode).await.ok()?;
     // A dialog it raised before the answerer listened is answered too.
-    crate::dialogs::dismiss_open(&tab.page).await;
+    if !hold {
+        crate::dialogs::dismiss_open(&tab.page).await;
+    }
     Some(tab)
 }

@@ -108,3 +108,97 @@ async fn a_page_cannot_refuse_to_be_left() {
     assert_eq!(f.text("s", "#status").await, "greeted");
     f.browsers.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_holds_dialogs_lets_the_agent_answer_and_never_waits() {
+    let f = fixture(BrowserConfig::default()).await;
+    let new = f
+        .once("", "browser_session_new", json!({"hold_dialogs": true}))
+        .await;
+    let s = new.data["session"].as_str().unwrap().to_string();
+    let call = |tool: &'static str, args: serde_json::Value| {
+        let mut args = args;
+        args["session"] = json!(s);
+        f.once("", tool, args)
+    };
+    let nav = call(
+        "browser_navigate",
+        json!({"url": format!("{}/dialogs.html", f.base)}),
+    )
+    .await;
+    assert!(nav.success, "{nav:?}");
+    let none = call("browser_handle_dialog", json!({"accept": true})).await;
+    assert_eq!(support::failure(&none).1.as_deref(), Some("no_dialog"));
+
+    // The click returns as soon as the dialog opens, saying what it asks.
+    let started = Instant::now();
+    let click = call("browser_click", json!({"selector": "#confirm"})).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let (kind, code) = support::failure(&click);
+    assert_eq!(code.as_deref(), Some("dialog_open"), "{click:?}");
+    assert_eq!(
+        kind,
+        axon_core::ErrorKind::Failed,
+        "not retried: the click happened"
+    );
+    assert!(click.error.as_ref().unwrap().message.contains("Delete it?"));
+    // Every other call says so at once, until the dialog is answered.
+    let started = Instant::now();
+    let read = call("browser_get_text", json!({"selector": "#status"})).await;
+    assert_eq!(support::failure(&read).1.as_deref(), Some("dialog_open"));
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    let ok = call("browser_handle_dialog", json!({"accept": true})).await;
+    assert!(ok.success, "{ok:?}");
+    assert_eq!(ok.data["type"], "confirm");
+    assert_eq!(ok.data["answered"], "accepted");
+    let read = call("browser_get_text", json!({"selector": "#status"})).await;
+    assert_eq!(read.data["text"], "deleted", "{read:?}");
+
+    // A prompt takes the agent's answer.
+    let click = call("browser_click", json!({"selector": "#prompt"})).await;
+    assert_eq!(support::failure(&click).1.as_deref(), Some("dialog_open"));
+    let ok = call(
+        "browser_handle_dialog",
+        json!({"accept": true, "prompt_text": "grace"}),
+    )
+    .await;
+    assert!(ok.success, "{ok:?}");
+    let read = call("browser_get_text", json!({"selector": "#status"})).await;
+    assert_eq!(read.data["text"], "name: grace", "{read:?}");
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_steps_with_a_dialog_on_every_click_finish() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "dialogs.html").await;
+    let started = Instant::now();
+    for step in 0..20 {
+        let button = ["#confirm", "#alert", "#prompt"][step % 3];
+        let click = f
+            .once("s", "browser_click", json!({"selector": button}))
+            .await;
+        assert!(click.success, "step {step}: {click:?}");
+        assert_eq!(
+            click.data["dialogs"].as_array().map(Vec::len),
+            Some(1),
+            "step {step}"
+        );
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    // The last of the twenty, step 19, was an alert.
+    assert_eq!(f.text("s", "#status").await, "alerted");
+    f.browsers.shutdown().await;
+}

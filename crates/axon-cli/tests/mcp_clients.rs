@@ -32,6 +32,7 @@ const FORM: &str = r#"<!doctype html>
   <button id="go" type="button" onclick="document.getElementById('out').textContent = 'Went ' + document.getElementById('color').value; console.error('went')">Go</button>
   <input id="file" type="file" aria-label="Attachment">
   <a id="blank" href="/next.html" target="_blank">Terms</a>
+  <button id="ask" type="button" onclick="document.getElementById('out').textContent = confirm('Sure?') ? 'sure' : 'unsure'">Ask</button>
 </form>
 <p id="out"></p>
 <table><tr><th>Name</th><th>Role</th></tr><tr><td>Ada</td><td>admin</td></tr></table>
@@ -205,6 +206,12 @@ fn script(site: &str, tools: &[Value]) -> Vec<Value> {
         json!({"tool": "browser_upload_file", "args": {"label": "Attachment", "paths": [state]}}),
         json!({"tool": "browser_navigate", "args": {"session": "${c}", "url": format!("{site}/show-cookie")}}),
         json!({"tool": "browser_get_text", "args": {"session": "${c}", "selector": "#c"}}),
+        // A session that holds dialogs: the click says one is open, the agent answers it.
+        json!({"tool": "browser_session_new", "args": {"hold_dialogs": true}, "save": {"d": "session"}}),
+        json!({"tool": "browser_navigate", "args": {"session": "${d}", "url": form}}),
+        json!({"tool": "browser_click", "args": {"session": "${d}", "selector": "#ask"}}),
+        json!({"tool": "browser_handle_dialog", "args": {"session": "${d}", "accept": true}}),
+        json!({"tool": "browser_session_close", "args": {"session": "${d}"}}),
         json!({"tool": "browser_session_close", "args": {"session": "${a}"}}),
         json!({"tool": "browser_session_close", "args": {"session": "${b}"}}),
         json!({"tool": "browser_session_close", "args": {"session": "${c}"}}),
@@ -477,6 +484,20 @@ fn check(report: &Value, tools: &[Value], site: &str, who: &str) {
         .as_str()
         .unwrap();
     assert_eq!(console, "[error] went", "{who}");
+    // A held dialog: the click says so (not retried), the answer is taken.
+    let held = results(report, "browser_click").into_iter().find(|r| {
+        r["isError"] == true
+            && r["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("dialog_open"))
+    });
+    assert!(held.is_some(), "{who}: no click reported the open dialog");
+    let answered = results(report, "browser_handle_dialog")[0];
+    assert_eq!(answered["isError"], false, "{who}: {answered}");
+    assert_eq!(
+        answered["structuredContent"]["answered"], "accepted",
+        "{who}: {answered}"
+    );
 
     // Two sessions apart; a saved state restored in a third.
     let texts = results(report, "browser_get_text");

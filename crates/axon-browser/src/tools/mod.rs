@@ -13,6 +13,7 @@
 //! - [`tabs`](self::tabs): `browser_tabs`;
 //! - [`history`]: `browser_navigate_back`, `browser_navigate_forward`;
 //! - [`pointer`]: `browser_hover`, `browser_drag`;
+//! - [`dialog`]: `browser_handle_dialog`;
 //! - [`devtools`]: `browser_console_messages`, `browser_network_requests`,
 //!   `browser_evaluate` (only with `[browser] allow_evaluate`).
 //!
@@ -83,6 +84,7 @@ macro_rules! browser_tool {
 }
 
 pub(crate) mod devtools;
+pub(crate) mod dialog;
 pub(crate) mod elements;
 pub(crate) mod forms;
 pub(crate) mod history;
@@ -111,6 +113,7 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
     history::register(registry, &browsers)?;
     pointer::register(registry, &browsers)?;
     devtools::register(registry, &browsers)?;
+    dialog::register(registry, &browsers)?;
     page::register(registry, &browsers)
 }
 

@@ -6,7 +6,7 @@ pub mod served;
 /// The tools every `axon` registry has, in listing order (sorted by name):
 /// the browser tools, the utilities and `http_request`. MCP listings add
 /// `run_plan` after them.
-pub const BUILT_IN_TOOLS: [&str; 39] = [
+pub const BUILT_IN_TOOLS: [&str; 40] = [
     "browser_act",
     "browser_clear_input",
     "browser_click",
@@ -17,6 +17,7 @@ pub const BUILT_IN_TOOLS: [&str; 39] = [
     "browser_get_page_html",
     "browser_get_page_state",
     "browser_get_text",
+    "browser_handle_dialog",
     "browser_hover",
     "browser_navigate",
     "browser_navigate_back",
