@@ -15,33 +15,16 @@ benches/web_scenarios/run.sh installs Playwright MCP and calls this.
 """
 
 import asyncio
-import functools
-import http.server
 import pathlib
 import sys
 import tempfile
-import threading
 import time
 
 from mcp import Client, StdioServerParameters
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "crates/axon-browser/tests/fixtures"
-
-
-def serve_fixtures() -> str:
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    handler = functools.partial(Quiet, directory=str(FIXTURES))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_address[1]}"
-
-
-def text_of(result) -> str:
-    return "".join(b.text for b in result.content if b.type == "text")
+sys.path.insert(0, str(ROOT / "benches/mcp_output"))
+from compare import serve_fixtures, text_of  # noqa: E402 - the fixture server and text blocks, shared
 
 
 def el(selector, what="element"):
@@ -160,7 +143,10 @@ async def run(target, is_axon, cases) -> dict:
 
 async def main(playwright_js: str, axon: str) -> None:
     site = serve_fixtures()
-    files = pathlib.Path(tempfile.mkdtemp(prefix="axon-scenarios-"))
+    # Under the working directory: Playwright MCP reads uploads only below
+    # its roots (the directory it runs in).
+    (ROOT / "target").mkdir(exist_ok=True)
+    files = pathlib.Path(tempfile.mkdtemp(prefix="web-scenarios-", dir=ROOT / "target"))
     (files / "report.pdf").write_bytes(b"%PDF-1.4 twelve")
     config = files / "axon.toml"
     config.write_text(f'[files]\ndir = "{files}"\n[store]\npath = "{files / "axon.db"}"\n')

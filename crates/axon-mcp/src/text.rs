@@ -28,7 +28,15 @@ pub(crate) fn for_reader(tool: &str, data: &Value) -> Option<String> {
             }
             out
         }
-        "browser_get_text" => data["text"].as_str()?.to_string(),
+        "browser_get_text" => {
+            // A field's value is what its reader wants (its text is empty).
+            let text = data["text"].as_str()?;
+            match data["value"].as_str() {
+                Some(value) if text.is_empty() => value.to_string(),
+                Some(value) => format!("{text}\n- value: {value}"),
+                None => text.to_string(),
+            }
+        }
         "browser_get_page_html" => data["html"].as_str()?.to_string(),
         "browser_console_messages" => console(data["messages"].as_array()?),
         "browser_network_requests" => network(data["requests"].as_array()?),
@@ -147,6 +155,8 @@ mod tests {
             "Saved\n- confirm dialog \"Delete it?\" was dismissed\n### Open tabs\n- 0: [A](http://a/)\n- 1: (current) [B](http://b/)"
         );
         assert!(for_reader("browser_click", &data).is_none());
+        let field = json!({"text": "", "value": "3", "element": "input#qty"});
+        assert_eq!(for_reader("browser_get_text", &field).unwrap(), "3");
         let net = json!({"requests": [{"method": "GET", "url": "http://h/x", "type": "fetch", "failure": "net::ERR_CONNECTION_REFUSED"}, {"method": "POST", "url": "http://h/y", "type": "xhr", "status": 201}]});
         assert_eq!(
             for_reader("browser_network_requests", &net).unwrap(),

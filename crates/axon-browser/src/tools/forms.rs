@@ -260,10 +260,8 @@ pub(crate) async fn fill_form(
     let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.type_ms).await?;
     let mut filled = Vec::with_capacity(args.fields.len());
     for (i, field) in args.fields.into_iter().enumerate() {
-        let at = |e: ToolError| ToolError {
-            message: format!("/fields/{i}: {}", e.message),
-            ..e
-        };
+        let field_at = format!("/fields/{i}");
+        let at = |e: ToolError| super::under(&field_at, e);
         let found = element(&page, &field.address, Want::Visible, timeout)
             .await
             .map_err(at)?;

@@ -175,6 +175,15 @@ pub struct Acted {
     pub matched_by: Option<String>,
 }
 
+/// An error of one part of a call's arguments (a drag's `/source`, a form's
+/// `/fields/2`), its message prefixed with that part.
+fn under(field: &str, e: ToolError) -> ToolError {
+    ToolError {
+        message: format!("{field}: {}", e.message),
+        ..e
+    }
+}
+
 /// Ask `probe` every `every` until it answers `Some`, for up to `timeout`
 /// (it is asked at least once, and once more at the deadline's edge);
 /// `Ok(None)` when time ran out. A probe's error ends the wait.

@@ -55,10 +55,10 @@ async fn drag(b: &Browsers, args: DragArgs, ctx: &ToolContext) -> Result<Value, 
     let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.click_ms).await?;
     let to = element(&page, &args.target, Want::Point, timeout)
         .await
-        .map_err(|e| at("/target", e))?;
+        .map_err(|e| super::under("/target", e))?;
     let from = element(&page, &args.source, Want::Point, timeout)
         .await
-        .map_err(|e| at("/source", e))?;
+        .map_err(|e| super::under("/source", e))?;
     let (x1, y1) = point(&from);
     let (x2, y2) = point(&to);
     cdp::send(&page, "Input.setInterceptDrags", json!({"enabled": true})).await?;
@@ -124,14 +124,6 @@ fn point(found: &Found) -> (f64, f64) {
         found.info["x"].as_f64().unwrap_or(0.0),
         found.info["y"].as_f64().unwrap_or(0.0),
     )
-}
-
-/// An element error of one of the drag's two ends, naming which.
-fn at(field: &str, e: ToolError) -> ToolError {
-    ToolError {
-        message: format!("{field}: {}", e.message),
-        ..e
-    }
 }
 
 pub(super) fn register(
