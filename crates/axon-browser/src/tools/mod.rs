@@ -13,7 +13,7 @@
 //! - [`tabs`](self::tabs): `browser_tabs`;
 //! - [`history`]: `browser_navigate_back`, `browser_navigate_forward`;
 //! - [`pointer`]: `browser_hover`, `browser_drag`;
-//! - [`dialog`]: `browser_handle_dialog`;
+//! - [`dialog`](self::dialog): `browser_handle_dialog`;
 //! - [`devtools`]: `browser_console_messages`, `browser_network_requests`,
 //!   `browser_evaluate` (only with `[browser] allow_evaluate`).
 //!

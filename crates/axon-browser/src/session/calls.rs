@@ -1,0 +1,107 @@
+//! What a browser call asks of its session besides its page: what to report
+//! after it (dialogs answered, tabs opened: crate::dialogs, crate::tabs), the
+//! current tab's journal (crate::journal), the dialog it holds open, and the
+//! tab actions of `browser_tabs`. A child of `session` so that it reads the
+//! pool's slots without widening them.
+
+use std::sync::Arc;
+
+use axon_core::ToolError;
+
+use super::{Browsers, no_session};
+
+impl Browsers {
+    /// What a call's result adds about its session: the dialogs its tabs
+    /// answered since the last report (dialogs.rs), and the tabs when they
+    /// opened or closed since (tabs.rs).
+    pub(crate) async fn report(&self, session: &str) -> crate::tabs::Report {
+        let mut live = self.live.lock().await;
+        let Some(live) = live.as_mut() else {
+            return crate::tabs::Report::default();
+        };
+        let Some(slot) = live.pages.get_mut(session) else {
+            return crate::tabs::Report::default();
+        };
+        let Some(context) = slot.context.clone() else {
+            return crate::tabs::Report::default();
+        };
+        let _ = slot.tabs.sync(&live.browser, &context, &live.watch).await;
+        let tabs = match slot.tabs.take_changed() {
+            true => slot.tabs.list(&live.browser, &context).await.ok(),
+            false => None,
+        };
+        crate::tabs::Report {
+            dialogs: slot.tabs.take_dialogs(),
+            tabs,
+        }
+    }
+
+    /// Read the journal (journal.rs) of the current tab of the session a
+    /// call works on.
+    pub(crate) async fn journal<T>(
+        &self,
+        ctx: &axon_core::ToolContext,
+        read: impl FnOnce(&crate::journal::Journal) -> T,
+    ) -> Result<T, ToolError> {
+        self.page_for(ctx).await?;
+        let session = Self::session_for(ctx);
+        let live = self.live.lock().await;
+        live.as_ref()
+            .and_then(|l| l.pages.get(&session))
+            .map(|slot| read(slot.tabs.journal()))
+            .ok_or_else(|| no_session(&session))
+    }
+
+    /// The dialog mode of `session` and the dialog it holds open, if it is
+    /// open (for [`crate::handles::WithSession`], before and during a call).
+    pub(crate) async fn dialogs_of(
+        &self,
+        session: &str,
+    ) -> Option<(Arc<crate::dialogs::Mode>, Option<crate::dialogs::Answered>)> {
+        let live = self.live.lock().await;
+        let slot = live.as_ref()?.pages.get(session)?;
+        Some((slot.tabs.mode(), slot.tabs.held()))
+    }
+
+    /// Answer the dialog the session a call works on holds open.
+    pub(crate) async fn answer_dialog(
+        &self,
+        ctx: &axon_core::ToolContext,
+        accept: bool,
+        prompt_text: Option<String>,
+    ) -> Result<crate::dialogs::Answered, ToolError> {
+        let session = Self::session_for(ctx);
+        let live = self.live.lock().await;
+        let slot = live
+            .as_ref()
+            .and_then(|l| l.pages.get(&session))
+            .filter(|slot| slot.visible_to(ctx.tenant()))
+            .ok_or_else(|| no_session(&session))?;
+        slot.tabs.answer_held(accept, prompt_text).await
+    }
+
+    /// Run `action` on the tabs of the session a call works on (after
+    /// catching up with the tabs its page opened) and list them.
+    pub(crate) async fn tabs(
+        &self,
+        ctx: &axon_core::ToolContext,
+        action: crate::tabs::Action,
+    ) -> Result<Vec<crate::tabs::TabInfo>, ToolError> {
+        // Opens the session (or refuses it) as every tool does.
+        self.page_for(ctx).await?;
+        let session = Self::session_for(ctx);
+        let mut live = self.live.lock().await;
+        let live = live.as_mut().ok_or_else(|| no_session(&session))?;
+        let slot = live
+            .pages
+            .get_mut(&session)
+            .filter(|slot| slot.visible_to(ctx.tenant()))
+            .ok_or_else(|| no_session(&session))?;
+        let context = slot.context.clone().ok_or_else(|| no_session(&session))?;
+        action
+            .apply(&mut slot.tabs, &live.browser, &context, &live.watch)
+            .await?;
+        slot.tabs.take_changed();
+        slot.tabs.list(&live.browser, &context).await
+    }
+}
