@@ -153,17 +153,22 @@ pub(crate) async fn answer(page: &Page, mode: Arc<Mode>) -> Result<Answerer, Too
                 continue;
             }
             let accept = dialog.r#type == DialogType::Beforeunload;
+            // Kept before it is answered: the page (and the call whose
+            // action opened the dialog) resumes only once it is, so that call
+            // always finds it here when it returns.
+            {
+                let mut kept = shared.lock().unwrap_or_else(|e| e.into_inner());
+                if kept.answered.len() < MAX_KEPT {
+                    kept.answered.push(Answered {
+                        answered: if accept { "accepted" } else { "dismissed" },
+                        ..seen
+                    });
+                }
+            }
             // A dialog already gone (the page navigated) has nothing to answer.
             let _ = page
                 .execute(HandleJavaScriptDialogParams::new(accept))
                 .await;
-            let mut kept = shared.lock().unwrap_or_else(|e| e.into_inner());
-            if kept.answered.len() < MAX_KEPT {
-                kept.answered.push(Answered {
-                    answered: if accept { "accepted" } else { "dismissed" },
-                    ..seen
-                });
-            }
         }
     });
     Ok(Answerer {
