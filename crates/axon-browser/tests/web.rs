@@ -146,7 +146,15 @@ async fn console_errors_and_failed_requests_are_read_back() {
         .once("s", "browser_click", json!({"selector": "#log"}))
         .await;
     assert!(click.success, "{click:?}");
-    assert_eq!(f.text("s", "#status").await, "fetched");
+    // The fetch answers when it answers: wait for it, not for the click.
+    let fetched = f
+        .once(
+            "s",
+            "browser_wait_for_element",
+            json!({"has_text": "fetched", "state": "visible"}),
+        )
+        .await;
+    assert!(fetched.success, "{fetched:?}");
     let errors = f
         .once("s", "browser_console_messages", json!({"level": "error"}))
         .await;
