@@ -80,6 +80,8 @@ fn decide(c: &mut Criterion) {
         plan_step: STEP.into(),
         url: URL.into(),
         snapshot: compress(&nodes, act::MAX_PROMPT_NODES),
+        dialog: None,
+        tabs: Vec::new(),
     };
     // The entry a first run leaves: the heuristic's decision, kept by role
     // and name.

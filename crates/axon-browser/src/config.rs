@@ -61,6 +61,10 @@ pub struct BrowserConfig {
     /// at once (dismissed; `beforeunload` accepted). Default off.
     /// `browser_session_new` takes its own `dialogs`.
     pub hold_dialogs: bool,
+    /// The largest file a page may download into the files folder
+    /// (`[files] dir`; docs/design.md, "Downloads"); a larger one is
+    /// cancelled. 0 refuses every download. Default 100 MiB.
+    pub max_download_bytes: u64,
 }
 
 /// `[browser.timeouts]`: the per-action defaults, in milliseconds.
@@ -119,6 +123,7 @@ impl Default for BrowserConfig {
             follow_new_tabs: true,
             allow_evaluate: false,
             hold_dialogs: false,
+            max_download_bytes: 100 * 1024 * 1024,
         }
     }
 }

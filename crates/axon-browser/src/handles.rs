@@ -94,6 +94,9 @@ impl WithSession {
             "browser_handle_dialog" | "browser_tabs"
         );
         let mode = match self.browsers.dialogs_of(session).await {
+            // browser_act reads the open dialog and answers it, or fails
+            // dialog_open itself (act::heuristic::browser).
+            Some((_, Some(_))) if self.spec.name == "browser_act" => return work.await,
             Some((_, Some(open))) if !exempt => return Err(crate::dialogs::dialog_open(&open)),
             Some((mode, _)) if mode.hold && !exempt => mode,
             _ => return work.await,
@@ -129,6 +132,9 @@ impl WithSession {
             }
             if let Some(tabs) = report.tabs {
                 map.entry("tabs").or_insert(json!(tabs));
+            }
+            if !report.downloads.is_empty() {
+                map.insert("downloads".into(), json!(report.downloads));
             }
         }
         Ok(data)

@@ -264,7 +264,7 @@ fn cut(text: &str) -> String {
     text.chars().take(MAX_TEXT).collect()
 }
 
-fn masked(url: &str) -> String {
+pub(crate) fn masked(url: &str) -> String {
     cut(&axon_core::redact::mask_urls(url).unwrap_or_else(|| url.to_string()))
 }
 

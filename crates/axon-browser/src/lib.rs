@@ -29,6 +29,7 @@ pub mod act;
 pub mod cdp;
 mod config;
 mod dialogs;
+mod downloads;
 mod egress;
 mod handles;
 mod input;

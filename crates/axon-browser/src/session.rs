@@ -411,11 +411,20 @@ impl Browsers {
             _ => None,
         }
         .unwrap_or(self.config.hold_dialogs);
-        let mode = Arc::new(crate::dialogs::Mode {
-            hold,
-            ..Default::default()
-        });
-        let tab = match crate::tabs::Tab::equip(page.clone(), None, mode.clone()).await {
+        let shared = crate::tabs::Shared {
+            mode: Arc::new(crate::dialogs::Mode {
+                hold,
+                ..Default::default()
+            }),
+            downloads: crate::downloads::Downloads::new(
+                self.files.clone().map(|files| crate::downloads::Place {
+                    files,
+                    max_bytes: self.config.max_download_bytes,
+                }),
+                context.clone(),
+            ),
+        };
+        let tab = match crate::tabs::Tab::equip(page.clone(), None, &shared).await {
             Ok(tab) => tab,
             Err(e) => {
                 let _ = page.close().await;
@@ -448,7 +457,7 @@ impl Browsers {
         live.pages.insert(
             session.to_string(),
             Slot {
-                tabs: crate::tabs::Tabs::new(tab, follow, seen, mode),
+                tabs: crate::tabs::Tabs::new(tab, follow, seen, shared),
                 used: now,
                 last_snapshot: Vec::new(),
                 context: Some(context),

@@ -145,7 +145,7 @@ impl SnapshotNode {
 }
 
 /// The page's pruned accessibility tree.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct Snapshot {
     /// The page URL.
     pub url: String,

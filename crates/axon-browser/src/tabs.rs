@@ -33,6 +33,7 @@ use futures::StreamExt;
 use serde::Serialize;
 
 use crate::dialogs::{Answered, Answerer, Mode};
+use crate::downloads::{Download, Downloads, Listener};
 use crate::journal::Journal;
 
 /// How long a new tab may take to become a page chromiumoxide can drive.
@@ -99,6 +100,8 @@ pub(crate) struct Report {
     pub(crate) dialogs: Vec<Answered>,
     /// The tabs, when they opened or closed since the last report.
     pub(crate) tabs: Option<Vec<TabInfo>>,
+    /// The downloads that began or ended since the last report.
+    pub(crate) downloads: Vec<Download>,
 }
 
 /// What `browser_tabs` does.
@@ -135,6 +138,8 @@ pub(crate) struct Tab {
     dialogs: Answerer,
     /// What its page logged and fetched (journal.rs).
     journal: Journal,
+    /// Saves its downloads (downloads.rs).
+    _downloads: Listener,
     /// The tab whose page opened it.
     opener: Option<TargetId>,
 }
@@ -146,17 +151,27 @@ impl Tab {
     pub(crate) async fn equip(
         page: Page,
         opener: Option<TargetId>,
-        mode: Arc<Mode>,
+        shared: &Shared,
     ) -> Result<Tab, ToolError> {
-        let dialogs = crate::dialogs::answer(&page, mode).await?;
+        let dialogs = crate::dialogs::answer(&page, shared.mode.clone()).await?;
         let journal = crate::journal::keep(&page).await?;
+        let downloads = shared.downloads.listen(&page).await?;
         Ok(Tab {
             page,
             dialogs,
             journal,
+            _downloads: downloads,
             opener,
         })
     }
+}
+
+/// What a session's tabs share: how they answer dialogs (dialogs.rs) and
+/// where their downloads go (downloads.rs).
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub(crate) mode: Arc<Mode>,
+    pub(crate) downloads: Arc<Downloads>,
 }
 
 /// One tab as the tools show it.
@@ -178,15 +193,15 @@ pub(crate) struct Tabs {
     seen: u64,
     /// The set changed since the last report.
     changed: bool,
-    /// How its dialogs are answered (dialogs.rs).
-    mode: Arc<Mode>,
+    /// How its dialogs are answered and its downloads saved.
+    shared: Shared,
 }
 
 impl Tabs {
     /// A session's first tab.
-    pub(crate) fn new(first: Tab, follow: bool, seen: u64, mode: Arc<Mode>) -> Tabs {
+    pub(crate) fn new(first: Tab, follow: bool, seen: u64, shared: Shared) -> Tabs {
         Tabs {
-            mode,
+            shared,
             list: vec![first],
             current: 0,
             follow,
@@ -218,7 +233,12 @@ impl Tabs {
 
     /// How the session answers dialogs.
     pub(crate) fn mode(&self) -> Arc<Mode> {
-        self.mode.clone()
+        self.shared.mode.clone()
+    }
+
+    /// The session's downloads.
+    pub(crate) fn downloads(&self) -> Arc<Downloads> {
+        self.shared.downloads.clone()
     }
 
     /// A dialog held open in one of the tabs, if any.
@@ -279,7 +299,7 @@ impl Tabs {
                     .await;
                 continue;
             }
-            if let Some(tab) = adopt(browser, &info, self.mode.clone()).await {
+            if let Some(tab) = adopt(browser, &info, &self.shared).await {
                 self.list.push(tab);
                 adopted = Some(self.list.len() - 1);
             }
@@ -354,7 +374,7 @@ impl Tabs {
             .new_page(target)
             .await
             .map_err(|e| crate::session::cdp_error("opening a tab", &e))?;
-        let tab = match Tab::equip(page.clone(), None, self.mode.clone()).await {
+        let tab = match Tab::equip(page.clone(), None, &self.shared).await {
             Ok(tab) => tab,
             Err(e) => {
                 let _ = page.close().await;
@@ -425,7 +445,7 @@ async fn pages_in(
 
 /// Take over a tab the page opened: its page (once chromiumoxide has attached
 /// to it) and a dialog answerer. `None` when it closed before that.
-async fn adopt(browser: &Browser, info: &TargetInfo, mode: Arc<Mode>) -> Option<Tab> {
+async fn adopt(browser: &Browser, info: &TargetInfo, shared: &Shared) -> Option<Tab> {
     let started = tokio::time::Instant::now();
     let page = loop {
         if let Ok(page) = browser.get_page(info.target_id.clone()).await {
@@ -436,8 +456,10 @@ async fn adopt(browser: &Browser, info: &TargetInfo, mode: Arc<Mode>) -> Option<
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    let hold = mode.hold;
-    let tab = Tab::equip(page, info.opener_id.clone(), mode).await.ok()?;
+    let hold = shared.mode.hold;
+    let tab = Tab::equip(page, info.opener_id.clone(), shared)
+        .await
+        .ok()?;
     // A dialog it raised before the answerer listened is answered too.
     if !hold {
         crate::dialogs::dismiss_open(&tab.page).await;

@@ -142,9 +142,21 @@ fn url_pattern(url: &str) -> String {
 fn targets(action: &Action) -> bool {
     match action.action {
         ActionKind::Click | ActionKind::Select => true,
-        ActionKind::Type => action.args.reference.is_some() || action.args.role.is_some(),
+        ActionKind::Type | ActionKind::Hover | ActionKind::Upload => {
+            action.args.reference.is_some() || action.args.role.is_some()
+        }
         _ => false,
     }
+}
+
+/// Whether a decision may be kept at all: not one whose second element is a
+/// ref of this page (a drag's `onto`), nor one about the session rather than
+/// the page's shape (a dialog, a tab).
+fn keepable(action: &Action) -> bool {
+    !matches!(
+        action.action,
+        ActionKind::Drag | ActionKind::HandleDialog | ActionKind::SelectTab | ActionKind::CloseTab
+    )
 }
 
 /// What to store for a decision that worked: its element by role and name
@@ -152,6 +164,9 @@ fn targets(action: &Action) -> bool {
 /// element has no name to find it by again.
 pub fn entry(decision: &Decision, nodes: &[SnapshotNode]) -> Option<CachedStep> {
     let mut action = decision.action.clone();
+    if !keepable(&action) {
+        return None;
+    }
     if targets(&action) {
         if let Some(r) = action.args.reference.take() {
             let node = nodes.iter().find(|n| n.reference.as_ref() == Some(&r))?;

@@ -115,15 +115,16 @@ fn reply_schema() -> Value {
             "args": {
                 "type": "object",
                 "additionalProperties": false,
-                "required": ["url", "role", "name", "text", "direction", "key", "seconds", "ref"],
+                "required": ["url", "role", "name", "text", "direction", "key", "seconds", "ref", "onto", "accept", "index"],
                 "properties": {
                     "url": nullable("string"), "role": nullable("string"), "name": nullable("string"),
                     "text": nullable("string"), "direction": nullable("string"), "key": nullable("string"),
-                    "seconds": nullable("number"), "ref": nullable("string"),
+                    "seconds": nullable("number"), "ref": nullable("string"), "onto": nullable("string"),
+                    "accept": nullable("boolean"), "index": nullable("integer"),
                 }
             },
             "status": {"type": "string", "enum": ["success", "failure"]},
-            "error_type": {"type": "string", "enum": ["none", "element_not_found", "ambiguous_step", "tool_limit", "navigation_blocked", "unknown"]},
+            "error_type": {"type": "string", "enum": ["none", "element_not_found", "ambiguous_step", "tool_limit", "navigation_blocked", "dialog_open", "unknown"]},
             "message": {"type": "string"},
         }
     })

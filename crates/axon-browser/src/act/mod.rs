@@ -10,9 +10,11 @@
 //! the `llm_chat` tool).
 
 pub mod cache;
+mod dispatch;
 mod heuristic;
 mod llm;
 mod prompt;
+mod replay;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -28,14 +30,14 @@ pub use heuristic::Heuristic;
 pub use llm::{LlmConfig, LlmTranslator};
 pub use prompt::{CompressedSnapshot, MAX_PROMPT_NODES, compress};
 
-use crate::locate::Address;
 use crate::session::Browsers;
-use crate::snapshot::{self, SnapshotNode};
-use crate::tools::{self, Direction, Edge, OneOrMany};
+use crate::snapshot;
 
 /// The execution agent's seven actions, plus `select` (an option of a drop-down),
 /// which a plan step like "choose Green as the colour" needs and none of the seven
-/// does. Serialised by name (`"press_key"`), so the compiler checks every place
+/// does, and the actions real pages need beyond those (issue 38): hover, drag,
+/// upload, back and forward, answering a held dialog, switching and closing
+/// tabs. Serialised by name (`"press_key"`), so the compiler checks every place
 /// that dispatches on one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -56,11 +58,29 @@ pub enum ActionKind {
     Wait,
     /// Pick the option `text` of the drop-down.
     Select,
+    /// Move the pointer over the element (a menu that opens on hover).
+    Hover,
+    /// Drag the element onto the element whose ref is `onto`.
+    Drag,
+    /// Give the file input the file `text` (or the files `values`) from the
+    /// files folder.
+    Upload,
+    /// Go back in the tab's history.
+    GoBack,
+    /// Go forward in the tab's history.
+    GoForward,
+    /// Answer the JavaScript dialog the session holds open: `accept`, and
+    /// `text` for a prompt.
+    HandleDialog,
+    /// Make tab `index` (from 0) current.
+    SelectTab,
+    /// Close tab `index` (the current one when none is given).
+    CloseTab,
 }
 
 impl ActionKind {
     /// Every action, in the order the prompt lists them.
-    pub const ALL: [ActionKind; 8] = [
+    pub const ALL: [ActionKind; 16] = [
         ActionKind::Navigate,
         ActionKind::Click,
         ActionKind::Type,
@@ -69,6 +89,14 @@ impl ActionKind {
         ActionKind::PressKey,
         ActionKind::Wait,
         ActionKind::Select,
+        ActionKind::Hover,
+        ActionKind::Drag,
+        ActionKind::Upload,
+        ActionKind::GoBack,
+        ActionKind::GoForward,
+        ActionKind::HandleDialog,
+        ActionKind::SelectTab,
+        ActionKind::CloseTab,
     ];
 
     /// The name an action goes by in JSON, metrics and the prompt.
@@ -82,10 +110,18 @@ impl ActionKind {
             ActionKind::PressKey => "press_key",
             ActionKind::Wait => "wait",
             ActionKind::Select => "select",
+            ActionKind::Hover => "hover",
+            ActionKind::Drag => "drag",
+            ActionKind::Upload => "upload",
+            ActionKind::GoBack => "go_back",
+            ActionKind::GoForward => "go_forward",
+            ActionKind::HandleDialog => "handle_dialog",
+            ActionKind::SelectTab => "select_tab",
+            ActionKind::CloseTab => "close_tab",
         }
     }
 
-    /// The action a model named, or why it is not one (sent back to the model).
+    /// The name a model gave, or why it is not an action (sent back to the model).
     pub fn parse(name: &str) -> Result<ActionKind, String> {
         ActionKind::ALL
             .into_iter()
@@ -106,8 +142,8 @@ impl std::fmt::Display for ActionKind {
 }
 
 /// The actions' names (the prompt and the reply schema list them).
-pub const ACTIONS: [&str; 8] = {
-    let mut names = [""; 8];
+pub const ACTIONS: [&str; 16] = {
+    let mut names = [""; 16];
     let mut i = 0;
     while i < names.len() {
         names[i] = ActionKind::ALL[i].as_str();
@@ -147,9 +183,18 @@ pub struct ActionArgs {
     /// `scroll`: `top` or `bottom` instead of a direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
-    /// `select`: several options.
+    /// `select`: several options; `upload`: several files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<String>>,
+    /// `drag`: the ref of the element to drop onto.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub onto: Option<String>,
+    /// `handle_dialog`: OK (true) or Cancel (false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept: Option<bool>,
+    /// `select_tab`, `close_tab`: the tab, from 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
 }
 
 /// One action, chosen for one plan step.
@@ -181,8 +226,51 @@ pub struct StepInput {
     pub plan_step: String,
     /// The current URL.
     pub url: String,
-    /// The page's interactive elements and the text near them.
+    /// The page's interactive elements and the text near them (empty while
+    /// a dialog is held open: the page answers nothing until it is answered).
     pub snapshot: CompressedSnapshot,
+    /// The JavaScript dialog the session holds open, if any (sessions opened
+    /// with `hold_dialogs`).
+    pub dialog: Option<PageDialog>,
+    /// The session's tabs, read for a step that speaks of a tab, a window or
+    /// a popup ([`names_tabs`]); empty otherwise.
+    pub tabs: Vec<PageTab>,
+}
+
+/// A JavaScript dialog held open, as a translator sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PageDialog {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    pub kind: String,
+    /// Its words (page content: cut at 500 characters).
+    pub message: String,
+}
+
+/// One tab of the session, as a translator sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PageTab {
+    /// From 0, in the order the tabs opened.
+    pub index: usize,
+    /// Its page's title.
+    pub title: String,
+    /// Its page's URL.
+    pub url: String,
+    /// Whether the session works on it now.
+    pub current: bool,
+}
+
+/// Whether a step speaks of the browser's tabs or windows ("switch to the
+/// new tab", "close the popup window"): only then are the tabs read for the
+/// translator (one CDP round trip saved on every other step).
+pub fn names_tabs(step: &str) -> bool {
+    let lower = step.to_lowercase();
+    ["tab", "tabs", "window", "windows", "popup", "pop-up"]
+        .iter()
+        .any(|w| {
+            lower
+                .split(|c: char| !c.is_alphanumeric() && c != '-')
+                .any(|t| t == *w)
+        })
 }
 
 /// How a translator says it cannot act: the browser error taxonomy (`element_not_found`,
@@ -273,6 +361,7 @@ pub fn error_type(code: Option<&str>) -> &'static str {
         Some("element_not_found") => "element_not_found",
         Some("ambiguous_step") => "ambiguous_step",
         Some("tool_limit") => "tool_limit",
+        Some("dialog_open") => "dialog_open",
         Some("navigation_blocked" | "navigation_failed" | "navigation_timeout") => {
             "navigation_blocked"
         }
@@ -335,20 +424,38 @@ async fn act(
         return Err(ToolError::invalid_arguments("/plan_step: is empty"));
     }
     let page = browsers.page_for(ctx).await?;
-    let snap = snapshot::snapshot(&page, 2000).await?;
+    // A dialog held open answers nothing else: the page is not read (it
+    // would not answer), and the step may answer the dialog.
+    let dialog = browsers.held_dialog(ctx).await;
+    let snap = match &dialog {
+        Some(_) => snapshot::Snapshot::default(),
+        None => snapshot::snapshot(&page, 2000).await?,
+    };
+    let tabs = match dialog.is_none() && names_tabs(&args.plan_step) {
+        true => browsers.tab_list(ctx).await?,
+        false => Vec::new(),
+    };
     let compressed = compress(&snap.nodes, prompt::MAX_PROMPT_NODES);
     let snapshot_ms = started.elapsed().as_millis() as u64;
+    // What the dialog and the tabs are is not in the page's shape: such
+    // steps are translated every time.
+    let cacheable = dialog.is_none() && tabs.is_empty();
     let input = StepInput {
         main_goal: args.main_goal.unwrap_or_default(),
         plan_step: args.plan_step.clone(),
         url: snap.url.clone(),
         snapshot: compressed,
+        dialog,
+        tabs,
     };
     let deciding = Instant::now();
     let key = cache::key(&args.plan_step, &snap.url, &snap.nodes);
-    let cached = match store.get(&key).await {
-        Some(entry) => cache::revalidate(&entry, &snap.nodes),
-        None => None,
+    let cached = match cacheable {
+        true => match store.get(&key).await {
+            Some(entry) => cache::revalidate(&entry, &snap.nodes),
+            None => None,
+        },
+        false => None,
     };
     let hit = cached.is_some();
     let decided = match cached {
@@ -368,16 +475,16 @@ async fn act(
             return Err(e);
         }
     };
-    let call = replay(&decision.action, &snap.nodes);
+    let call = replay::replay(&decision.action, &snap.nodes);
     // Requests and mutations are watched from before the action, so that none
     // it starts is missed.
-    let settle_limit = settles(decision.action.action, browsers);
+    let settle_limit = dispatch::settles(decision.action.action, browsers);
     let watch = match settle_limit {
         Some(_) => crate::settle::watch(&page).await,
         None => None,
     };
     let acting = Instant::now();
-    let outcome = run(browsers, &decision.action, &snap.nodes, ctx).await;
+    let outcome = dispatch::run(browsers, &decision.action, &snap.nodes, ctx).await;
     let dispatch_ms = acting.elapsed().as_millis() as u64;
     let settle_ms = match (&outcome, watch, settle_limit) {
         (Ok(()), Some(watch), Some(limit)) => {
@@ -391,7 +498,7 @@ async fn act(
     // A translation that worked is kept; a kept one that failed is dropped, so
     // that the next try translates afresh.
     match (&outcome, hit) {
-        (Ok(()), false) => {
+        (Ok(()), false) if cacheable => {
             if let Some(entry) = cache::entry(&decision, &snap.nodes) {
                 store.put(&key, &entry).await;
             }
@@ -444,281 +551,6 @@ fn count(action: &str, error_type: &'static str) {
         .increment(1);
 }
 
-/// Run `action` with the browser tools' code. The element is addressed by its
-/// ref when the translator gave one, else by role + name.
-async fn run(
-    browsers: &Browsers,
-    action: &Action,
-    nodes: &[SnapshotNode],
-    ctx: &ToolContext,
-) -> Result<(), ToolError> {
-    let a = &action.args;
-    let missing = |field: &str| {
-        ToolError::invalid_arguments(format!("{}: needs args.{field}", action.action))
-    };
-    match action.action {
-        ActionKind::Navigate => {
-            let url = a.url.clone().ok_or_else(|| missing("url"))?;
-            let args = tools::NavigateArgs {
-                url,
-                wait_until: Default::default(),
-                timeout_ms: None,
-            };
-            tools::navigation::navigate(browsers, args, ctx)
-                .await
-                .map(drop)
-        }
-        ActionKind::Click => {
-            let args = tools::ClickArgs {
-                address: address(a, nodes),
-                fallback: a.reference.is_none(),
-                timeout_ms: None,
-            };
-            tools::elements::click(browsers, args, ctx).await.map(drop)
-        }
-        ActionKind::Type => {
-            let text = a.text.clone().ok_or_else(|| missing("text"))?;
-            // No element named: type where the focus is.
-            let target = if a.reference.is_some() || a.role.is_some() {
-                address(a, nodes)
-            } else {
-                Address::default()
-            };
-            let clear = !target.is_empty();
-            let args = tools::TypeArgs {
-                text,
-                address: target,
-                clear,
-                timeout_ms: None,
-            };
-            tools::elements::type_text(browsers, args, ctx)
-                .await
-                .map(drop)
-        }
-        ActionKind::Search => {
-            let query = a.text.clone().ok_or_else(|| missing("text"))?;
-            let args = tools::SearchArgs {
-                query,
-                address: Address::default(),
-                timeout_ms: None,
-            };
-            tools::forms::search(browsers, args, ctx).await.map(drop)
-        }
-        ActionKind::Scroll => tools::page::scroll(browsers, scroll_args(a), ctx)
-            .await
-            .map(drop),
-        ActionKind::PressKey => {
-            let key = a.key.clone().ok_or_else(|| missing("key"))?;
-            let args = tools::PressKeyArgs {
-                key,
-                address: Address::default(),
-                timeout_ms: None,
-            };
-            tools::elements::press_key(browsers, args, ctx)
-                .await
-                .map(drop)
-        }
-        ActionKind::Wait => {
-            let seconds = a.seconds.ok_or_else(|| missing("seconds"))?;
-            tools::page::wait(browsers, tools::WaitArgs { seconds }, ctx)
-                .await
-                .map(drop)
-        }
-        ActionKind::Select => {
-            let values = match (&a.values, &a.text) {
-                (Some(many), _) if !many.is_empty() => OneOrMany::Many(many.clone()),
-                (_, Some(one)) => OneOrMany::One(one.clone()),
-                _ => return Err(missing("text")),
-            };
-            let args = tools::SelectArgs {
-                address: address(a, nodes),
-                values: Some(values),
-                index: None,
-                timeout_ms: None,
-            };
-            tools::forms::select_option(browsers, args, ctx)
-                .await
-                .map(drop)
-        }
-    }
-}
-
-/// How long an action may settle (its own timeout), or `None` for actions
-/// that start no work in the page by themselves (navigation already waits for
-/// the load; scroll and wait change nothing to wait for).
-fn settles(kind: ActionKind, browsers: &Browsers) -> Option<std::time::Duration> {
-    let t = &browsers.config().timeouts;
-    let ms = match kind {
-        ActionKind::Click => t.click_ms,
-        ActionKind::Type | ActionKind::Select => t.type_ms,
-        ActionKind::PressKey => t.press_key_ms,
-        ActionKind::Search => t.search_ms,
-        ActionKind::Navigate | ActionKind::Scroll | ActionKind::Wait => return None,
-    };
-    Some(std::time::Duration::from_millis(ms))
-}
-
-/// The browser tool call that does what `action` does, as [`run`] makes it,
-/// with the element by role and name where the snapshot has them.
-fn replay(action: &Action, nodes: &[SnapshotNode]) -> ReplayCall {
-    let a = &action.args;
-    let mut args = serde_json::Map::new();
-    let mut put = |key: &str, value: Option<Value>| {
-        if let Some(v) = value {
-            args.insert(key.to_string(), v);
-        }
-    };
-    let text = |v: &Option<String>| v.clone().map(Value::from);
-    let target = stable_address(a, nodes);
-    let tool = match action.action {
-        ActionKind::Navigate => {
-            put("url", text(&a.url));
-            "browser_navigate"
-        }
-        ActionKind::Click => {
-            target.into_iter().for_each(|(k, v)| put(k, Some(v)));
-            "browser_click"
-        }
-        ActionKind::Type => {
-            let named = a.reference.is_some() || a.role.is_some();
-            put("text", text(&a.text));
-            if named {
-                target.into_iter().for_each(|(k, v)| put(k, Some(v)));
-                put("clear", Some(Value::Bool(true)));
-            }
-            "browser_type"
-        }
-        ActionKind::Search => {
-            put("query", text(&a.text));
-            "browser_search"
-        }
-        ActionKind::Scroll => {
-            let s = scroll_args(a);
-            let to = s.to.map(|e| if e == Edge::Top { "top" } else { "bottom" });
-            let direction = s
-                .direction
-                .map(|d| if d == Direction::Up { "up" } else { "down" });
-            put("to", to.map(Value::from));
-            put("direction", direction.map(Value::from));
-            "browser_scroll"
-        }
-        ActionKind::PressKey => {
-            put("key", text(&a.key));
-            "browser_press_key"
-        }
-        ActionKind::Wait => {
-            put("seconds", a.seconds.map(Value::from));
-            "browser_wait"
-        }
-        ActionKind::Select => {
-            target.into_iter().for_each(|(k, v)| put(k, Some(v)));
-            let many = a.values.clone().filter(|v| !v.is_empty()).map(Value::from);
-            put("values", many.or_else(|| text(&a.text)));
-            "browser_select_option"
-        }
-    };
-    ReplayCall {
-        tool: tool.to_string(),
-        args: Value::Object(args),
-    }
-}
-
-/// An element as role and name (from the snapshot node a ref points at, when
-/// the action gave a ref), or its ref when it has no name to go by.
-fn stable_address(a: &ActionArgs, nodes: &[SnapshotNode]) -> Vec<(&'static str, Value)> {
-    let node = a
-        .reference
-        .as_ref()
-        .and_then(|r| nodes.iter().find(|n| n.reference.as_ref() == Some(r)));
-    match (node, &a.role, &a.name) {
-        // A name the page does not give as an accessible name: by the text
-        // it was found by.
-        (Some(n), _, _) if n.name_from.is_some() && !n.name.trim().is_empty() => vec![
-            ("label", Value::from(n.name.clone())),
-            ("exact", Value::Bool(true)),
-        ],
-        // Roles of the snapshot's own that a role locator does not know.
-        (Some(n), _, _)
-            if matches!(n.role.as_str(), "date" | "time" | "datetime")
-                && !n.name.trim().is_empty() =>
-        {
-            vec![
-                ("label", Value::from(n.name.clone())),
-                ("exact", Value::Bool(true)),
-            ]
-        }
-        (Some(n), _, _)
-            if (n.is_clickable() || n.role == "DisclosureTriangle")
-                && !n.name.trim().is_empty() =>
-        {
-            vec![
-                ("has_text", Value::from(n.name.clone())),
-                ("exact", Value::Bool(true)),
-            ]
-        }
-        (Some(n), _, _) if !n.name.trim().is_empty() => vec![
-            ("role", Value::from(n.role.clone())),
-            ("name", Value::from(n.name.clone())),
-            ("exact", Value::Bool(true)),
-        ],
-        (Some(_), _, _) | (None, None, _) | (None, _, None) => a
-            .reference
-            .clone()
-            .map(|r| vec![("ref", Value::from(r))])
-            .unwrap_or_default(),
-        (None, Some(role), Some(name)) => vec![
-            ("role", Value::from(role.clone())),
-            ("name", Value::from(name.clone())),
-        ],
-    }
-}
-
-/// The element an action names: its ref; else the snapshot's ref for the role
-/// and name given; else the role and name themselves.
-fn address(a: &ActionArgs, nodes: &[SnapshotNode]) -> Address {
-    let by_ref = |r: &String| Address {
-        reference: Some(r.clone()),
-        ..Address::default()
-    };
-    if let Some(r) = &a.reference {
-        return by_ref(r);
-    }
-    if let (Some(role), Some(name)) = (&a.role, &a.name)
-        && let Some(node) = nodes
-            .iter()
-            .find(|n| &n.role == role && n.name.eq_ignore_ascii_case(name))
-        && let Some(r) = &node.reference
-    {
-        return by_ref(r);
-    }
-    Address {
-        role: a.role.clone(),
-        name: a.name.clone(),
-        ..Address::default()
-    }
-}
-
-/// `to` top/bottom wins over a direction; down unless told up.
-fn scroll_args(a: &ActionArgs) -> tools::ScrollArgs {
-    let to = match a.to.as_deref() {
-        Some("top") => Some(Edge::Top),
-        Some("bottom") => Some(Edge::Bottom),
-        _ => None,
-    };
-    let direction = match (to, a.direction.as_deref()) {
-        (Some(_), _) => None,
-        (None, Some("up")) => Some(Direction::Up),
-        _ => Some(Direction::Down),
-    };
-    tools::ScrollArgs {
-        direction,
-        pixels: None,
-        to,
-        address: Address::default(),
-        timeout_ms: None,
-    }
-}
-
 /// Check an action against the snapshot: the arguments it needs, and a click/type/select target
 /// that the snapshot has. The error says what is wrong, for the LLM's retry.
 pub fn validate(action: &Action, snapshot: &CompressedSnapshot) -> Result<(), String> {
@@ -745,12 +577,34 @@ pub fn validate(action: &Action, snapshot: &CompressedSnapshot) -> Result<(), St
             _ => Err("wait needs args.seconds between 0 and 60".into()),
         },
         ActionKind::Click => target_in_snapshot(a, snapshot),
-        ActionKind::Select => {
+        ActionKind::Select | ActionKind::Upload => {
             if a.values.as_ref().is_none_or(|v| v.is_empty()) {
                 need(&a.text, "text")?;
             }
             target_in_snapshot(a, snapshot)
         }
+        ActionKind::Hover => target_in_snapshot(a, snapshot),
+        ActionKind::Drag => {
+            need(&a.onto, "onto")?;
+            let onto = a.onto.as_deref().unwrap_or_default();
+            if !snapshot
+                .nodes
+                .iter()
+                .any(|n| n.reference.as_deref() == Some(onto))
+            {
+                return Err(format!("drag: onto {onto} is not a ref in DOM_SNAPSHOT"));
+            }
+            target_in_snapshot(a, snapshot)
+        }
+        ActionKind::GoBack | ActionKind::GoForward | ActionKind::CloseTab => Ok(()),
+        ActionKind::HandleDialog => match a.accept {
+            Some(_) => Ok(()),
+            None => Err("handle_dialog needs args.accept (true or false)".into()),
+        },
+        ActionKind::SelectTab => match a.index {
+            Some(_) => Ok(()),
+            None => Err("select_tab needs args.index from TABS".into()),
+        },
     }
 }
 

@@ -125,20 +125,41 @@ Tool selection rules:
 - Use scroll(direction: up|down) when the target is likely off-screen.
 - Use wait(seconds) only for brief page loading or transitions when no better action is available.
 - Use press_key(key) for simple submissions or escapes (Enter, Escape, Tab).
+- Use hover(ref) to move the pointer over an element (menus that open on hover); an element shown only as text may be given by name alone.
+- Use drag(ref, onto) to drag an element onto another (onto is the target's ref).
+- Use upload(ref, text) to give a file input the file named text (a file name the step gives); without a ref, the page's file input.
+- Use go_back or go_forward for the browser's history buttons.
+- If DIALOG is shown, the page answers nothing until it is answered: use handle_dialog(accept: true|false, text for a prompt's answer), or fail with error_type dialog_open when the step does not say how to answer it.
+- If TABS are shown, use select_tab(index) to switch tabs and close_tab(index) to close one.
 
-If you cannot make progress because of missing elements, ambiguity or tool limitations (file uploads, captchas), return status "failure" with error_type element_not_found, ambiguous_step or tool_limit. Do not retry and do not propose alternatives.
+If you cannot make progress because of missing elements, ambiguity or tool limitations (captchas), return status "failure" with error_type element_not_found, ambiguous_step or tool_limit. Do not retry and do not propose alternatives.
 
 Output exactly one JSON object and nothing else:
-{"action": "navigate|click|type|search|scroll|press_key|wait|select",
- "args": {"url": null, "role": null, "name": null, "text": null, "direction": null, "key": null, "seconds": null, "ref": null},
+{"action": "navigate|click|type|search|scroll|press_key|wait|select|hover|drag|upload|go_back|go_forward|handle_dialog|select_tab|close_tab",
+ "args": {"url": null, "role": null, "name": null, "text": null, "direction": null, "key": null, "seconds": null, "ref": null, "onto": null, "accept": null, "index": null},
  "status": "success|failure",
- "error_type": "none|element_not_found|ambiguous_step|tool_limit|navigation_blocked|unknown",
+ "error_type": "none|element_not_found|ambiguous_step|tool_limit|navigation_blocked|dialog_open|unknown",
  "message": "one concise sentence"}"#;
 
-/// The user message: goal, step, URL, snapshot.
+/// The user message: goal, step, URL, the open dialog and the tabs when
+/// there are any, snapshot.
 pub(crate) fn user_prompt(input: &StepInput) -> String {
+    let mut extra = String::new();
+    if let Some(d) = &input.dialog {
+        extra.push_str(&format!(
+            "DIALOG: {} {:?} (open: answer it with handle_dialog)\n",
+            d.kind, d.message
+        ));
+    }
+    if !input.tabs.is_empty() {
+        extra.push_str("TABS:\n");
+        for t in &input.tabs {
+            let current = if t.current { " (current)" } else { "" };
+            extra.push_str(&format!("- {} {:?} {}{current}\n", t.index, t.title, t.url));
+        }
+    }
     format!(
-        "MAIN_GOAL: {}\nPLAN_STEP: {}\nURL: {}\nALLOWED_TOOLS: {}\n\nDOM_SNAPSHOT:\n{}\nSelect the one action for this step.",
+        "MAIN_GOAL: {}\nPLAN_STEP: {}\nURL: {}\nALLOWED_TOOLS: {}\n{extra}\nDOM_SNAPSHOT:\n{}\nSelect the one action for this step.",
         if input.main_goal.is_empty() {
             "(not given)"
         } else {

@@ -12,27 +12,34 @@ use super::{Browsers, no_session};
 
 impl Browsers {
     /// What a call's result adds about its session: the dialogs its tabs
-    /// answered since the last report (dialogs.rs), and the tabs when they
-    /// opened or closed since (tabs.rs).
+    /// answered since the last report (dialogs.rs), the tabs when they
+    /// opened or closed since (tabs.rs), and the downloads that began or
+    /// ended since (downloads.rs).
     pub(crate) async fn report(&self, session: &str) -> crate::tabs::Report {
-        let mut live = self.live.lock().await;
-        let Some(live) = live.as_mut() else {
-            return crate::tabs::Report::default();
+        let (dialogs, tabs, downloads) = {
+            let mut live = self.live.lock().await;
+            let Some(live) = live.as_mut() else {
+                return crate::tabs::Report::default();
+            };
+            let Some(slot) = live.pages.get_mut(session) else {
+                return crate::tabs::Report::default();
+            };
+            let Some(context) = slot.context.clone() else {
+                return crate::tabs::Report::default();
+            };
+            let _ = slot.tabs.sync(&live.browser, &context, &live.watch).await;
+            let tabs = match slot.tabs.take_changed() {
+                true => slot.tabs.list(&live.browser, &context).await.ok(),
+                false => None,
+            };
+            (slot.tabs.take_dialogs(), tabs, slot.tabs.downloads())
         };
-        let Some(slot) = live.pages.get_mut(session) else {
-            return crate::tabs::Report::default();
-        };
-        let Some(context) = slot.context.clone() else {
-            return crate::tabs::Report::default();
-        };
-        let _ = slot.tabs.sync(&live.browser, &context, &live.watch).await;
-        let tabs = match slot.tabs.take_changed() {
-            true => slot.tabs.list(&live.browser, &context).await.ok(),
-            false => None,
-        };
+        // Waited for outside the pool's lock: other sessions go on meanwhile.
+        let downloads = downloads.take(crate::downloads::FINISH_WAIT).await;
         crate::tabs::Report {
-            dialogs: slot.tabs.take_dialogs(),
+            dialogs,
             tabs,
+            downloads,
         }
     }
 
@@ -103,5 +110,47 @@ impl Browsers {
             .await?;
         slot.tabs.take_changed();
         slot.tabs.list(&live.browser, &context).await
+    }
+
+    /// The dialog the session a call works on holds open, as `browser_act`
+    /// shows it to its translator.
+    pub(crate) async fn held_dialog(
+        &self,
+        ctx: &axon_core::ToolContext,
+    ) -> Option<crate::act::PageDialog> {
+        let (_, open) = self.dialogs_of(&Self::session_for(ctx)).await?;
+        open.map(|d| crate::act::PageDialog {
+            kind: d.kind.to_string(),
+            message: d.message,
+        })
+    }
+
+    /// The tabs of the session a call works on, as `browser_act` shows them
+    /// to its translator (a change is still reported by the call).
+    pub(crate) async fn tab_list(
+        &self,
+        ctx: &axon_core::ToolContext,
+    ) -> Result<Vec<crate::act::PageTab>, ToolError> {
+        self.page_for(ctx).await?;
+        let session = Self::session_for(ctx);
+        let mut live = self.live.lock().await;
+        let live = live.as_mut().ok_or_else(|| no_session(&session))?;
+        let slot = live
+            .pages
+            .get_mut(&session)
+            .filter(|slot| slot.visible_to(ctx.tenant()))
+            .ok_or_else(|| no_session(&session))?;
+        let context = slot.context.clone().ok_or_else(|| no_session(&session))?;
+        slot.tabs.sync(&live.browser, &context, &live.watch).await?;
+        let listed = slot.tabs.list(&live.browser, &context).await?;
+        Ok(listed
+            .into_iter()
+            .map(|t| crate::act::PageTab {
+                index: t.index,
+                title: t.title,
+                url: t.url,
+                current: t.current,
+            })
+            .collect())
     }
 }

@@ -65,11 +65,19 @@ async fn go(
     Ok(json!(state))
 }
 
-async fn back(b: &Browsers, args: HistoryArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
+pub(crate) async fn back(
+    b: &Browsers,
+    args: HistoryArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
     go(b, args, ctx, -1).await
 }
 
-async fn forward(b: &Browsers, args: HistoryArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
+pub(crate) async fn forward(
+    b: &Browsers,
+    args: HistoryArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
     go(b, args, ctx, 1).await
 }
 

@@ -28,7 +28,11 @@ use crate::session::Browsers;
 /// How long a drag the page starts may take to show up.
 const DRAG_START: Duration = Duration::from_millis(150);
 
-async fn hover(b: &Browsers, args: ElementArgs, ctx: &ToolContext) -> Result<Acted, ToolError> {
+pub(crate) async fn hover(
+    b: &Browsers,
+    args: ElementArgs,
+    ctx: &ToolContext,
+) -> Result<Acted, ToolError> {
     let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.click_ms).await?;
     let found = element(&page, &args.address, Want::Point, timeout).await?;
     let (x, y) = point(&found);
@@ -51,7 +55,11 @@ pub struct DragArgs {
     pub timeout_ms: Option<u64>,
 }
 
-async fn drag(b: &Browsers, args: DragArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
+pub(crate) async fn drag(
+    b: &Browsers,
+    args: DragArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
     let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.click_ms).await?;
     let to = element(&page, &args.target, Want::Point, timeout)
         .await

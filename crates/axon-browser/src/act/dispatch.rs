@@ -1,0 +1,261 @@
+//! Running a decided action with the browser tools' own code, and how long
+//! the page may settle after it.
+
+use axon_core::{ToolContext, ToolError};
+
+use super::{Action, ActionArgs, ActionKind};
+use crate::locate::Address;
+use crate::session::Browsers;
+use crate::snapshot::SnapshotNode;
+use crate::tools::{self, Direction, Edge, OneOrMany};
+
+/// Run `action` with the browser tools' code. The element is addressed by its
+/// ref when the translator gave one, else by role + name.
+pub(super) async fn run(
+    browsers: &Browsers,
+    action: &Action,
+    nodes: &[SnapshotNode],
+    ctx: &ToolContext,
+) -> Result<(), ToolError> {
+    let a = &action.args;
+    let missing = |field: &str| {
+        ToolError::invalid_arguments(format!("{}: needs args.{field}", action.action))
+    };
+    match action.action {
+        ActionKind::Navigate => {
+            let url = a.url.clone().ok_or_else(|| missing("url"))?;
+            let args = tools::NavigateArgs {
+                url,
+                wait_until: Default::default(),
+                timeout_ms: None,
+            };
+            tools::navigation::navigate(browsers, args, ctx)
+                .await
+                .map(drop)
+        }
+        ActionKind::Click => {
+            let args = tools::ClickArgs {
+                address: address(a, nodes),
+                fallback: a.reference.is_none(),
+                timeout_ms: None,
+            };
+            tools::elements::click(browsers, args, ctx).await.map(drop)
+        }
+        ActionKind::Type => {
+            let text = a.text.clone().ok_or_else(|| missing("text"))?;
+            // No element named: type where the focus is.
+            let target = if a.reference.is_some() || a.role.is_some() {
+                address(a, nodes)
+            } else {
+                Address::default()
+            };
+            let clear = !target.is_empty();
+            let args = tools::TypeArgs {
+                text,
+                address: target,
+                clear,
+                timeout_ms: None,
+            };
+            tools::elements::type_text(browsers, args, ctx)
+                .await
+                .map(drop)
+        }
+        ActionKind::Search => {
+            let query = a.text.clone().ok_or_else(|| missing("text"))?;
+            let args = tools::SearchArgs {
+                query,
+                address: Address::default(),
+                timeout_ms: None,
+            };
+            tools::forms::search(browsers, args, ctx).await.map(drop)
+        }
+        ActionKind::Scroll => tools::page::scroll(browsers, scroll_args(a), ctx)
+            .await
+            .map(drop),
+        ActionKind::PressKey => {
+            let key = a.key.clone().ok_or_else(|| missing("key"))?;
+            let args = tools::PressKeyArgs {
+                key,
+                address: Address::default(),
+                timeout_ms: None,
+            };
+            tools::elements::press_key(browsers, args, ctx)
+                .await
+                .map(drop)
+        }
+        ActionKind::Wait => {
+            let seconds = a.seconds.ok_or_else(|| missing("seconds"))?;
+            tools::page::wait(browsers, tools::WaitArgs { seconds }, ctx)
+                .await
+                .map(drop)
+        }
+        ActionKind::Select => {
+            let values = match (&a.values, &a.text) {
+                (Some(many), _) if !many.is_empty() => OneOrMany::Many(many.clone()),
+                (_, Some(one)) => OneOrMany::One(one.clone()),
+                _ => return Err(missing("text")),
+            };
+            let args = tools::SelectArgs {
+                address: address(a, nodes),
+                values: Some(values),
+                index: None,
+                timeout_ms: None,
+            };
+            tools::forms::select_option(browsers, args, ctx)
+                .await
+                .map(drop)
+        }
+        ActionKind::Hover => {
+            let args = tools::ElementArgs {
+                address: address(a, nodes),
+                timeout_ms: None,
+            };
+            tools::pointer::hover(browsers, args, ctx).await.map(drop)
+        }
+        ActionKind::Drag => {
+            let onto = a.onto.clone().ok_or_else(|| missing("onto"))?;
+            let args = tools::pointer::DragArgs {
+                source: address(a, nodes),
+                target: Address {
+                    reference: Some(onto),
+                    ..Address::default()
+                },
+                timeout_ms: None,
+            };
+            tools::pointer::drag(browsers, args, ctx).await.map(drop)
+        }
+        ActionKind::Upload => {
+            let paths = match (&a.values, &a.text) {
+                (Some(many), _) if !many.is_empty() => many.clone(),
+                (_, Some(one)) => vec![one.clone()],
+                _ => return Err(missing("text")),
+            };
+            // No field named: the page's file input (one, or the locator
+            // says there are several).
+            let named = a.reference.is_some() || a.name.is_some();
+            let args = tools::forms::UploadArgs {
+                address: match named {
+                    true => address(a, nodes),
+                    false => Address {
+                        selector: Some("input[type=file]".into()),
+                        ..Address::default()
+                    },
+                },
+                paths,
+                timeout_ms: None,
+            };
+            tools::forms::upload_file(browsers, args, ctx)
+                .await
+                .map(drop)
+        }
+        ActionKind::GoBack | ActionKind::GoForward => {
+            let args = tools::history::HistoryArgs { timeout_ms: None };
+            match action.action {
+                ActionKind::GoBack => tools::history::back(browsers, args, ctx).await,
+                _ => tools::history::forward(browsers, args, ctx).await,
+            }
+            .map(drop)
+        }
+        ActionKind::HandleDialog => {
+            let accept = a.accept.ok_or_else(|| missing("accept"))?;
+            browsers
+                .answer_dialog(ctx, accept, a.text.clone())
+                .await
+                .map(drop)
+        }
+        ActionKind::SelectTab => {
+            let index = a.index.ok_or_else(|| missing("index"))?;
+            browsers
+                .tabs(ctx, crate::tabs::Action::Select(index))
+                .await
+                .map(drop)
+        }
+        ActionKind::CloseTab => browsers
+            .tabs(ctx, crate::tabs::Action::Close(a.index))
+            .await
+            .map(drop),
+    }
+}
+
+/// How long an action may settle (its own timeout), or `None` for actions
+/// that start no work in the page by themselves (navigation already waits for
+/// the load; scroll and wait change nothing to wait for).
+pub(super) fn settles(kind: ActionKind, browsers: &Browsers) -> Option<std::time::Duration> {
+    let t = &browsers.config().timeouts;
+    let ms = match kind {
+        ActionKind::Click => t.click_ms,
+        ActionKind::Type | ActionKind::Select => t.type_ms,
+        ActionKind::PressKey => t.press_key_ms,
+        ActionKind::Search => t.search_ms,
+        ActionKind::Hover | ActionKind::Drag => t.click_ms,
+        ActionKind::Upload => t.type_ms,
+        // Navigation and history wait for the load themselves; a held
+        // dialog's page answers nothing to watch until it is answered; the
+        // rest change nothing in the page.
+        ActionKind::Navigate
+        | ActionKind::Scroll
+        | ActionKind::Wait
+        | ActionKind::GoBack
+        | ActionKind::GoForward
+        | ActionKind::HandleDialog
+        | ActionKind::SelectTab
+        | ActionKind::CloseTab => return None,
+    };
+    Some(std::time::Duration::from_millis(ms))
+}
+
+/// The element an action names: its ref; else the snapshot's ref for the role
+/// and name given; else the role and name themselves.
+pub(super) fn address(a: &ActionArgs, nodes: &[SnapshotNode]) -> Address {
+    let by_ref = |r: &String| Address {
+        reference: Some(r.clone()),
+        ..Address::default()
+    };
+    if let Some(r) = &a.reference {
+        return by_ref(r);
+    }
+    if let (Some(role), Some(name)) = (&a.role, &a.name)
+        && let Some(node) = nodes
+            .iter()
+            .find(|n| &n.role == role && n.name.eq_ignore_ascii_case(name))
+        && let Some(r) = &node.reference
+    {
+        return by_ref(r);
+    }
+    // No role: an element named by the text it shows (a hover menu's label).
+    if a.role.is_none()
+        && let Some(text) = &a.name
+    {
+        return Address {
+            has_text: Some(text.clone()),
+            exact: true,
+            ..Address::default()
+        };
+    }
+    Address {
+        role: a.role.clone(),
+        name: a.name.clone(),
+        ..Address::default()
+    }
+}
+
+/// `to` top/bottom wins over a direction; down unless told up.
+pub(super) fn scroll_args(a: &ActionArgs) -> tools::ScrollArgs {
+    let to = match a.to.as_deref() {
+        Some("top") => Some(Edge::Top),
+        Some("bottom") => Some(Edge::Bottom),
+        _ => None,
+    };
+    let direction = match (to, a.direction.as_deref()) {
+        (Some(_), _) => None,
+        (None, Some("up")) => Some(Direction::Up),
+        _ => Some(Direction::Down),
+    };
+    tools::ScrollArgs {
+        direction,
+        pixels: None,
+        to,
+        address: Address::default(),
+        timeout_ms: None,
+    }
+}

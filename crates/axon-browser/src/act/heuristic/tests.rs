@@ -1,0 +1,302 @@
+//! The heuristic on snapshots written by hand: each phrasing kind and its reading.
+
+use super::*;
+use crate::act::prompt::compress;
+
+fn node(role: &str, name: &str, r: &str) -> SnapshotNode {
+    SnapshotNode::element(role, name, r)
+}
+
+fn input(step: &str, nodes: Vec<SnapshotNode>) -> StepInput {
+    StepInput {
+        main_goal: String::new(),
+        plan_step: step.into(),
+        url: "http://127.0.0.1:1/login.html".into(),
+        snapshot: compress(&nodes, 100),
+        dialog: None,
+        tabs: Vec::new(),
+    }
+}
+
+fn login() -> Vec<SnapshotNode> {
+    vec![
+        node("textbox", "Username", "e1"),
+        node("textbox", "Password", "e2"),
+        node("checkbox", "Remember me", "e3"),
+        node("button", "Log in", "e4"),
+        node("link", "Forgot password?", "e5"),
+        node("button", "Save changes", "e6"),
+        node("button", "Save all", "e7"),
+        node("combobox", "Colour", "e8"),
+    ]
+}
+
+fn act(step: &str) -> Result<Action, ToolError> {
+    decide(&input(step, login())).map(|d| d.action)
+}
+
+fn target(step: &str) -> (String, Option<String>, Option<String>) {
+    let a = act(step).unwrap_or_else(|e| panic!("{step}: {e:?}"));
+    (a.action.to_string(), a.args.reference, a.args.text)
+}
+
+#[test]
+fn positions_and_lone_roles_pick_in_document_order() {
+    let page = vec![
+        node("textbox", "First name", "e1"),
+        node("textbox", "Last name", "e2"),
+        node("textbox", "", "e3"),
+        node("link", "Alpha", "e4"),
+        node("link", "Bravo", "e5"),
+        node("button", "Save", "e6"),
+        node("button", "Save", "e7"),
+    ];
+    let picked = |step: &str| {
+        decide(&input(step, page.clone()))
+            .map(|d| d.action.args.reference.unwrap_or_default())
+            .map_err(|e| e.message)
+    };
+    assert_eq!(picked("Click the second link").unwrap(), "e5");
+    assert_eq!(picked("Follow link number 1").unwrap(), "e4");
+    assert_eq!(picked("Click the last link").unwrap(), "e5");
+    assert_eq!(picked("Press the 2nd 'Save' button").unwrap(), "e7");
+    assert_eq!(picked("Type 'x' into the third field").unwrap(), "e3");
+    // A name that holds the ordinal word is a name, not a position.
+    assert_eq!(
+        picked("Type 'Lovelace' into the Last name field").unwrap(),
+        "e2"
+    );
+    assert_eq!(
+        picked("Type 'Ada' into the First name field").unwrap(),
+        "e1"
+    );
+    // A role alone picks only when the page has one of it.
+    assert!(picked("Click the button").is_err());
+    let one = vec![node("button", "Send feedback", "e9")];
+    let d = decide(&input("Press the button", one)).unwrap();
+    assert_eq!(d.action.args.reference.as_deref(), Some("e9"));
+}
+
+#[test]
+fn quotes_are_found_and_apostrophes_are_not_quotes() {
+    assert_eq!(quoted("Type 'ada' into the user's field"), ["ada"]);
+    assert_eq!(quoted("Click “Log in” then \"Save\""), ["Log in", "Save"]);
+    assert!(quoted("Don't stop").is_empty());
+}
+
+#[test]
+fn phrasings_map_to_actions_and_elements() {
+    let s = |a: &str, r: &str| (a.to_string(), Some(r.to_string()), None::<String>);
+    assert_eq!(target("Click the Log in button"), s("click", "e4"));
+    assert_eq!(target("Log in"), s("click", "e4"));
+    let sure = decide(&input("Click the Log in button", login())).unwrap();
+    assert_eq!(sure.confidence, 1.0, "{sure:?}");
+    assert_eq!(target("Press the 'Save all' button"), s("click", "e7"));
+    assert_eq!(target("Follow the forgot password link"), s("click", "e5"));
+    assert_eq!(target("Check the Remember me box"), s("click", "e3"));
+    assert_eq!(
+        target("Type 'ada' into the Username field"),
+        ("type".into(), Some("e1".into()), Some("ada".into()))
+    );
+    assert_eq!(
+        target("Enter 'hunter2' as the password"),
+        ("type".into(), Some("e2".into()), Some("hunter2".into()))
+    );
+    assert_eq!(
+        target("Fill in username with ada"),
+        ("type".into(), Some("e1".into()), Some("ada".into()))
+    );
+    assert_eq!(
+        target("Select 'Green' from the Colour dropdown"),
+        ("select".into(), Some("e8".into()), Some("Green".into()))
+    );
+    let press = act("Press Enter").unwrap();
+    assert_eq!(
+        (press.action.as_str(), press.args.key.as_deref()),
+        ("press_key", Some("Enter"))
+    );
+    let wait = act("Wait 500 ms for the page").unwrap();
+    assert_eq!(wait.args.seconds, Some(0.5));
+    let scroll = act("Scroll to the bottom of the page").unwrap();
+    assert_eq!(scroll.args.to.as_deref(), Some("bottom"));
+    let go = act("Go to /welcome.html").unwrap();
+    assert_eq!(
+        go.args.url.as_deref(),
+        Some("http://127.0.0.1:1/welcome.html")
+    );
+    let search = act("Search for 'Python programming'").unwrap();
+    assert_eq!(
+        (search.action.as_str(), search.args.text.as_deref()),
+        ("search", Some("Python programming"))
+    );
+}
+
+#[test]
+fn quoted_text_keeps_its_case_and_other_scripts_do_not_panic() {
+    let typed = act("Type 'Ada Lovelace' into the Username field").unwrap();
+    assert_eq!(
+        (typed.args.text.as_deref(), typed.args.name.as_deref()),
+        (Some("Ada Lovelace"), Some("Username"))
+    );
+    for step in [
+        "Fill in İİİİ with x",
+        "Fill in İstanbul ẞtraße with x",
+        "Klicke auf „Anmelden“",
+        "İ with 'ÄÖÜ'",
+        "with",
+        "'",
+        "\"\"",
+    ] {
+        let _ = decide(&input(step, login()));
+    }
+}
+
+#[test]
+fn ties_nothing_and_the_impossible_have_their_error_types() {
+    let code = |step: &str| act(step).unwrap_err().code.unwrap();
+    assert_eq!(code("Click Save"), "ambiguous_step");
+    assert_eq!(code("Click the Delete account button"), "element_not_found");
+    assert_eq!(code("Upload the report as a PDF"), "tool_limit");
+    assert_eq!(code("Solve the captcha"), "tool_limit");
+    assert_eq!(code("Do something useful"), "ambiguous_step");
+    assert_eq!(code("Wait 10 minutes"), "tool_limit");
+}
+
+fn clickable(name: &str, r: &str) -> SnapshotNode {
+    let mut n = node("generic", name, r);
+    n.states.push(crate::snapshot::CLICKABLE.into());
+    n
+}
+
+fn on_page(step: &str, page: &[SnapshotNode]) -> Result<Action, String> {
+    decide(&input(step, page.to_vec()))
+        .map(|d| d.action)
+        .map_err(|e| format!("{}: {}", e.code.unwrap_or_default(), e.message))
+}
+
+#[test]
+fn the_issue_categories_each_have_a_reading() {
+    let mut dialog = node("dialog", "Cookies", "e1");
+    dialog.depth = 0;
+    let mut close = node("button", "Close", "e2");
+    close.depth = 1;
+    let mut date = node("date", "Date of birth", "e9");
+    date.depth = 0;
+    let page = vec![
+        dialog,
+        close,
+        clickable("About us", "e3"),
+        node("textbox", "Password", "e4"),
+        node("button", "Shipping details", "e5"),
+        node("combobox", "Country", "e6"),
+        node("option", "Germany", "e7"),
+        node("listbox", "Colours", "e8"),
+        date,
+        node("switch", "Dark mode", "e10"),
+        node("link", "Terms of service", "e11"),
+    ];
+    let act = |step: &str| on_page(step, &page).unwrap_or_else(|e| panic!("{step}: {e}"));
+    let target = |step: &str| act(step).args.reference.unwrap_or_default();
+    // A control without a role, by its text; a step with no verb.
+    assert_eq!(target("Click on About us"), "e3");
+    assert_eq!(target("About us"), "e3");
+    // Close words: the close button.
+    assert_eq!(target("Close the dialog"), "e2");
+    assert_eq!(target("Click the × button"), "e2");
+    // Disclosure words are clicks; switch / turn on toggle.
+    assert_eq!(target("Show the shipping details"), "e5");
+    assert_eq!(target("Switch dark mode on"), "e10");
+    // A typo per word.
+    assert_eq!(target("click on terms of servcie"), "e11");
+    // Set: a list selects, a field types.
+    let set = act("Set the country to Germany");
+    assert_eq!(
+        (set.action, set.args.text.as_deref()),
+        (ActionKind::Select, Some("Germany"))
+    );
+    let dob = act("Set the Date of birth to 1990-05-17");
+    assert_eq!(
+        (
+            dob.action,
+            dob.args.reference.as_deref(),
+            dob.args.text.as_deref()
+        ),
+        (ActionKind::Type, Some("e9"), Some("1990-05-17"))
+    );
+    // Several values at once (matched to options without case).
+    let many = act("Select Red and Blue in the colours list");
+    assert_eq!(many.args.reference.as_deref(), Some("e8"));
+    assert_eq!(many.args.values, Some(vec!["red".into(), "blue".into()]));
+    // Unquoted values: before the joiner, or after the field's name.
+    let typed = act("Use s3cret as the password");
+    assert_eq!(typed.args.text.as_deref(), Some("s3cret"));
+    let typed = act("Enter the password s3cret");
+    assert_eq!(
+        (typed.args.reference.as_deref(), typed.args.text.as_deref()),
+        (Some("e4"), Some("s3cret"))
+    );
+    // Two quotes: the text, and the field after "into" (or before "with").
+    let two = act("Type 'x' into 'Password'");
+    assert_eq!(two.args.text.as_deref(), Some("x"));
+    let with = act("Fill 'Password' with 'y'");
+    assert_eq!(with.args.text.as_deref(), Some("y"));
+    // Focus is a click into the field.
+    assert_eq!(target("Focus the password field"), "e4");
+    // The means is the action.
+    assert_eq!(target("Leave the page by clicking About us"), "e3");
+    // The message says which words matched what, and where the name came from.
+    let mut nearby = node("textbox", "Password", "e20");
+    nearby.name_from = Some(crate::snapshot::NEARBY_TEXT.into());
+    let why = decide(&input("Type 'x' into the password field", vec![nearby]))
+        .unwrap()
+        .message;
+    assert_eq!(
+        why,
+        "Type into textbox \"Password\" (matched: \"password\" ≈ nearby text \"Password\", the name)"
+    );
+}
+
+#[test]
+fn a_container_named_in_the_step_is_where_to_look() {
+    let at = |role: &str, name: &str, r: &str, depth: usize| SnapshotNode {
+        depth,
+        ..node(role, name, r)
+    };
+    let page = vec![
+        at("button", "Send", "e1", 0),
+        at("iframe", "", "e2", 0),
+        at("button", "Send", "e3", 1),
+        at("form", "Search", "e4", 0),
+        at("button", "Go", "e5", 1),
+    ];
+    assert_eq!(
+        on_page("Click Send in the frame", &page)
+            .unwrap()
+            .args
+            .reference
+            .as_deref(),
+        Some("e3")
+    );
+    assert_eq!(
+        on_page("Click the button in the frame", &page)
+            .unwrap()
+            .args
+            .reference
+            .as_deref(),
+        Some("e3")
+    );
+    assert_eq!(
+        on_page("Press the button in the Search form", &page)
+            .unwrap()
+            .args
+            .reference
+            .as_deref(),
+        Some("e5")
+    );
+    // Nothing named: the whole page, where two buttons are "Send".
+    assert!(
+        on_page("Click Send", &page)
+            .unwrap_err()
+            .starts_with("ambiguous_step")
+    );
+}
