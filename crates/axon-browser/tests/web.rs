@@ -55,6 +55,30 @@ async fn a_list_item_is_dragged_above_another() {
     f.browsers.shutdown().await;
 }
 
+/// A hover menu that closes when the pointer leaves moves the page under it:
+/// the drag after it pressed on empty space (html5 false, nothing dropped)
+/// until the drag measured its elements after moving to the source.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drag_after_a_hover_that_moved_the_page_still_drops() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "web.html").await;
+    let hover = f
+        .once("s", "browser_hover", json!({"selector": "#products"}))
+        .await;
+    assert!(hover.success, "{hover:?}");
+    let drag = f
+        .once(
+            "s",
+            "browser_drag",
+            json!({"source": {"has_text": "Item 3"}, "target": {"has_text": "Item 1"}}),
+        )
+        .await;
+    assert!(drag.success, "{drag:?}");
+    assert_eq!(drag.data["html5"], true, "{drag:?}");
+    assert_eq!(f.text("s", "#status").await, "order: item3,item1,item2");
+    f.browsers.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_from_the_files_folder_is_uploaded_and_nothing_else() {
     let f = fixture(BrowserConfig::default()).await;

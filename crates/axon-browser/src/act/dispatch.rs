@@ -116,10 +116,7 @@ pub(super) async fn run(
             let onto = a.onto.clone().ok_or_else(|| missing("onto"))?;
             let args = tools::pointer::DragArgs {
                 source: address(a, nodes),
-                target: Address {
-                    reference: Some(onto),
-                    ..Address::default()
-                },
+                target: onto_address(onto, nodes),
                 timeout_ms: None,
             };
             tools::pointer::drag(browsers, args, ctx).await.map(drop)
@@ -222,13 +219,14 @@ pub(super) fn address(a: &ActionArgs, nodes: &[SnapshotNode]) -> Address {
     {
         return by_ref(r);
     }
-    // No role: an element named by the text it shows (a hover menu's label).
+    // No role: an element named by the text it shows (a hover menu's label):
+    // the innermost element holding that text.
     if a.role.is_none()
         && let Some(text) = &a.name
     {
         return Address {
             has_text: Some(text.clone()),
-            exact: true,
+            exact: false,
             ..Address::default()
         };
     }
@@ -236,6 +234,21 @@ pub(super) fn address(a: &ActionArgs, nodes: &[SnapshotNode]) -> Address {
         role: a.role.clone(),
         name: a.name.clone(),
         ..Address::default()
+    }
+}
+
+/// A drag's `onto`: a ref of the snapshot, else the text of the element to
+/// drop onto.
+pub(super) fn onto_address(onto: String, nodes: &[SnapshotNode]) -> Address {
+    match nodes.iter().any(|n| n.reference.as_ref() == Some(&onto)) {
+        true => Address {
+            reference: Some(onto),
+            ..Address::default()
+        },
+        false => Address {
+            has_text: Some(onto),
+            ..Address::default()
+        },
     }
 }
 

@@ -71,9 +71,17 @@ pub(super) fn replay(action: &Action, nodes: &[SnapshotNode]) -> ReplayCall {
             "browser_hover"
         }
         ActionKind::Drag => {
-            let onto = ActionArgs {
-                reference: a.onto.clone(),
-                ..ActionArgs::default()
+            // A ref of the snapshot, or the text to drop onto.
+            let known = |r: &String| nodes.iter().any(|n| n.reference.as_ref() == Some(r));
+            let onto = match a.onto.clone() {
+                Some(r) if known(&r) => ActionArgs {
+                    reference: Some(r),
+                    ..ActionArgs::default()
+                },
+                text => ActionArgs {
+                    name: text,
+                    ..ActionArgs::default()
+                },
             };
             let object = |pairs: Vec<(&str, Value)>| {
                 Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
@@ -163,10 +171,7 @@ fn stable_address(a: &ActionArgs, nodes: &[SnapshotNode]) -> Vec<(&'static str, 
                 && node.is_none_or(|n| n.name.trim().is_empty())
                 && (node.is_some() || a.role.is_none()) =>
         {
-            vec![
-                ("has_text", Value::from(name.clone())),
-                ("exact", Value::Bool(true)),
-            ]
+            vec![("has_text", Value::from(name.clone()))]
         }
         (Some(_), _, _) | (None, None, _) | (None, _, None) => a
             .reference

@@ -61,6 +61,14 @@ pub(crate) async fn drag(
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
     let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.click_ms).await?;
+    // The pointer goes to the source first and both are measured after: a
+    // menu the pointer was hovering closes as it leaves, and the page moves
+    // under it (the drag after "hover over Products" pressed on empty space).
+    let first = element(&page, &args.source, Want::Point, timeout)
+        .await
+        .map_err(|e| super::under("/source", e))?;
+    let (x, y) = point(&first);
+    mouse(&page, "mouseMoved", x, y, false).await?;
     let to = element(&page, &args.target, Want::Point, timeout)
         .await
         .map_err(|e| super::under("/target", e))?;

@@ -103,6 +103,31 @@ pub fn act_executor_with(
     (executor, browsers)
 }
 
+/// [`fixture`] with `browser_act` too, deciding with the heuristic and
+/// keeping nothing in its cache.
+pub async fn act_fixture(config: BrowserConfig) -> Fixture {
+    let files = files_dir();
+    let (mut registry, browsers) = browser_tools(config, &files);
+    axon_browser::act::register_with_cache(
+        &mut registry,
+        browsers.clone(),
+        Arc::new(axon_browser::act::Heuristic),
+        Arc::new(axon_browser::act::NoActStore),
+    )
+    .unwrap();
+    let executor = Executor::builder(registry)
+        .shared_state(SharedState::new())
+        .defaults(json!({"timeout_ms": 15000, "retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 0}}))
+        .build()
+        .unwrap();
+    Fixture {
+        executor,
+        browsers,
+        base: serve_fixtures().await,
+        files,
+    }
+}
+
 pub async fn fixture(config: BrowserConfig) -> Fixture {
     let files = files_dir();
     let (registry, browsers) = browser_tools(config, &files);

@@ -107,15 +107,24 @@ pub(super) fn tab_step(input: &StepInput, step: &str) -> Option<Result<Decision,
         .iter()
         .any(|w| find_words(&lower, w).is_some());
     let popup = find_words(&lower, "popup").is_some() || find_words(&lower, "pop-up").is_some();
-    if page_tab_named(&input.snapshot.nodes, &lower) {
+    if page_tab_named(&input.snapshot.nodes, &lower)
+        || page_control_named(&input.snapshot.nodes, &lower)
+    {
+        return None;
+    }
+    // "Click the link that opens a new tab": a click on the page.
+    let clicks = ["click", "tap", "press", "follow", "hit"]
+        .iter()
+        .filter_map(|w| find_words(&lower, w))
+        .min();
+    let tab_verb = TAB_VERBS.iter().filter_map(|w| find_words(&lower, w)).min();
+    if clicks.is_some_and(|c| tab_verb.is_none_or(|t| c < t)) {
         return None;
     }
     let closing = find_words(&lower, "close").is_some();
-    let switching = [
-        "switch", "go", "return", "back", "move", "select", "focus", "change", "use", "open",
-    ]
-    .iter()
-    .any(|w| find_words(&lower, w).is_some());
+    let switching = TAB_VERBS[1..]
+        .iter()
+        .any(|w| find_words(&lower, w).is_some());
     // "Close the popup" without "tab" or "window" is the page's own popup.
     if closing && !names_tab {
         return None;
@@ -177,6 +186,22 @@ pub(super) fn tab_step(input: &StepInput, step: &str) -> Option<Result<Decision,
         0.85,
         format!("Switch to tab {index} ({})", tab_label(&tabs[index])),
     ))
+}
+
+/// The verbs of a tab step: close, then those that switch.
+const TAB_VERBS: [&str; 11] = [
+    "close", "switch", "go", "return", "back", "move", "select", "focus", "change", "use", "open",
+];
+
+/// Whether a control of the page is named in full by the step ("Open the
+/// welcome page in a new tab" is that link's name).
+fn page_control_named(nodes: &[SnapshotNode], lower: &str) -> bool {
+    nodes.iter().any(|n| {
+        let name = norm(&n.name);
+        is_candidate(n, &CLICKABLE)
+            && name.split_whitespace().count() >= 2
+            && find_words(lower, &name).is_some()
+    })
 }
 
 /// Whether the page has a tab widget the step names ("the Billing tab").

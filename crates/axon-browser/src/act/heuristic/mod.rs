@@ -462,9 +462,14 @@ fn best<'a>(
             if let Some(hint) = hint {
                 // An element without a role may be what the word says (a
                 // `<div>` tab): neither helped nor pushed down.
+                // Nor is one whose name holds the word ("Open the page in
+                // a new tab" is a link).
+                let named_so = ROLE_WORDS
+                    .iter()
+                    .any(|(w, roles)| *roles == hint && find_words(&norm(&n.name), w).is_some());
                 if hint.contains(&n.role.as_str()) {
                     s += 0.15;
-                } else if !n.is_clickable() {
+                } else if !n.is_clickable() && !named_so {
                     s -= 0.3;
                 }
             }

@@ -44,9 +44,8 @@ const DROP_WORDS: [&str; 12] = [
 ];
 
 /// Words that are no part of a name here.
-const FILLER: [&str; 14] = [
-    "the", "a", "an", "item", "element", "card", "entry", "menu", "please", "then", "it", "list",
-    "position", "drop",
+const FILLER: [&str; 10] = [
+    "the", "a", "an", "element", "menu", "please", "then", "it", "position", "drop",
 ];
 
 /// Where the step's hover phrase ends, if it has one.
@@ -185,7 +184,29 @@ pub(super) fn hover(
     let rest = lower.get(from..).unwrap_or_default();
     let quotes = quoted(step);
     let phrase = quotes.first().cloned().unwrap_or_else(|| rest.to_string());
-    let p = pointed(nodes, &phrase)?;
+    let p = match pointed(nodes, &phrase) {
+        Ok(p) => p,
+        // Text the page shows but the translator's view left out (a menu's
+        // label with nothing interactive near it): by the step's own words,
+        // which the locator finds or fails on.
+        Err(e) if e.code.as_deref() == Some("element_not_found") => {
+            let Some(text) = own_words(step, from) else {
+                return Err(e);
+            };
+            return decision(
+                Action {
+                    action: ActionKind::Hover,
+                    args: ActionArgs {
+                        name: Some(text.clone()),
+                        ..ActionArgs::default()
+                    },
+                },
+                0.5,
+                format!("Hover over the text {text:?}"),
+            );
+        }
+        Err(e) => return Err(e),
+    };
     decision(
         Action {
             action: ActionKind::Hover,
@@ -196,10 +217,24 @@ pub(super) fn hover(
     )
 }
 
+/// The words of `step` after `from`, in their own case, fillers out.
+fn own_words(step: &str, from: usize) -> Option<String> {
+    let rest = step.get(from..)?;
+    let words: Vec<&str> = rest
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty() && !FILLER.contains(&w.to_lowercase().as_str()))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
 /// "Drag Item 3 above Item 1": the source before the drop word, the target
-/// after it; the target is the element that holds the target's words.
+/// after it; the target is the element that holds the target's words. Text
+/// the translator's view left out (list items with nothing interactive in
+/// them) is dragged and dropped by its words, which the locator finds.
 pub(super) fn drag(nodes: &[SnapshotNode], step: &str) -> Result<Decision, ToolError> {
-    let lower = step.to_lowercase();
+    // ASCII lower case keeps the byte offsets of `step`.
+    let lower = step.to_ascii_lowercase();
     let quotes = quoted(step);
     let (source, target) = match quotes.as_slice() {
         [a, b, ..] => (a.clone(), b.clone()),
@@ -218,26 +253,40 @@ pub(super) fn drag(nodes: &[SnapshotNode], step: &str) -> Result<Decision, ToolE
                     format!("drag where? say onto, above or below what in {step:?}"),
                 ));
             };
-            (rest[..at].to_string(), rest[at + len..].to_string())
+            let original = &step[verb_end..];
+            (original[..at].to_string(), original[at + len..].to_string())
         }
     };
-    let from = pointed(nodes, &source)?;
-    let to = pointed(nodes, &target)?;
-    let Some(onto) = to.holder.and_then(|h| h.reference.clone()) else {
-        return Err(fail(
-            "element_not_found",
-            format!("no element holds {:?} to drop onto", to.node.name),
-        ));
+    let by_words = |phrase: &str| own_words(phrase, 0);
+    let (mut args, from_name, from_score) = match pointed(nodes, &source) {
+        Ok(p) => (element_args(&p), p.node.name.clone(), p.score),
+        Err(e) => {
+            let text = by_words(&source).ok_or(e)?;
+            let args = ActionArgs {
+                name: Some(text.clone()),
+                ..ActionArgs::default()
+            };
+            (args, text, 0.5)
+        }
     };
-    let mut args = element_args(&from);
+    let (onto, to_name, to_score) = match pointed(nodes, &target) {
+        Ok(to) => match to.holder.and_then(|h| h.reference.clone()) {
+            Some(r) => (r, to.node.name.clone(), to.score),
+            None => (to.node.name.clone(), to.node.name.clone(), 0.5),
+        },
+        Err(e) => {
+            let text = by_words(&target).ok_or(e)?;
+            (text.clone(), text, 0.5)
+        }
+    };
     args.onto = Some(onto);
     decision(
         Action {
             action: ActionKind::Drag,
             args,
         },
-        from.score.min(to.score).min(0.85),
-        format!("Drag {:?} onto {:?}", from.node.name, to.node.name),
+        from_score.min(to_score).min(0.85),
+        format!("Drag {from_name:?} onto {to_name:?}"),
     )
 }
 
