@@ -17,14 +17,11 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use axon_browser::BrowserConfig;
-use axon_browser::act::{self, Heuristic};
 use axon_core::ToolCall;
 use serde::Deserialize;
 use serde_json::json;
-use support::serve_fixtures;
 
 #[derive(Deserialize)]
 struct Case {
@@ -33,6 +30,18 @@ struct Case {
     step: String,
     expect: String,
     split: String,
+    /// Calls that bring the page to the state the step starts from (a dialog
+    /// held open, a second tab); a failing one is fine (a click that opens a
+    /// held dialog fails `dialog_open`). Such a case runs in a session of its
+    /// own.
+    #[serde(default)]
+    setup: Vec<Setup>,
+}
+
+#[derive(Deserialize)]
+struct Setup {
+    tool: String,
+    args: serde_json::Value,
 }
 
 /// The floors: the success rates when they were last raised (dev 98.9 %,
@@ -55,13 +64,14 @@ async fn the_corpus_of_plan_steps() {
     config.timeouts.click_ms = 600;
     config.timeouts.type_ms = 600;
     config.timeouts.press_key_ms = 600;
+    // The dialog cases answer a dialog the session holds open.
+    config.hold_dialogs = true;
     // Every step translated: the corpus measures the translator, not the cache.
-    let (executor, browsers) =
-        support::act_executor(config, Arc::new(Heuristic), Arc::new(act::NoActStore));
-    let base = serve_fixtures().await;
-    let call = |tool: &str, args: serde_json::Value| {
-        executor.call(ToolCall::new(tool, args).correlation_id("corpus"))
-    };
+    let f = support::act_fixture(config).await;
+    std::fs::create_dir_all(&f.files).expect("the files folder");
+    std::fs::write(f.files.join("cv.pdf"), b"%PDF-1.4 cv").expect("a file to upload");
+    let (executor, browsers, base) = (&f.executor, &f.browsers, &f.base);
+    let mut session = "corpus".to_string();
 
     // split -> (passed, total); category -> (passed, total); decide and step times.
     let mut splits: BTreeMap<&str, (u32, u32)> = BTreeMap::new();
@@ -69,13 +79,22 @@ async fn the_corpus_of_plan_steps() {
     let mut step_ms: Vec<u64> = Vec::new();
     let mut acting_ms: Vec<u64> = Vec::new();
     let mut failures: Vec<String> = Vec::new();
-    for case in &cases {
+    for (n, case) in cases.iter().enumerate() {
+        if !case.setup.is_empty() {
+            session = format!("corpus-{n}");
+        }
+        let call = |tool: &str, args: serde_json::Value| {
+            executor.call(ToolCall::new(tool, args).correlation_id(&session))
+        };
         let opened = call(
             "browser_navigate",
             json!({"url": format!("{base}/{}", case.page)}),
         )
         .await;
         assert!(opened.success, "{}: {opened:?}", case.page);
+        for s in &case.setup {
+            call(&s.tool, s.args.clone()).await;
+        }
         let acted = call("browser_act", json!({"plan_step": case.step})).await;
         let log = call("browser_get_text", json!({"selector": "#log"})).await;
         let seen = log.data["text"].as_str().unwrap_or_default().to_string();

@@ -129,15 +129,8 @@ pub(super) async fn run(
             };
             // No field named: the page's file input (one, or the locator
             // says there are several).
-            let named = a.reference.is_some() || a.name.is_some();
             let args = tools::forms::UploadArgs {
-                address: match named {
-                    true => address(a, nodes),
-                    false => Address {
-                        selector: Some("input[type=file]".into()),
-                        ..Address::default()
-                    },
-                },
+                address: upload_address(a, nodes),
                 paths,
                 timeout_ms: None,
             };
@@ -234,6 +227,22 @@ pub(super) fn address(a: &ActionArgs, nodes: &[SnapshotNode]) -> Address {
         role: a.role.clone(),
         name: a.name.clone(),
         ..Address::default()
+    }
+}
+
+/// An upload's file input: its ref; else the field its label names; else
+/// the page's file input (one, or the locator says there are several).
+pub(super) fn upload_address(a: &ActionArgs, nodes: &[SnapshotNode]) -> Address {
+    match (&a.reference, &a.role, &a.name) {
+        (Some(_), _, _) | (None, Some(_), _) => address(a, nodes),
+        (None, None, Some(label)) => Address {
+            label: Some(label.clone()),
+            ..Address::default()
+        },
+        (None, None, None) => Address {
+            selector: Some("input[type=file]".into()),
+            ..Address::default()
+        },
     }
 }
 

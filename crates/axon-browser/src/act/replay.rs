@@ -91,9 +91,10 @@ pub(super) fn replay(action: &Action, nodes: &[SnapshotNode]) -> ReplayCall {
             "browser_drag"
         }
         ActionKind::Upload => {
-            match a.reference.is_some() || a.name.is_some() {
-                true => target.into_iter().for_each(|(k, v)| put(k, Some(v))),
-                false => put("selector", Some(Value::from("input[type=file]"))),
+            match (&a.reference, &a.role, &a.name) {
+                (None, None, Some(label)) => put("label", Some(Value::from(label.clone()))),
+                (None, None, None) => put("selector", Some(Value::from("input[type=file]"))),
+                _ => target.into_iter().for_each(|(k, v)| put(k, Some(v))),
             }
             let many = a.values.clone().filter(|v| !v.is_empty());
             put(

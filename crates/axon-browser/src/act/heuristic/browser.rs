@@ -154,6 +154,16 @@ pub(super) fn tab_step(input: &StepInput, step: &str) -> Option<Result<Decision,
             format!("Close tab {index} ({})", tab_label(&tabs[index])),
         ));
     }
+    // "Open the Specs tab" with one browser tab and no tab widget of that
+    // name: not about browser tabs unless its words say so.
+    let browserish = [
+        "new", "other", "original", "previous", "opened", "window", "popup",
+    ]
+    .iter()
+    .any(|w| find_words(&lower, w).is_some());
+    if tabs.len() == 1 && !browserish {
+        return None;
+    }
     let Some(index) = which else {
         return match tabs.len() {
             1 => Some(Err(fail(
@@ -204,11 +214,12 @@ fn page_control_named(nodes: &[SnapshotNode], lower: &str) -> bool {
     })
 }
 
-/// Whether the page has a tab widget the step names ("the Billing tab").
+/// Whether the page has a tab widget the step names ("the Billing tab"; a
+/// `<div>` acting as one counts).
 fn page_tab_named(nodes: &[SnapshotNode], lower: &str) -> bool {
     let words = strip_tab_words(lower);
     nodes.iter().any(|n| {
-        n.role == "tab"
+        (n.role == "tab" || n.is_clickable())
             && !n.name.is_empty()
             && (find_words(lower, &norm(&n.name)).is_some()
                 || (!words.is_empty() && similarity(&words, &n.name) >= 0.6))

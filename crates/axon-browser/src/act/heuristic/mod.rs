@@ -107,6 +107,10 @@ const CLOSE_SIGNS: [char; 4] = ['×', '✕', '✖', '⨯'];
 
 /// Where `phrase` occurs in `lower` as whole words.
 fn find_words(lower: &str, phrase: &str) -> Option<usize> {
+    // An empty phrase is nowhere (a name of signs only, norm'd to nothing).
+    if phrase.is_empty() {
+        return None;
+    }
     let mut from = 0;
     while let Some(at) = lower[from..].find(phrase) {
         let start = from + at;
@@ -594,22 +598,7 @@ pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
     if let Some(dialog) = &input.dialog {
         return browser::answer_dialog(dialog, step);
     }
-    if let Some(tabs) = browser::tab_step(input, step) {
-        return tabs;
-    }
     beyond_the_tools(&lower)?;
-    if pointer::uploads(&lower) {
-        return pointer::upload(nodes, step);
-    }
-    if pointer::drags(&lower) {
-        return pointer::drag(nodes, step);
-    }
-    if let Some(at) = pointer::hover_at(&lower) {
-        return pointer::hover(nodes, step, at);
-    }
-    if let Some(history) = browser::history_step(nodes, &lower) {
-        return history;
-    }
     // Waiting and keys first: "press Enter" is a key, "wait 2 seconds" a wait.
     if let Some(at) = find_words(&lower, "wait") {
         return wait(&lower[at..]);
@@ -632,6 +621,21 @@ pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
             ..input.clone()
         };
         return decide(&means);
+    }
+    if let Some(tabs) = browser::tab_step(input, step) {
+        return tabs;
+    }
+    if pointer::uploads(&lower) {
+        return pointer::upload(nodes, step);
+    }
+    if pointer::drags(&lower) {
+        return pointer::drag(nodes, step);
+    }
+    if let Some(at) = pointer::hover_at(&lower) {
+        return pointer::hover(nodes, step, at);
+    }
+    if let Some(history) = browser::history_step(nodes, &lower) {
+        return history;
     }
     // The step without its quoted strings, lowercased (quotes keep their case).
     let unq = unquoted(step, &quotes).to_lowercase();

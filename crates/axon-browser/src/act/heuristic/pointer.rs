@@ -217,14 +217,22 @@ pub(super) fn hover(
     )
 }
 
-/// The words of `step` after `from`, in their own case, fillers out.
+/// The words of `step` after `from`, in their own case, without the fillers
+/// at either end ("the Book the venue card" → "Book the venue").
 fn own_words(step: &str, from: usize) -> Option<String> {
     let rest = step.get(from..)?;
-    let words: Vec<&str> = rest
+    let filler = |w: &&str| FILLER.contains(&w.to_lowercase().as_str()) || *w == "card";
+    let mut words: Vec<&str> = rest
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
-        .filter(|w| !w.is_empty() && !FILLER.contains(&w.to_lowercase().as_str()))
+        .filter(|w| !w.is_empty())
         .collect();
+    while words.first().is_some_and(filler) {
+        words.remove(0);
+    }
+    while words.last().is_some_and(filler) {
+        words.pop();
+    }
     (!words.is_empty()).then(|| words.join(" "))
 }
 
@@ -327,11 +335,19 @@ pub(super) fn upload(nodes: &[SnapshotNode], step: &str) -> Result<Decision, Too
                 .join(" ")
         })
         .filter(|rest| !rest.trim().is_empty() && !has_extension(rest.trim()));
+    // The field by its element when the view has it, else by its label.
     let mut args = match field {
-        Some(name) => {
-            let p = pointed(nodes, &name)?;
-            element_args(&p)
-        }
+        Some(name) => match pointed(nodes, &name) {
+            Ok(p) if p.node.reference.is_some() => element_args(&p),
+            Ok(p) => ActionArgs {
+                name: Some(p.node.name.clone()),
+                ..ActionArgs::default()
+            },
+            Err(_) => ActionArgs {
+                name: own_words(&name, 0),
+                ..ActionArgs::default()
+            },
+        },
         None => ActionArgs::default(),
     };
     let said = files.join(", ");

@@ -300,3 +300,17 @@ fn a_container_named_in_the_step_is_where_to_look() {
             .starts_with("ambiguous_step")
     );
 }
+
+#[test]
+fn an_empty_phrase_is_nowhere_and_does_not_panic() {
+    assert_eq!(find_words("great app", ""), None);
+    // A tab widget named only by signs (norm'd to nothing) on a tab step.
+    let mut i = input("Open the great app tab", vec![node("tab", "→", "e1")]);
+    i.tabs = vec![crate::act::PageTab {
+        index: 0,
+        title: "great app".into(),
+        url: "http://h/".into(),
+        current: true,
+    }];
+    let _ = decide(&i);
+}
