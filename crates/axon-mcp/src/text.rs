@@ -98,7 +98,8 @@ fn network(requests: &[Value]) -> String {
     lines.join("\n")
 }
 
-/// The dialogs answered and the tabs opened during the call, as lines.
+/// The dialogs answered, the downloads and the tabs opened during the call,
+/// as lines.
 fn happened(data: &Value, out: &mut String) {
     if let Some(dialogs) = data["dialogs"].as_array() {
         for d in dialogs {
@@ -109,6 +110,27 @@ fn happened(data: &Value, out: &mut String) {
                 d["message"].as_str().unwrap_or_default(),
                 d["answered"].as_str().unwrap_or("answered")
             );
+        }
+    }
+    if let Some(downloads) = data["downloads"].as_array() {
+        for d in downloads {
+            let bytes = d["bytes"].as_u64().unwrap_or(0);
+            let _ = match (d["state"].as_str(), d["file"].as_str()) {
+                (Some("completed"), Some(file)) => {
+                    write!(out, "\n- downloaded {file} ({bytes} bytes)")
+                }
+                (Some("in_progress"), _) => write!(
+                    out,
+                    "\n- downloading {} ({bytes} bytes so far)",
+                    d["url"].as_str().unwrap_or_default()
+                ),
+                _ => write!(
+                    out,
+                    "\n- download of {} canceled: {}",
+                    d["url"].as_str().unwrap_or_default(),
+                    d["reason"].as_str().unwrap_or("no reason given")
+                ),
+            };
         }
     }
     if let Some(tabs) = data["tabs"].as_array() {
@@ -148,11 +170,13 @@ mod tests {
     #[test]
     fn what_happened_follows_and_other_tools_stay_json() {
         let data = json!({"text": "Saved", "dialogs": [{"type": "confirm", "message": "Delete it?", "answered": "dismissed"}],
+            "downloads": [{"file": "report.pdf", "url": "http://a/r", "bytes": 5, "state": "completed"},
+                          {"url": "http://a/big", "bytes": 0, "state": "canceled", "reason": "too big"}],
             "tabs": [{"index": 0, "current": false, "title": "A", "url": "http://a/"}, {"index": 1, "current": true, "title": "B", "url": "http://b/"}]});
         let text = for_reader("browser_get_text", &data).unwrap();
         assert_eq!(
             text,
-            "Saved\n- confirm dialog \"Delete it?\" was dismissed\n### Open tabs\n- 0: [A](http://a/)\n- 1: (current) [B](http://b/)"
+            "Saved\n- confirm dialog \"Delete it?\" was dismissed\n- downloaded report.pdf (5 bytes)\n- download of http://a/big canceled: too big\n### Open tabs\n- 0: [A](http://a/)\n- 1: (current) [B](http://b/)"
         );
         assert!(for_reader("browser_click", &data).is_none());
         let field = json!({"text": "", "value": "3", "element": "input#qty"});
