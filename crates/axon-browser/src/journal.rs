@@ -96,6 +96,57 @@ struct Entries {
 pub(crate) struct Journal {
     task: tokio::task::AbortHandle,
     entries: Arc<Mutex<Entries>>,
+    sync: Syncer,
+}
+
+/// Waits until the journal has heard what the page logged before the wait
+/// began.
+///
+/// A click whose handler logs returns once Chromium answered it, but the
+/// console events may reach the journal after that (under a busy CPU the
+/// next call read the console before they did, and found it empty; a click
+/// that logged 400 lines was read with part of them). So a read first logs a
+/// marker of its own through the page's console: console events come in the
+/// order they were logged, and once the journal hears the marker it has
+/// heard everything before it. The marker is never kept, and carries a token
+/// of this journal's so that a page cannot fake one. A page that replaces
+/// `console.debug` only makes its reads wait [`SYNC_WAIT`].
+#[derive(Clone)]
+pub(crate) struct Syncer {
+    token: Arc<str>,
+    next: Arc<std::sync::atomic::AtomicU64>,
+    heard: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+/// How long a read waits for the journal to catch up.
+const SYNC_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// What every marker starts with.
+const MARKER: &str = "\u{1}axon-journal-sync";
+
+impl Syncer {
+    /// Wait for the journal of `page` to catch up (at most [`SYNC_WAIT`]).
+    pub(crate) async fn caught_up(&self, page: &Page) {
+        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        let mut heard = self.heard.subscribe();
+        let marker = format!("{MARKER} {} {n}", self.token);
+        let logged = crate::cdp::send(
+            page,
+            "Runtime.evaluate",
+            serde_json::json!({"expression": format!("console.debug({})", Value::from(marker))}),
+        )
+        .await;
+        if logged.is_ok() {
+            let _ = tokio::time::timeout(SYNC_WAIT, heard.wait_for(|seen| *seen >= n)).await;
+        }
+    }
+
+    /// The marker's number, when `text` is one of this journal's.
+    fn marker(&self, text: &str) -> Option<u64> {
+        let rest = text.strip_prefix(MARKER)?.strip_prefix(' ')?;
+        let (token, n) = rest.split_once(' ')?;
+        (token == &*self.token).then(|| n.parse().ok()).flatten()
+    }
 }
 
 impl Drop for Journal {
@@ -105,6 +156,11 @@ impl Drop for Journal {
 }
 
 impl Journal {
+    /// What waits for this journal to catch up.
+    pub(crate) fn syncer(&self) -> Syncer {
+        self.sync.clone()
+    }
+
     /// The console messages at `level` or more severe, oldest first.
     pub(crate) fn messages(&self, level: Level) -> Vec<Message> {
         let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
@@ -162,15 +218,32 @@ pub(crate) async fn keep(page: &Page) -> Result<Journal, ToolError> {
     let mut events = futures::stream::select_all(streams);
     let entries = Arc::new(Mutex::new(Entries::default()));
     let kept = entries.clone();
+    let sync = Syncer {
+        token: ulid::Ulid::new().to_string().into(),
+        next: Arc::default(),
+        heard: Arc::new(tokio::sync::watch::Sender::new(0)),
+    };
+    let syncer = sync.clone();
     let task = tokio::spawn(async move {
         while let Some(heard) = events.next().await {
-            let mut entries = kept.lock().unwrap_or_else(|e| e.into_inner());
-            entries.hear(heard);
+            if let Heard::Console(e) = &heard
+                && let [arg] = e.args.as_slice()
+                && let Some(n) = arg
+                    .value
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .and_then(|t| syncer.marker(t))
+            {
+                syncer.heard.send_replace(n);
+                continue;
+            }
+            kept.lock().unwrap_or_else(|e| e.into_inner()).hear(heard);
         }
     });
     Ok(Journal {
         task: task.abort_handle(),
         entries,
+        sync,
     })
 }
 

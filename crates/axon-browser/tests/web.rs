@@ -162,6 +162,34 @@ async fn back_and_forward_cross_documents_and_spa_routes() {
     f.browsers.shutdown().await;
 }
 
+/// The console as of the call: a click that logged 400 lines returns once
+/// Chromium answered it, and every line was sent before that answer; the
+/// read right after finds them all (before the journal caught up first, a
+/// busy CPU's CI read an empty console: mcp_clients' "[error] went").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_click_logged_is_read_right_after_it() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "web.html").await;
+    for round in 0..3 {
+        let click = f
+            .once("s", "browser_click", json!({"selector": "#chatty"}))
+            .await;
+        assert!(click.success, "{click:?}");
+        let errors = f
+            .once("s", "browser_console_messages", json!({"level": "error"}))
+            .await;
+        let messages = errors.data["messages"].as_array().unwrap();
+        let last = messages.last().map(|m| m["text"].clone());
+        assert_eq!(
+            last,
+            Some(json!("line 399")),
+            "round {round}: {} lines",
+            messages.len()
+        );
+    }
+    f.browsers.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn console_errors_and_failed_requests_are_read_back() {
     let f = fixture(BrowserConfig::default()).await;

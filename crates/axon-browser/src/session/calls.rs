@@ -50,8 +50,19 @@ impl Browsers {
         ctx: &axon_core::ToolContext,
         read: impl FnOnce(&crate::journal::Journal) -> T,
     ) -> Result<T, ToolError> {
-        self.page_for(ctx).await?;
+        let page = self.page_for(ctx).await?;
         let session = Self::session_for(ctx);
+        let syncer = {
+            let live = self.live.lock().await;
+            live.as_ref()
+                .and_then(|l| l.pages.get(&session))
+                .map(|slot| slot.tabs.journal().syncer())
+        };
+        // Outside the pool's lock: what the page logged before this call is
+        // heard first (journal.rs, Syncer).
+        if let Some(syncer) = syncer {
+            syncer.caught_up(&page).await;
+        }
         let live = self.live.lock().await;
         live.as_ref()
             .and_then(|l| l.pages.get(&session))
