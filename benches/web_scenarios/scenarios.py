@@ -5,7 +5,8 @@
 Serves crates/axon-browser/tests/fixtures on a local port and runs each
 scenario (issue 38: dialogs, a dialog on load, beforeunload, a new tab, a popup
 that closes itself, a hover menu, drag and drop, a file input, back across an
-SPA route, console and a failed fetch, several fields, resizing) as an agent's
+SPA route, console and a failed fetch, several fields, a button in an iframe
+and one in a shadow root, a download, resizing) as an agent's
 script of tool calls through both servers with the official Python SDK (its
 output-schema validation on), then checks the page's end state with a call
 that is not counted. Prints a Markdown table: per scenario, whether each
@@ -16,6 +17,7 @@ benches/web_scenarios/run.sh installs Playwright MCP and calls this.
 
 import asyncio
 import pathlib
+import re
 import sys
 import tempfile
 import time
@@ -99,6 +101,22 @@ def scenarios(site, upload_path):
                 {"selector": "#email", "value": "ada@example.com"}, {"selector": "#qty", "value": "3"}]}), ("browser_click", {"selector": "#local input"})],
             ("#qty", None),
         ),
+        "button in an iframe": (
+            [go("corpus_frames.html"), ("browser_snapshot", {}),
+             ("browser_click", lambda last: el(ref_of(last, "Framed button"), "Framed button"))],
+            [go("corpus_frames.html"), ("browser_click", {"role": "button", "name": "Framed button"})],
+            ("#log", "click:framed"),
+        ),
+        "button in a shadow root": (
+            [go("corpus_frames.html"), ("browser_click", el("#shadowed", "Shadow button"))],
+            [go("corpus_frames.html"), ("browser_click", {"role": "button", "name": "Shadow button"})],
+            ("#log", "click:shadow"),
+        ),
+        "download": (
+            [go("downloads.html"), ("browser_click", el("#report", "Get the report"))],
+            [go("downloads.html"), ("browser_click", {"selector": "#report"})],
+            (DOWNLOADED, "%PDF-1.4"),
+        ),
         "resize": (
             [go("web.html"), ("browser_resize", {"width": 600, "height": 400}), ("browser_click", el("#width"))],
             [go("web.html"), ("browser_resize", {"width": 600, "height": 400}), ("browser_click", {"selector": "#width"})],
@@ -107,7 +125,33 @@ def scenarios(site, upload_path):
     }
 
 
-async def check(client, is_axon, selector, expected) -> bool:
+# The end state of a download: a file named report*.pdf with the page's
+# bytes, in Axon's files directory or under Playwright MCP's output directory.
+DOWNLOADED = "@download"
+
+
+def ref_of(snapshot_text: str, name: str) -> str:
+    """The ref of the element named `name` in a snapshot (frames' refs too)."""
+    m = re.search(rf'"{re.escape(name)}"[^\n]*\[ref=([A-Za-z0-9]+)\]', snapshot_text)
+    return m.group(1) if m else "(not in the snapshot)"
+
+
+def downloaded(dirs, expected) -> bool:
+    for d in dirs:
+        for f in pathlib.Path(d).rglob("report*.pdf"):
+            if f.read_bytes().startswith(expected.encode()):
+                return True
+    return False
+
+
+async def check(client, is_axon, selector, expected, dirs) -> bool:
+    if selector == DOWNLOADED:
+        # Give a download begun as the click returned a moment to land.
+        for _ in range(20):
+            if downloaded(dirs, expected):
+                return True
+            await asyncio.sleep(0.1)
+        return False
     if is_axon:
         r = await client.call_tool("browser_get_text", {"selector": selector})
     else:
@@ -118,17 +162,21 @@ async def check(client, is_axon, selector, expected) -> bool:
     return not r.is_error and expected in text
 
 
-async def run(target, is_axon, cases) -> dict:
+async def run(target, is_axon, cases, dirs) -> dict:
     out = {}
     for name, (pw, ax, (selector, expected)) in cases.items():
         steps = ax if is_axon else pw
         async with Client(target, read_timeout_seconds=60) as client:
             start = time.perf_counter()
             read = 0
+            last = ""
             errors = []
             for tool, args in steps:
                 try:
+                    # A step may depend on what the last one read (a ref).
+                    args = args(last) if callable(args) else args
                     r = await asyncio.wait_for(client.call_tool(tool, args), 45)
+                    last = text_of(r)
                     read += sum(len(b.text) for b in r.content if b.type == "text")
                     if r.is_error:
                         errors.append(f"{tool}: {text_of(r)[:120]}")
@@ -136,7 +184,7 @@ async def run(target, is_axon, cases) -> dict:
                     errors.append(f"{tool}: {type(e).__name__} {e}"[:160])
                     break
             wall = (time.perf_counter() - start) * 1000
-            done = await check(client, is_axon, selector, expected)
+            done = await check(client, is_axon, selector, expected, dirs)
         out[name] = {"done": done, "ms": wall, "read": read, "errors": errors}
     return out
 
@@ -151,12 +199,17 @@ async def main(playwright_js: str, axon: str) -> None:
     config = files / "axon.toml"
     config.write_text(f'[files]\ndir = "{files}"\n[store]\npath = "{files / "axon.db"}"\n')
     cases = scenarios(site, str(files / "report.pdf"))
+    pw_out = files / "playwright-output"
     pw = StdioServerParameters(
         command="node",
-        args=[playwright_js, "--headless", "--isolated", "--no-sandbox", "--executable-path", "/usr/bin/chromium"],
+        args=[playwright_js, "--headless", "--isolated", "--no-sandbox", "--executable-path", "/usr/bin/chromium",
+              "--output-dir", str(pw_out)],
     )
     ax = StdioServerParameters(command=axon, args=["--config", str(config), "mcp"], env={"PATH": "/usr/bin:/bin"})
-    results = {"Playwright MCP 0.0.83": await run(pw, False, cases), "Axon": await run(ax, True, cases)}
+    results = {
+        "Playwright MCP 0.0.83": await run(pw, False, cases, [pw_out]),
+        "Axon": await run(ax, True, cases, [files]),
+    }
     names = list(results)
     print(f"| scenario | {' | '.join(f'{n}: done, ms, bytes read' for n in names)} |")
     print("| --- | " + " | ".join("---" for _ in names) + " |")

@@ -137,23 +137,12 @@ impl Browsers {
     }
 
     /// The tabs of the session a call works on, as `browser_act` shows them
-    /// to its translator (a change is still reported by the call).
+    /// to its translator.
     pub(crate) async fn tab_list(
         &self,
         ctx: &axon_core::ToolContext,
     ) -> Result<Vec<crate::act::PageTab>, ToolError> {
-        self.page_for(ctx).await?;
-        let session = Self::session_for(ctx);
-        let mut live = self.live.lock().await;
-        let live = live.as_mut().ok_or_else(|| no_session(&session))?;
-        let slot = live
-            .pages
-            .get_mut(&session)
-            .filter(|slot| slot.visible_to(ctx.tenant()))
-            .ok_or_else(|| no_session(&session))?;
-        let context = slot.context.clone().ok_or_else(|| no_session(&session))?;
-        slot.tabs.sync(&live.browser, &context, &live.watch).await?;
-        let listed = slot.tabs.list(&live.browser, &context).await?;
+        let listed = self.tabs(ctx, crate::tabs::Action::List).await?;
         Ok(listed
             .into_iter()
             .map(|t| crate::act::PageTab {
