@@ -658,3 +658,75 @@ async fn act_counts_actions_and_error_types_and_times_both_sides() {
     assert!(has("browser_act_browser_ms", ("action", "click")));
     a.browsers.shutdown().await;
 }
+
+/// The model's replies may name the actions real pages need (issue 38): the
+/// prompt lists them and the session's tabs, the strict schema takes their
+/// arguments (`index`, `accept`, `onto`), and the reply is run as given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llm_replies_name_history_and_tab_actions() {
+    let m = model().await;
+    let config = LlmConfig {
+        base_url: m.url.clone(),
+        model: "scripted".into(),
+        timeout_ms: 2000,
+        max_attempts: 1,
+        ..LlmConfig::default()
+    };
+    let translator = Arc::new(LlmTranslator::new(config, None).unwrap());
+    let a = setup_with(translator, Arc::new(act::NoActStore)).await;
+    let push = |replies: Vec<Reply>| m.script.lock().unwrap().extend(replies);
+
+    a.open("web.html").await;
+    a.call("browser_click", json!({"selector": "#route"})).await;
+    push(vec![Reply::Content(
+        r#"{"action": "go_back", "args": {"url": null, "role": null, "name": null, "text": null, "direction": null, "key": null, "seconds": null, "ref": null, "onto": null, "accept": null, "index": null}, "status": "success", "error_type": "none", "message": "Back"}"#,
+    )]);
+    let r = a.step("Go back to where we were").await;
+    assert!(r.success, "{r:#?}");
+    assert_eq!(r.data["call"]["tool"], "browser_navigate_back");
+    let status = a
+        .call("browser_get_text", json!({"selector": "#status"}))
+        .await;
+    assert_eq!(status.data["text"], "back at the start");
+    {
+        let requests = m.requests.lock().unwrap();
+        let body = requests.last().unwrap();
+        let user = body["messages"][1]["content"].as_str().unwrap();
+        assert!(
+            user.contains("go_back") && user.contains("select_tab"),
+            "{user}"
+        );
+        let args = &body["response_format"]["json_schema"]["schema"]["properties"]["args"];
+        assert_eq!(
+            args["properties"]["index"]["type"],
+            json!(["integer", "null"])
+        );
+    }
+
+    a.open("tabs.html").await;
+    a.call("browser_click", json!({"selector": "#blank"})).await;
+    push(vec![Reply::Content(
+        r#"{"action": "select_tab", "args": {"url": null, "role": null, "name": null, "text": null, "direction": null, "key": null, "seconds": null, "ref": null, "onto": null, "accept": null, "index": 0}, "status": "success", "error_type": "none", "message": "The first tab"}"#,
+    )]);
+    let r = a.step("Switch to the first tab").await;
+    assert!(r.success, "{r:#?}");
+    assert_eq!(
+        r.data["call"]["args"],
+        json!({"action": "select", "index": 0})
+    );
+    {
+        let requests = m.requests.lock().unwrap();
+        let user = requests.last().unwrap()["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(user.contains("TABS:\n- 0 \"Tabs\""), "{user}");
+        assert!(user.contains("(current)"), "{user}");
+    }
+    let state = a.call("browser_get_page_state", json!({})).await;
+    assert!(
+        state.data["url"].as_str().unwrap().ends_with("tabs.html"),
+        "{state:?}"
+    );
+    a.browsers.shutdown().await;
+}
