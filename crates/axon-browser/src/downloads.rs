@@ -96,7 +96,8 @@ impl Place {
 struct State {
     /// Every download of the session, by GUID.
     known: HashMap<String, Download>,
-    /// The name each one's page suggested, by GUID.
+    /// The name each one's page suggested, by GUID; taken by the one tab
+    /// that saves it (every tab of the session hears of every download).
     names: HashMap<String, String>,
     /// GUIDs whose news the next report carries, oldest first.
     unreported: Vec<String>,
@@ -236,7 +237,10 @@ impl Downloads {
             return;
         };
         let size = step.total_bytes.max(step.received_bytes) as u64;
-        let finished = {
+        // What this tab does about it, decided under the lock: every tab of
+        // the session hears of every download, and only the first to hear it
+        // ended saves (or drops) it.
+        let todo = {
             let mut state = self.lock();
             let Some(d) = state.known.get_mut(&step.guid) else {
                 return;
@@ -254,35 +258,46 @@ impl Downloads {
             } else if step.state == DownloadProgressState::Canceled {
                 d.state = "canceled";
                 d.reason = Some("the page or the browser cancelled it".into());
-            } else if step.state != DownloadProgressState::Completed {
+            } else if step.state == DownloadProgressState::Completed {
+                // Still `in_progress` to readers until it is saved.
+                d.state = "saving";
+            } else {
                 return;
             }
+            let saving = d.state == "saving";
             let guid = step.guid.clone();
             if !state.unreported.contains(&guid) {
                 state.unreported.push(guid);
             }
-            step.state == DownloadProgressState::Completed && size <= place.max_bytes
+            let name = state.names.remove(&step.guid).unwrap_or_default();
+            saving.then_some(name)
         };
         let staged = place.staging().join(&step.guid);
-        if finished {
-            let suggested = self.lock().names.remove(&step.guid).unwrap_or_default();
-            let saved = save(&place, &staged, &suggested).await;
-            let mut state = self.lock();
-            if let Some(d) = state.known.get_mut(&step.guid) {
-                match saved {
-                    Ok(name) => {
-                        d.state = "completed";
-                        d.file = Some(name);
-                    }
-                    Err(e) => {
-                        d.state = "canceled";
-                        d.reason = Some(format!("saving it failed: {e}"));
+        match todo {
+            Some(suggested) => {
+                let saved = save(&place, &staged, &suggested).await;
+                let mut state = self.lock();
+                if let Some(d) = state.known.get_mut(&step.guid) {
+                    match saved {
+                        Ok(name) => {
+                            d.state = "completed";
+                            d.file = Some(name);
+                        }
+                        Err(e) => {
+                            d.state = "canceled";
+                            d.reason = Some(format!("saving it failed: {e}"));
+                        }
                     }
                 }
+                // A report taken while it was being saved said in_progress.
+                if !state.unreported.contains(&step.guid) {
+                    state.unreported.push(step.guid.clone());
+                }
             }
-        } else {
-            self.cancel(page, &step.guid).await;
-            let _ = tokio::fs::remove_file(&staged).await;
+            None => {
+                self.cancel(page, &step.guid).await;
+                let _ = tokio::fs::remove_file(&staged).await;
+            }
         }
         self.ended.notify_waiters();
     }
@@ -302,10 +317,12 @@ impl Downloads {
             let ended = self.ended.notified();
             let pending = {
                 let state = self.lock();
-                state
-                    .unreported
-                    .iter()
-                    .any(|g| state.known.get(g).is_some_and(|d| d.state == "in_progress"))
+                state.unreported.iter().any(|g| {
+                    state
+                        .known
+                        .get(g)
+                        .is_some_and(|d| matches!(d.state, "in_progress" | "saving"))
+                })
             };
             if !pending || tokio::time::timeout_at(deadline, ended).await.is_err() {
                 break;
@@ -316,6 +333,13 @@ impl Downloads {
         guids
             .iter()
             .filter_map(|g| state.known.get(g).cloned())
+            .map(|mut d| {
+                // Being moved into the files folder: not there yet.
+                if d.state == "saving" {
+                    d.state = "in_progress";
+                }
+                d
+            })
             .collect()
     }
 }

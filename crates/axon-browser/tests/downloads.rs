@@ -210,3 +210,33 @@ async fn without_a_files_folder_a_download_is_refused_and_says_why() {
     );
     browsers.shutdown().await;
 }
+
+/// Every tab of a session hears of every download of its context: one
+/// download from the second tab is saved once and reported once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_download_in_a_second_tab_is_saved_and_reported_once() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "downloads.html").await;
+    let tab = f
+        .once(
+            "s",
+            "browser_tabs",
+            json!({"action": "new", "url": format!("{}/downloads.html", f.base)}),
+        )
+        .await;
+    assert!(tab.success, "{tab:?}");
+    let click = f
+        .once("s", "browser_click", json!({"selector": "#report"}))
+        .await;
+    assert!(click.success, "{click:?}");
+    let got = ended(&f, &click.data, 1).await;
+    // Whatever else the next calls report, no second copy lands.
+    for _ in 0..5 {
+        let r = f.once("s", "browser_get_page_state", json!({})).await;
+        assert!(downloads(&r.data).is_empty(), "{}", r.data);
+    }
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["state"], "completed", "{got:?}");
+    assert_eq!(names(&f.files), vec!["report.pdf".to_string()]);
+    f.browsers.shutdown().await;
+}
