@@ -63,7 +63,8 @@ pub struct BrowserConfig {
     pub hold_dialogs: bool,
     /// The largest file a page may download into the files folder
     /// (`[files] dir`; docs/design.md, "Downloads"); a larger one is
-    /// cancelled. 0 refuses every download. Default 100 MiB.
+    /// cancelled. 0 refuses every download. Default 25 MiB: a page decides
+    /// what it downloads, so a session writes at most 20 of these.
     pub max_download_bytes: u64,
 }
 
@@ -123,7 +124,7 @@ impl Default for BrowserConfig {
             follow_new_tabs: true,
             allow_evaluate: false,
             hold_dialogs: false,
-            max_download_bytes: 100 * 1024 * 1024,
+            max_download_bytes: 25 * 1024 * 1024,
         }
     }
 }
