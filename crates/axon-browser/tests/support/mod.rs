@@ -104,39 +104,39 @@ pub fn act_executor_with(
 }
 
 /// [`fixture`] with `browser_act` too, deciding with the heuristic and
-/// keeping nothing in its cache.
+/// keeping nothing in its cache; each call one attempt.
 pub async fn act_fixture(config: BrowserConfig) -> Fixture {
-    let files = files_dir();
-    let (mut registry, browsers) = browser_tools(config, &files);
-    axon_browser::act::register_with_cache(
-        &mut registry,
-        browsers.clone(),
-        Arc::new(axon_browser::act::Heuristic),
-        Arc::new(axon_browser::act::NoActStore),
-    )
-    .unwrap();
-    let executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
-        .defaults(json!({"timeout_ms": 15000, "retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 0}}))
-        .build()
-        .unwrap();
-    Fixture {
-        executor,
-        browsers,
-        base: serve_fixtures().await,
-        files,
-    }
+    fixture_of(config, true).await
 }
 
 pub async fn fixture(config: BrowserConfig) -> Fixture {
+    fixture_of(config, false).await
+}
+
+async fn fixture_of(config: BrowserConfig, act: bool) -> Fixture {
     let files = files_dir();
-    let (registry, browsers) = browser_tools(config, &files);
+    let (mut registry, browsers) = browser_tools(config, &files);
+    if act {
+        axon_browser::act::register_with_cache(
+            &mut registry,
+            browsers.clone(),
+            Arc::new(axon_browser::act::Heuristic),
+            Arc::new(axon_browser::act::NoActStore),
+        )
+        .unwrap();
+    }
+    // An act step is not retried (it may have acted); the other tools are,
+    // quickly.
+    let retry = match act {
+        true => json!({"max_attempts": 1}),
+        false => json!({"initial_delay_ms": 10}),
+    };
     let executor = Executor::builder(registry)
         .shared_state(SharedState::new())
         // No breaker: these tests provoke failures on purpose, many per tool.
         .defaults(json!({
             "timeout_ms": 15000,
-            "retry": {"initial_delay_ms": 10},
+            "retry": retry,
             "breaker": {"failure_threshold": 0},
         }))
         .build()
