@@ -21,9 +21,7 @@ use async_trait::async_trait;
 use axon_core::{HistoryEntry, HistoryStats, HistoryStore, SmolStr, StoreError, Timestamp};
 use axon_plan::{Claim, Plan, PlanResult, RunRecord, RunStore, StepOutcome};
 use sqlx::Row as _;
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 use tokio::sync::{mpsc, oneshot};
 
@@ -334,10 +332,10 @@ impl SqliteStore {
         let options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(30));
+            .busy_timeout(OPEN_TIMEOUT);
+        into_wal(&options, path).await?;
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options.clone())
@@ -850,6 +848,53 @@ async fn prune(db: &mut SqliteConnection, retention: &Retention) -> Result<(), S
         .map_err(err)?;
     }
     Ok(())
+}
+
+/// How long opening waits for other processes holding the file.
+const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Put the file in WAL mode (kept in the file, so the connections opened after
+/// need not ask). Turning a file to WAL takes a lock SQLite's busy timeout
+/// does not wait on, so two processes opening a new file at once (`axon run`
+/// and `axon history`) would see "database is locked": the loser waits and
+/// asks again, up to [`OPEN_TIMEOUT`].
+async fn into_wal(options: &SqliteConnectOptions, path: &Path) -> Result<(), StoreError> {
+    let cannot = |e: sqlx::Error| StoreError(format!("cannot open {}: {e}", path.display()));
+    let deadline = tokio::time::Instant::now() + OPEN_TIMEOUT;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        let tried = async {
+            let mut connection = options.connect().await?;
+            let mode: String = sqlx::query_scalar("PRAGMA journal_mode = WAL")
+                .fetch_one(&mut connection)
+                .await?;
+            connection.close().await?;
+            Ok::<_, sqlx::Error>(mode)
+        }
+        .await;
+        match tried {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(mode) => {
+                return Err(StoreError(format!(
+                    "cannot open {}: it stays in journal mode {mode}, not WAL",
+                    path.display()
+                )));
+            }
+            Err(e) if is_busy(&e) && tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_millis(200));
+            }
+            Err(e) => return Err(cannot(e)),
+        }
+    }
+}
+
+/// SQLite's "database is locked" (`SQLITE_BUSY` and its extended codes).
+fn is_busy(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .and_then(|d| d.code())
+        .and_then(|code| code.parse::<i32>().ok())
+        .is_some_and(|code| code & 0xff == 5)
 }
 
 /// Where the history writer commits its batches: one SQLite connection of its

@@ -1131,3 +1131,25 @@ async fn a_run_keeps_the_tenant_it_was_begun_or_queued_as(backend: Backend) {
     assert!(listed(Some("token-2")).await.is_empty());
     assert_eq!(listed(None).await, ["mine", "owners", "queued"]);
 }
+
+/// `axon run` creating the file while `axon history` polls it (a CI failure):
+/// turning a new file to WAL takes a lock SQLite's busy timeout does not wait
+/// on, so an open that lost that race failed with "database is locked".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_opening_a_new_file_at_once_all_open_it() {
+    for _ in 0..25 {
+        let path = temp_db("axon.db");
+        let opens: Vec<_> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                tokio::spawn(async move { SqliteStore::open(&path, Retention::default()).await })
+            })
+            .collect();
+        for open in opens {
+            match open.await.unwrap() {
+                Ok(store) => store.close().await,
+                Err(e) => panic!("an open lost the race: {e}"),
+            }
+        }
+    }
+}
