@@ -283,6 +283,7 @@ async fn bare_plus_record(
         started_at: Timestamp(wall),
         duration_ms,
         fallback: None,
+        cut: None,
     };
     let entry = HistoryEntry {
         result: result.clone(),

@@ -58,6 +58,11 @@ pub struct ToolCall {
     /// their own record of the call (a plan's checkpoints and events).
     #[serde(skip)]
     pub on_record: Option<RecordSink>,
+    /// What `max_result_tokens` is when no policy layer sets it: a front end
+    /// that hands results to a model sets it (the MCP server), so a library
+    /// caller or a plan gets whole results unless configured otherwise.
+    #[serde(skip)]
+    pub default_max_result_tokens: Option<u64>,
 }
 
 /// Receives a call's history entry as it is stored ([`ToolCall::on_record`]).

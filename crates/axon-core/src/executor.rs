@@ -48,7 +48,9 @@ use crate::policy::chaos::{self, ChaosDice};
 use crate::policy::key::{self, Key};
 use crate::policy::retry::{Attempt, RetryLoop};
 use crate::policy::timeout::{self, Deadline};
-use crate::policy::{Estimate, Millis, Policy, PolicyError, fallback, hedge, validate};
+use crate::policy::{
+    Estimate, Millis, Policy, PolicyError, fallback, hedge, result_budget, validate,
+};
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::{CallResult, Provenance, ResponseDigest, Source, Timestamp};
 use crate::state::{KeyState, KeyedStates, SharedState};
@@ -311,7 +313,7 @@ impl Executor {
         let keyed = entry.dependency(&call.args);
         let dep = keyed.as_deref().unwrap_or(&entry.own);
         let base = dep.policy.as_deref().unwrap_or(&entry.policy);
-        let (outcome, slow_warn_ms) = match policy_for(base, call.policy.as_ref()) {
+        let (outcome, slow_warn_ms, max_tokens) = match policy_for(base, call.policy.as_ref()) {
             Err(e) => (
                 Outcome::failed(
                     ToolError::invalid_arguments(format!("policy: {}: {}", e.key, e.message))
@@ -319,6 +321,7 @@ impl Executor {
                         .at(e.pointer()),
                 ),
                 base.slow_warn_ms,
+                None,
             ),
             Ok(policy) => {
                 let this = Call {
@@ -333,9 +336,14 @@ impl Executor {
                         .idempotent
                         .unwrap_or_else(|| entry.tool.tool.safe_to_repeat(&call.args)),
                 };
-                (self.primary(&this).await, policy.slow_warn_ms)
+                (
+                    self.primary(&this).await,
+                    policy.slow_warn_ms,
+                    policy.max_result_tokens,
+                )
             }
         };
+        let max_tokens = max_tokens.or(call.default_max_result_tokens);
         let mut ended = outcome.answered_at;
         let mut result = assemble(outcome, &scope, started_at);
         result.provenance.dependency = dep.key.clone();
@@ -377,6 +385,17 @@ impl Executor {
             Some(_) => Vec::new(),
         };
         observer.finished(&result, &warnings);
+        // History keeps the whole result; the caller gets what fits its
+        // budget, with the handle to the rest (policy/result_budget.rs).
+        if let Some(max_tokens) = max_tokens.filter(|_| result.success) {
+            let result = if self.inner.history.records_at_once() {
+                self.keep(&result, call, &scope);
+                result
+            } else {
+                self.lend(result, call, &scope).await
+            };
+            return result_budget::bound(result, max_tokens);
+        }
         // Returned from here, not through another future: a result is a few
         // hundred bytes, and each move of it is a copy.
         if self.inner.history.records_at_once() {
@@ -603,6 +622,7 @@ fn assemble(outcome: Outcome, scope: &CallScope, started_at: Timestamp) -> CallR
         duration_ms: 0,
         fallback: None,
         provenance,
+        cut: None,
     }
 }
 

@@ -39,6 +39,7 @@ pub mod result;
 pub mod schema;
 pub mod state;
 pub mod tool;
+pub mod tokens;
 pub mod tools;
 pub mod trace;
 

@@ -253,6 +253,11 @@ pub struct CallResult {
     pub fallback: Option<Box<FallbackInfo>>,
     /// Where the data came from.
     pub provenance: Provenance,
+    // Boxed: rare, like the fallback.
+    /// Set when the data was cut to the result budget (`max_result_tokens`):
+    /// what is shown, what was left out, and the handle to the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<Box<crate::policy::ResultCut>>,
 }
 
 impl CallResult {

@@ -395,6 +395,7 @@ fn uncalled(
         duration_ms: 0,
         fallback: None,
         provenance: Provenance::none(),
+        cut: None,
     }
 }
 

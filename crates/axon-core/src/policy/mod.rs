@@ -17,6 +17,7 @@ pub mod fallback;
 pub mod hedge;
 pub mod key;
 pub mod limit;
+pub mod result_budget;
 pub mod retry;
 pub mod timeout;
 pub mod validate;
@@ -35,6 +36,7 @@ pub use chaos::ChaosPolicy;
 pub use hedge::HedgePolicy;
 pub use key::{Dependency, KeyPolicy};
 pub use limit::{LimitPolicy, Limits};
+pub use result_budget::{CutUnit, ResultCut};
 pub use retry::RetryPolicy;
 
 /// Every policy key for one call, with the defaults in docs/design.md, "Policy configuration".
@@ -72,6 +74,12 @@ pub struct Policy {
     /// kept for: `"tool"`, `"origin"`, `"server"` or `"${args.<name>}"`
     /// (see `key`). Default: unset, what the tool reaches by default.
     pub key: Option<KeyPolicy>,
+    /// The most tokens a model reads of one result (estimated,
+    /// policy/result_budget.rs): a result over it is cut at a structural
+    /// boundary and says how to get the rest. 0 = no bound. Default: unset,
+    /// which is no bound except where a front end that hands results to a
+    /// model sets one (`axon mcp`: 25 000).
+    pub max_result_tokens: Option<u64>,
 }
 
 impl Default for Policy {
@@ -90,6 +98,7 @@ impl Default for Policy {
             chaos: ChaosPolicy::default(),
             adaptive: AdaptivePolicy::default(),
             key: None,
+            max_result_tokens: None,
         }
     }
 }
@@ -181,6 +190,20 @@ impl Policy {
         self.hedge.check()?;
         self.chaos.check()?;
         self.adaptive.check()?;
+        if let Some(n) = self.max_result_tokens.filter(|n| *n != 0) {
+            if !(result_budget::MIN_MAX_RESULT_TOKENS..=result_budget::MAX_MAX_RESULT_TOKENS)
+                .contains(&n)
+            {
+                return Err(PolicyError::new(
+                    "max_result_tokens",
+                    format!(
+                        "must be 0 (no bound) or from {} to {}",
+                        result_budget::MIN_MAX_RESULT_TOKENS,
+                        result_budget::MAX_MAX_RESULT_TOKENS
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -336,6 +359,19 @@ mod tests {
             &json!({"timeout_ms": 5, "retry": {"max_attempts": 2}, "cache": {"ttl_ms": 10}}),
         )
         .unwrap();
+    }
+
+    #[test]
+    fn the_result_budget_is_bounded_and_named() {
+        for bad in [1, 199, 10_000_001] {
+            let err = Policy::layered([&json!({"max_result_tokens": bad})]).unwrap_err();
+            assert_eq!(err.key, "max_result_tokens", "{bad}");
+        }
+        for good in [0, 200, 25_000] {
+            let p = Policy::layered([&json!({"max_result_tokens": good})]).unwrap();
+            assert_eq!(p.max_result_tokens, Some(good));
+        }
+        Policy::check_call_layer(&json!({"max_result_tokens": 500})).unwrap();
     }
 
     #[test]
