@@ -112,8 +112,9 @@ fn listed(dir: &Path) -> Vec<Value> {
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut tools = v["tools"].as_array().unwrap().clone();
-    // MCP listings add the plan tool after the registry's.
+    // MCP listings add the plan tool and the result pager after the registry's.
     tools.push(json!({"name": "run_plan"}));
+    tools.push(json!({"name": "axon_result_more"}));
     tools
 }
 
@@ -220,6 +221,8 @@ fn script(site: &str, tools: &[Value]) -> Vec<Value> {
         json!({"tool": "sleep", "args": {"ms": 1}}),
         json!({"tool": "sleep", "args": {"ms": -1}}),
         json!({"tool": "flaky", "args": {"key": ulid::Ulid::new().to_string(), "fail_times": 1}}),
+        // A handle nobody was given: a clear error, which the client accepts.
+        json!({"tool": "axon_result_more", "args": {"handle": "01NOSUCHCALL.25000", "page": 2}}),
         json!({"tool": "run_plan", "args": {"plan": "steps:\n  - id: a\n    tool: echo\n    params: {n: 21}\n  - tool: echo\n    params: {again: '${steps.a.data.n}'}\n"}}),
     ];
     let scripted: BTreeSet<String> = calls

@@ -38,8 +38,8 @@ pub mod registry;
 pub mod result;
 pub mod schema;
 pub mod state;
-pub mod tool;
 pub mod tokens;
+pub mod tool;
 pub mod tools;
 pub mod trace;
 

@@ -87,7 +87,11 @@ pub fn estimate(text: &str) -> u64 {
 fn word(letters: impl Iterator<Item = char> + Clone) -> u64 {
     if letters.clone().all(|c| c.is_ascii()) {
         let n = letters.count() as u64;
-        return if n <= 8 { 10 } else { 10 + 10 * (n - 8).div_ceil(4) };
+        return if n <= 8 {
+            10
+        } else {
+            10 + 10 * (n - 8).div_ceil(4)
+        };
     }
     letters
         .map(|c| if (c as u32) < 0x800 { 5 } else { 12 })

@@ -30,17 +30,22 @@
 //! run). Both protocol generations are served: 2025-11-25 with sessions (one
 //! MCP session is one correlation id, so one browser session) and 2026-07-28
 //! without (calls over HTTP without a session share [`SESSIONLESS`]; browser
-//! session handles give a client state of its own). `axon mcp` serves this over
+//! session handles give a client state of its own). Every result is bounded
+//! to a token budget (`max_result_tokens`, [`DEFAULT_MAX_RESULT_TOKENS`] unless
+//! a policy says otherwise): a result over it is cut at a structural boundary
+//! and ends with a notice whose handle `axon_result_more` pages through. `axon mcp` serves this over
 //! stdio ([`serve_stdio`]); `axon serve` mounts [`http_service`] at `/mcp`.
 
 #![warn(missing_docs)]
 
 mod client;
+mod more;
 mod server;
 mod stdio;
 mod text;
 
 pub use client::{McpConnection, McpServerConfig, McpTool, import};
+pub use more::DEFAULT_MAX_RESULT_TOKENS;
 pub use server::{
     AxonMcp, CAPABILITIES, HttpService, META_KEY, McpSessions, RUN_PLAN, SESSIONLESS, ToolFilter,
     call_result, http_service, mcp_tool,

@@ -16,6 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
+use crate::more;
+
 fn new_session_id() -> String {
     format!("mcp-{}", ulid::Ulid::new())
 }
@@ -120,6 +122,9 @@ impl Listing {
             .collect();
         if filter.allows(RUN_PLAN) {
             values.push(run_plan_tool());
+        }
+        if filter.allows(more::RESULT_MORE) {
+            values.push(more::tool());
         }
         let served = values
             .iter()
@@ -550,10 +555,19 @@ impl AxonMcp {
         if name == RUN_PLAN {
             return Ok(self.run_plan(args, &context, correlation).await);
         }
+        if name == more::RESULT_MORE {
+            let tenant = self.tenant(&correlation);
+            let more = more::serve(self.runner.executor(), &args, tenant.as_deref()).await;
+            return Ok(complete(match more {
+                Ok(result) => call_result(result),
+                Err((kind, message)) => error_result(kind, None, &message, None),
+            }));
+        }
         let mut call = ToolCall::new(name, args)
             .correlation_id(correlation.clone())
             .cancel_token(context.ct.clone());
         call.tenant = self.tenant(&correlation);
+        call.default_max_result_tokens = Some(more::DEFAULT_MAX_RESULT_TOKENS);
         if let Some(token) = context.meta.get_progress_token() {
             let peer = context.peer.clone();
             call = call.on_event(move |event| {
@@ -786,7 +800,8 @@ pub fn call_result(result: CallResult) -> CallToolResult {
     // An imported MCP tool's content blocks (text, images, resource links)
     // are relayed as content, as its server sent them: an image stays an image
     // block, not base64 inside a JSON text. Such a tool has no output schema.
-    if let Some(blocks) = content_blocks(data) {
+    if let Some(mut blocks) = content_blocks(data) {
+        blocks.extend(more::notice(&result));
         let mut out = CallToolResult::success(blocks);
         out.meta = as_meta(envelope);
         return out;
@@ -800,6 +815,7 @@ pub fn call_result(result: CallResult) -> CallToolResult {
     // Text for a reader reads as text (text.rs); the rest as compact JSON.
     let text = crate::text::for_reader(&result.tool, &data).unwrap_or_else(|| data.to_string());
     content.push(Content::text(text));
+    content.extend(more::notice(&result));
     content.extend(image);
     let mut out = CallToolResult::success(content);
     out.structured_content = Some(data);

@@ -968,6 +968,8 @@ impl<'a> Run<'a> {
                     *slot = Some(entry.clone());
                 }
             })),
+            // A step's data feeds later steps whole unless a policy bounds it.
+            default_max_result_tokens: None,
         })
     }
 

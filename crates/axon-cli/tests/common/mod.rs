@@ -50,7 +50,8 @@ pub const BUILT_IN_TOOLS: [&str; 40] = [
 ];
 
 /// [`BUILT_IN_TOOLS`] but those of optional capabilities (`[mcp] caps`),
-/// then `run_plan`: what an MCP client of Axon lists by default.
+/// then `run_plan` and `axon_result_more`: what an MCP client of Axon lists
+/// by default.
 #[allow(dead_code)] // each test file is its own crate; not all of them list MCP tools
 pub fn mcp_tools() -> Vec<&'static str> {
     let mut tools: Vec<&str> = BUILT_IN_TOOLS
@@ -58,6 +59,7 @@ pub fn mcp_tools() -> Vec<&'static str> {
         .filter(|t| *t != "browser_pdf_save")
         .collect();
     tools.push("run_plan");
+    tools.push("axon_result_more");
     tools
 }
 
