@@ -70,6 +70,15 @@ enum Command {
         /// Print the plan's DAG (Graphviz dot or Mermaid) instead of running it.
         #[arg(long, value_enum)]
         graph: Option<GraphArg>,
+        /// Once the run ends, write it to FILE as a plan that replays it without
+        /// a translator (as `axon plan from-run` does).
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
+    },
+    /// Work with plans made from runs.
+    Plan {
+        #[command(subcommand)]
+        action: PlanAction,
     },
     /// Check a plan without running it.
     Validate {
@@ -108,6 +117,20 @@ enum Command {
     Config {
         #[command(subcommand)]
         action: ConfigAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum PlanAction {
+    /// A finished run as a plan that replays it without a translator: each
+    /// `browser_act` step that succeeded becomes the browser call it made,
+    /// with the step itself as its fallback (docs/browser-act.md, "Replay").
+    FromRun {
+        /// The run id.
+        run_id: String,
+        /// Write the plan here instead of printing it.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -258,7 +281,21 @@ async fn command(cli: Cli, config: Config) -> Outcome {
             graph: Some(format),
             ..
         } => graph(&config, ui, &plan, format).await,
-        Command::Run { plan, run_id, .. } => run(&config, ui, &plan, run_id).await,
+        Command::Run {
+            plan,
+            run_id,
+            record,
+            ..
+        } => run(&config, ui, &plan, run_id, record.as_deref()).await,
+        Command::Plan {
+            action: PlanAction::FromRun { run_id, out },
+        } => {
+            let store = open_store(&config).await?;
+            let compiled = replay_plan(store.as_ref(), &run_id).await;
+            store.close().await;
+            write_replay(ui, &compiled?, out.as_deref())?;
+            Ok(Exit::Success)
+        }
         Command::Validate { plan } => validate(&config, ui, &plan).await,
         Command::Tools { format } => tools(&config, ui, format).await,
         Command::History { id } => history(&config, ui, &id).await,
@@ -395,7 +432,13 @@ async fn graph(config: &Config, ui: output::Ui, path: &Path, format: GraphArg) -
     Ok(Exit::Success)
 }
 
-async fn run(config: &Config, ui: output::Ui, path: &Path, run_id: Option<String>) -> Outcome {
+async fn run(
+    config: &Config,
+    ui: output::Ui,
+    path: &Path,
+    run_id: Option<String>,
+    record: Option<&Path>,
+) -> Outcome {
     let plan = Arc::new(read_plan(path)?);
     let tools = plan_tools(&plan);
     let (runner, store) = runner(config, ui, Imports::For(&tools)).await?;
@@ -439,13 +482,71 @@ async fn run(config: &Config, ui: output::Ui, path: &Path, run_id: Option<String
     if let Some(p) = progress {
         let _ = p.await;
     }
+    // Compiled from what the store keeps: secrets masked, never literals.
+    let recorded = match record {
+        Some(out) => Some((replay_plan(store.as_ref(), &result.run_id).await, out)),
+        None => None,
+    };
     store.close().await;
     output::plan_result(ui, &result);
+    if let Some((compiled, out)) = recorded {
+        write_replay(ui, &compiled?, Some(out))?;
+    }
     Ok(if result.success() {
         Exit::Success
     } else {
         Exit::Failed
     })
+}
+
+/// Run `run_id` (as its store keeps it) compiled for replay.
+async fn replay_plan(
+    store: &dyn axon_store::Store,
+    run_id: &str,
+) -> Result<axon_plan::Compiled, Fail> {
+    let record = store
+        .load(run_id)
+        .await
+        .map_err(|e| infra(format!("store: {e}")))?
+        .ok_or_else(|| usage(format!("no run {run_id:?} in {}", store.describe())))?;
+    Ok(axon_plan::compile_replay(&record))
+}
+
+/// Write a replay plan as YAML to `out` (stdout when none), and say which
+/// steps were replaced and why others were kept.
+fn write_replay(
+    ui: output::Ui,
+    compiled: &axon_plan::Compiled,
+    out: Option<&Path>,
+) -> Result<(), Fail> {
+    let yaml = serde_yaml_ng::to_string(&compiled.plan)
+        .map_err(|e| infra(format!("the plan does not serialise: {e}")))?;
+    match out {
+        Some(path) => std::fs::write(path, yaml)
+            .map_err(|e| infra(format!("cannot write {}: {e}", path.display())))?,
+        None => print!("{yaml}"),
+    }
+    let replaced: Vec<String> = compiled
+        .replaced
+        .iter()
+        .map(|i| format!("step[{i}]"))
+        .collect();
+    ui.note(&format!(
+        "replay: {} browser_act step(s) replaced by their browser calls{}",
+        replaced.len(),
+        if replaced.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", replaced.join(", "))
+        }
+    ));
+    for kept in &compiled.kept {
+        ui.note(&format!(
+            "replay: step[{}] kept as browser_act: {}",
+            kept.step, kept.reason
+        ));
+    }
+    Ok(())
 }
 
 async fn tools(config: &Config, ui: output::Ui, format: ToolsFormat) -> Outcome {

@@ -444,6 +444,18 @@ async fn plans_validate_run_wait_poll_and_cancel() {
     assert_eq!(p["pointer"], "/format");
     let (status, _) = s.get("/v1/runs/none/graph").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    // Its plan, as run and compiled for replay (no browser_act step: nothing
+    // to replace); tests/replay.rs replays a browser run.
+    let (status, ran) = s.get("/v1/runs/par-1/plan").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(ran["plan"]["steps"].as_array().unwrap().len(), 3);
+    assert!(ran.get("replay").is_none(), "{ran}");
+    let (status, replay) = s.get("/v1/runs/par-1/plan?replay=true").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(replay["plan"], ran["plan"]);
+    assert_eq!(replay["replay"], json!({"replaced": [], "kept": []}));
+    let (status, _) = s.get("/v1/runs/none/plan?replay=true").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
 
     // In the background: 202, running, cancelled.
     let (status, started) = s

@@ -109,6 +109,7 @@ async fn a_token_sees_only_its_own_runs() {
         format!("/v1/runs/{id}"),
         format!("/v1/runs/{id}/graph"),
         format!("/v1/runs/{id}/events"),
+        format!("/v1/runs/{id}/plan?replay=true"),
     ] {
         let (status, body) = request(&s, "tok-b-2222", "GET", &path).await;
         assert_eq!(status, StatusCode::NOT_FOUND, "b read {path}: {body}");

@@ -62,7 +62,7 @@ pub struct ToolCall {
     /// that hands results to a model sets it (the MCP server), so a library
     /// caller or a plan gets whole results unless configured otherwise.
     #[serde(skip)]
-    pub default_max_result_tokens: Option<u64>,
+    pub default_max_result_tokens: Option<u32>,
 }
 
 /// Receives a call's history entry as it is stored ([`ToolCall::on_record`]).

@@ -385,24 +385,20 @@ impl Executor {
             Some(_) => Vec::new(),
         };
         observer.finished(&result, &warnings);
+        let result = if self.inner.history.records_at_once() {
+            self.keep(&result, call, &scope);
+            result
+        } else {
+            self.lend(result, call, &scope).await
+        };
         // History keeps the whole result; the caller gets what fits its
         // budget, with the handle to the rest (policy/result_budget.rs).
-        if let Some(max_tokens) = max_tokens.filter(|_| result.success) {
-            let result = if self.inner.history.records_at_once() {
-                self.keep(&result, call, &scope);
-                result
-            } else {
-                self.lend(result, call, &scope).await
-            };
-            return result_budget::bound(result, max_tokens);
+        match max_tokens {
+            Some(max_tokens) if result.success => {
+                result_budget::bound(result, u64::from(max_tokens))
+            }
+            _ => result,
         }
-        // Returned from here, not through another future: a result is a few
-        // hundred bytes, and each move of it is a copy.
-        if self.inner.history.records_at_once() {
-            self.keep(&result, call, &scope);
-            return result;
-        }
-        self.lend(result, call, &scope).await
     }
 
     /// Validate arguments → the cache (lookup, single-flight, store,

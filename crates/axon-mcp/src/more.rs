@@ -19,7 +19,7 @@ pub(crate) const RESULT_MORE: &str = "axon_result_more";
 /// What `max_result_tokens` is over MCP when no policy sets it: what Claude
 /// Code allows an MCP tool's output by default, and roughly a fifth of a
 /// small model's context.
-pub const DEFAULT_MAX_RESULT_TOKENS: u64 = 25_000;
+pub const DEFAULT_MAX_RESULT_TOKENS: u32 = 25_000;
 
 /// The tool as `tools/list` shows it.
 pub(crate) fn tool() -> Value {

@@ -419,7 +419,10 @@ async fn a_timed_out_call_is_cancelled_on_the_server() {
         .await
         .unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
-    assert_eq!(names, vec!["axon__hold", "axon__run_plan"]);
+    assert_eq!(
+        names,
+        vec!["axon__hold", "axon__run_plan", "axon__axon_result_more"]
+    );
     let executor = executor(tools, quick_retries());
     let result = executor
         .call(

@@ -15,6 +15,7 @@
 //! | `GET /v1/runs` | runs, newest first, by status, a page at a time |
 //! | `GET/DELETE /v1/runs/{id}` | a run's state; cancel it |
 //! | `GET /v1/runs/{id}/events` | a running run's progress as SSE, whoever started it |
+//! | `GET /v1/runs/{id}/plan` | the plan a run ran; `?replay=true` compiled to replay it without a translator |
 //! | `POST /v1/runs/{id}/resume` | run a stored run again with its plan, reusing its checkpoints |
 //! | `GET /v1/history/{correlation_id}` | the calls of a correlation id (a run id), or one call by its id |
 //! | `GET /v1/stats`, `GET /v1/tools`, `GET /v1/breakers`, `POST /v1/breakers/{tool}/reset` | operations |
@@ -258,6 +259,7 @@ impl Server {
             .route("/v1/runs", post(runs::start).get(runs::list))
             .route("/v1/runs/{id}", get(runs::get).delete(runs::cancel))
             .route("/v1/runs/{id}/graph", get(runs::graph))
+            .route("/v1/runs/{id}/plan", get(runs::plan))
             .route("/v1/runs/{id}/events", get(runs::follow))
             .route("/v1/runs/{id}/resume", post(runs::resume))
             .route("/v1/history/{correlation_id}", get(api::history))

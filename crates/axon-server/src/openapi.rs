@@ -491,6 +491,34 @@ fn build() -> Value {
                 ("503", problem("The store cannot be read.")),
             ])),
         }},
+        "/v1/runs/{id}/plan": {"get": {
+            "operationId": "getRunPlan",
+            "summary": "The plan a run ran; with `replay=true`, compiled to replay it without a translator (each `browser_act` step that succeeded replaced by the browser call it made, the step as its fallback).",
+            "parameters": [
+                path_param("id", "The run id."),
+                query_param("replay", "Compile the plan for replay.", json!({"type": "boolean"})),
+            ],
+            "responses": guarded(responses(vec![
+                ("200", json_response("The plan.", json!({
+                    "type": "object", "required": ["plan"],
+                    "properties": {
+                        "plan": reference("Plan"),
+                        "replay": {
+                            "type": "object", "required": ["replaced", "kept"],
+                            "properties": {
+                                "replaced": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+                                "kept": {"type": "array", "items": {
+                                    "type": "object", "required": ["step", "reason"],
+                                    "properties": {"step": {"type": "integer", "minimum": 0}, "reason": {"type": "string"}},
+                                }},
+                            },
+                        },
+                    },
+                }))),
+                ("404", problem("No such run.")),
+                ("503", problem("The store cannot be read.")),
+            ])),
+        }},
         "/v1/history/{correlation_id}": {"get": {
             "operationId": "getHistory",
             "summary": "The calls of a correlation id (a run's id is its calls' correlation id), oldest first, with their figures; or the one call of a call id.",

@@ -687,3 +687,34 @@ pub(crate) async fn graph(
     )
         .into_response())
 }
+
+#[derive(Deserialize)]
+pub(crate) struct PlanQuery {
+    /// `true`: the plan compiled for replay (axon-plan's `replay.rs`).
+    #[serde(default)]
+    replay: bool,
+}
+
+/// `GET /v1/runs/{id}/plan?replay=true`: the plan a run ran, or, with
+/// `replay`, compiled to replay it without a translator: each `browser_act`
+/// step that succeeded replaced by the browser call it made, with the step
+/// itself as its fallback; which steps were replaced and why others were not.
+pub(crate) async fn plan(
+    State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
+    Path(id): Path<String>,
+    Query(query): Query<PlanQuery>,
+) -> Result<Response, Problem> {
+    let Some(record) = load_run_as(&state, &access, &id).await? else {
+        return Err(Problem::not_found(format!("no run {id:?}")));
+    };
+    if !query.replay {
+        return Ok(Json(serde_json::json!({ "plan": record.plan })).into_response());
+    }
+    let compiled = axon_plan::compile_replay(&record);
+    Ok(Json(serde_json::json!({
+        "plan": compiled.plan,
+        "replay": {"replaced": compiled.replaced, "kept": compiled.kept},
+    }))
+    .into_response())
+}

@@ -79,7 +79,7 @@ pub struct Policy {
     /// boundary and says how to get the rest. 0 = no bound. Default: unset,
     /// which is no bound except where a front end that hands results to a
     /// model sets one (`axon mcp`: 25 000).
-    pub max_result_tokens: Option<u64>,
+    pub max_result_tokens: Option<u32>,
 }
 
 impl Default for Policy {
@@ -190,19 +190,18 @@ impl Policy {
         self.hedge.check()?;
         self.chaos.check()?;
         self.adaptive.check()?;
-        if let Some(n) = self.max_result_tokens.filter(|n| *n != 0) {
-            if !(result_budget::MIN_MAX_RESULT_TOKENS..=result_budget::MAX_MAX_RESULT_TOKENS)
-                .contains(&n)
-            {
-                return Err(PolicyError::new(
-                    "max_result_tokens",
-                    format!(
-                        "must be 0 (no bound) or from {} to {}",
-                        result_budget::MIN_MAX_RESULT_TOKENS,
-                        result_budget::MAX_MAX_RESULT_TOKENS
-                    ),
-                ));
-            }
+        let bounds = result_budget::MIN_MAX_RESULT_TOKENS..=result_budget::MAX_MAX_RESULT_TOKENS;
+        if let Some(n) = self.max_result_tokens.filter(|n| *n != 0)
+            && !bounds.contains(&u64::from(n))
+        {
+            return Err(PolicyError::new(
+                "max_result_tokens",
+                format!(
+                    "must be 0 (no bound) or from {} to {}",
+                    bounds.start(),
+                    bounds.end()
+                ),
+            ));
         }
         Ok(())
     }
