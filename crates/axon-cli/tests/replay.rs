@@ -28,11 +28,11 @@ fn checkout(wrap: bool, go: &str) -> String {
         r#"<!doctype html><html><head><title>Checkout</title></head><body>
 <h1>Checkout</h1>
 {open}
-<label for="n{wrap}">Name</label> <input id="n{wrap}">
-<label for="c{wrap}">Card number</label> <input id="c{wrap}" type="password">
-<label for="d{wrap}">Delivery</label>
-<select id="d{wrap}"><option>Standard</option><option>Express</option></select>
-<label><input type="checkbox" id="g{wrap}"> Gift wrap</label>
+<label for="n{tag}">Name</label> <input id="n{tag}">
+<label for="c{tag}">Card number</label> <input id="c{tag}" type="password">
+<label for="d{tag}">Delivery</label>
+<select id="d{tag}"><option>Standard</option><option>Express</option></select>
+<label><input type="checkbox" id="g{tag}"> Gift wrap</label>
 {close}
 <button type="button" onclick="document.getElementById('pay').hidden = false">{go}</button>
 <div id="pay" hidden><button type="button" onclick="place()">Place order</button></div>
@@ -125,6 +125,18 @@ fn end_state(result: &Value) -> &str {
     result["steps"][7]["result"]["data"]["text"]
         .as_str()
         .unwrap_or_default()
+}
+
+/// examples/replay is this test's original page and plan.
+#[test]
+fn the_example_is_this_checkout() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/replay");
+    let page = std::fs::read_to_string(root.join("checkout.html")).unwrap();
+    assert_eq!(page, checkout(false, "Continue"));
+    let plan = std::fs::read_to_string(root.join("checkout.yaml")).unwrap();
+    for step in STEPS {
+        assert!(plan.contains(step), "{step}");
+    }
 }
 
 #[test]
