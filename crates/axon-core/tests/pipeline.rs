@@ -684,3 +684,71 @@ async fn chaos_injects_latency_and_faults_and_says_so() {
             .is_none()
     );
 }
+
+/// `max_result_tokens`: a tool's configuration bounds what its caller gets,
+/// history keeps the whole result, a call may lift the bound with 0, and a
+/// front end's default applies only where no layer sets one.
+#[tokio::test]
+async fn a_result_over_its_token_budget_is_cut_and_history_keeps_it_whole() {
+    let mut r = ToolRegistry::new();
+    r.register(tool_fn(
+        "report",
+        "A long report",
+        |_: serde_json::Value, _ctx| async move {
+            let lines: String = (0..5_000)
+                .map(|i| format!("row {i}: delivered\n"))
+                .collect();
+            Ok::<_, ToolError>(json!({ "text": lines }))
+        },
+    ))
+    .unwrap();
+    r.register(tool_fn(
+        "free",
+        "Unbounded",
+        |_: serde_json::Value, _ctx| async move {
+            Ok::<_, ToolError>(json!({ "text": "row\n".repeat(5_000) }))
+        },
+    ))
+    .unwrap();
+    let history = Arc::new(InMemoryHistory::new());
+    let ex = Executor::builder(r)
+        .tool_policy("report", json!({"max_result_tokens": 1000}))
+        .history(history.clone())
+        .shared_state(SharedState::new())
+        .build()
+        .unwrap();
+    let cut = ex.call(ToolCall::new("report", json!({}))).await;
+    assert!(cut.success);
+    let info = cut.cut.as_deref().expect("cut to the budget");
+    assert_eq!((info.at.as_str(), info.page), ("/text", 1));
+    assert!(cut.data["text"].as_str().unwrap().len() < 10_000);
+    let whole = history.by_call_id(&cut.call_id).await.unwrap().unwrap();
+    assert_eq!(
+        whole.result.data["text"].as_str().unwrap().lines().count(),
+        5_000
+    );
+    assert!(whole.result.cut.is_none());
+
+    let lifted = ex
+        .call(ToolCall::new("report", json!({})).policy(json!({"max_result_tokens": 0})))
+        .await;
+    assert!(lifted.cut.is_none());
+    let mut call = ToolCall::new("report", json!({}));
+    call.default_max_result_tokens = Some(50_000);
+    assert!(
+        ex.call(call).await.cut.is_some(),
+        "the tool's own bound wins"
+    );
+    let mut call = ToolCall::new("free", json!({}));
+    call.default_max_result_tokens = Some(500);
+    assert!(
+        ex.call(call).await.cut.is_some(),
+        "the default bounds a tool without one"
+    );
+    assert!(
+        ex.call(ToolCall::new("free", json!({})))
+            .await
+            .cut
+            .is_none()
+    );
+}
