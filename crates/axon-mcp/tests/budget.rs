@@ -3,7 +3,9 @@
 //! that made the call, and another session holding the handle reads nothing
 //! (each MCP session over HTTP is a tenant of its own without tokens).
 
-use axon_core::{Executor, SharedState, ToolError, ToolRegistry, tool_fn};
+mod common;
+
+use axon_core::{ToolError, ToolRegistry, tool_fn};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -23,22 +25,7 @@ async fn serve() -> String {
             },
         ))
         .unwrap();
-    let executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
-        .build()
-        .unwrap();
-    let service = axon_mcp::http_service(
-        axon_plan::PlanRunner::new(executor),
-        &axon_mcp::ToolFilter::default(),
-        true,
-        None,
-        &axon_mcp::McpSessions::default(),
-    );
-    let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    format!("http://{addr}/mcp")
+    format!("http://{}/mcp", common::serve_axon(registry).await)
 }
 
 fn args(v: Value) -> serde_json::Map<String, Value> {

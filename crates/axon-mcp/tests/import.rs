@@ -4,6 +4,8 @@
 //! through a real executor, so these tests see what a user sees: retries,
 //! timeouts, the breaker, progress events.
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,6 +16,7 @@ use axon_core::{
     tool_fn,
 };
 use axon_mcp::{McpServerConfig, McpTool, import};
+use common::serve_axon;
 use serde_json::{Value, json};
 
 /// server-everything's entry point. Missing is a failure, not a skip: CI installs it.
@@ -358,27 +361,6 @@ async fn imports_over_streamable_http() {
     let sum = call(&executor, "web__get-sum", json!({"a": 40, "b": 2})).await;
     assert_eq!(sum.data, json!("The sum of 40 and 2 is 42."));
     child.kill().await.unwrap();
-}
-
-/// Axon's own MCP server over Streamable HTTP on a random loopback port, with
-/// `registry`'s tools; returns its address (`/mcp` there).
-async fn serve_axon(registry: ToolRegistry) -> std::net::SocketAddr {
-    let server_executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
-        .build()
-        .unwrap();
-    let service = axon_mcp::http_service(
-        axon_plan::PlanRunner::new(server_executor),
-        &axon_mcp::ToolFilter::default(),
-        true,
-        None,
-        &axon_mcp::McpSessions::default(),
-    );
-    let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    addr
 }
 
 /// Sets its flag if dropped before it finished: the call was abandoned.
