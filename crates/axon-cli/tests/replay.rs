@@ -16,13 +16,14 @@ const CARD: &str = "4242424242424242";
 /// The checkout page; `wrap` restyles it (other structure, ids and classes,
 /// the same labels), `go` names the button that reveals the order button.
 fn checkout(wrap: bool, go: &str) -> String {
-    let (open, close) = if wrap {
+    let (open, close, tag) = if wrap {
         (
             "<fieldset class=\"grid\"><div class=\"row\">",
             "</div></fieldset>",
+            "-restyled",
         )
     } else {
-        ("", "")
+        ("", "", "")
     };
     format!(
         r#"<!doctype html><html><head><title>Checkout</title></head><body>
