@@ -515,6 +515,7 @@ fn build() -> Value {
                         },
                     },
                 }))),
+                ("400", problem("A `replay` that is not `true` or `false`.")),
                 ("404", problem("No such run.")),
                 ("503", problem("The store cannot be read.")),
             ])),
