@@ -365,8 +365,33 @@ pub(crate) async fn check(page: &Page, object: &str, want: Want) -> Result<Value
     }
 }
 
-/// Poll delays between attempts, as Playwright's (then 100 ms each).
+/// The longest gaps between attempts, as Playwright's poll delays (then
+/// 100 ms each); an attempt comes sooner when the page changes
+/// ([`next_change`]).
 const BACKOFF_MS: [u64; 5] = [0, 20, 50, 100, 100];
+
+/// Resolves when the document changes (a node added or removed, an
+/// attribute or a text changed: what makes an element appear, show or
+/// enable) or after `ms`, whichever is first.
+const NEXT_CHANGE_JS: &str = "(ms) => new Promise((done) => { \
+    const o = new MutationObserver(() => { o.disconnect(); done(true); }); \
+    o.observe(document, {subtree: true, childList: true, attributes: true, characterData: true}); \
+    setTimeout(() => { o.disconnect(); done(false); }, ms); })";
+
+/// Wait until the page's document changes or `limit` passes, whichever is
+/// first, so that a wait looks again as soon as the page could be ready
+/// rather than at its next poll. A change no mutation shows (a CSS
+/// transition, a scroll) is seen at `limit`; a page that navigates away ends
+/// the wait at once (its promise dies with its document).
+pub(crate) async fn next_change(page: &Page, limit: Duration) {
+    if limit.is_zero() {
+        return;
+    }
+    let expression = format!("({NEXT_CHANGE_JS})({})", limit.as_millis());
+    // The page's own timer ends it; ours is there if the page is stuck.
+    let asked = cdp::evaluate(page, &expression, true);
+    let _ = tokio::time::timeout(limit + Duration::from_millis(100), asked).await;
+}
 
 /// Wait up to `timeout` for `target` to exist and pass `want`.
 ///
@@ -413,7 +438,7 @@ pub(crate) async fn wait_for(
         }
         let delay = Duration::from_millis(BACKOFF_MS.get(attempt).copied().unwrap_or(100));
         attempt += 1;
-        tokio::time::sleep(delay.min(deadline - now)).await;
+        next_change(page, delay.min(deadline - now)).await;
     }
     let waited = start.elapsed().as_millis();
     Err(match last_reason {

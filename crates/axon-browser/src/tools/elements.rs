@@ -277,14 +277,19 @@ pub(crate) async fn wait_for_element(
         }
         ElementState::Hidden | ElementState::Detached => {
             let (page, target, hidden) = (&page, &target, args.state == ElementState::Hidden);
-            let gone = poll(timeout, Duration::from_millis(50), || async move {
-                Ok(match locate::locate(page, target).await? {
-                    None => Some(()),
-                    Some(object) => (hidden
-                        && locate::check(page, &object, Want::Visible).await.is_err())
-                    .then_some(()),
-                })
-            })
+            let gone = poll(
+                Some(page),
+                timeout,
+                Duration::from_millis(50),
+                || async move {
+                    Ok(match locate::locate(page, target).await? {
+                        None => Some(()),
+                        Some(object) => (hidden
+                            && locate::check(page, &object, Want::Visible).await.is_err())
+                        .then_some(()),
+                    })
+                },
+            )
             .await?;
             if gone.is_some() {
                 return Ok(json!({"waited_ms": start.elapsed().as_millis() as u64}));

@@ -194,15 +194,20 @@ pub(crate) async fn search(
 async fn find_search_box(page: &Page, timeout: Duration) -> Result<Found, ToolError> {
     let js = format!("{}.searchBox()", *HELPERS);
     let js = &js;
-    let found = poll(timeout, Duration::from_millis(50), || async move {
-        // Between documents the lookup fails; that is "not yet", not an error.
-        if let Ok(Evaluated::Object(object)) = cdp::evaluate(page, js, false).await
-            && let Ok(info) = locate::check(page, &object, Want::Type).await
-        {
-            return Ok(Some(Found { object, info }));
-        }
-        Ok(None)
-    })
+    let found = poll(
+        Some(page),
+        timeout,
+        Duration::from_millis(50),
+        || async move {
+            // Between documents the lookup fails; that is "not yet", not an error.
+            if let Ok(Evaluated::Object(object)) = cdp::evaluate(page, js, false).await
+                && let Ok(info) = locate::check(page, &object, Want::Type).await
+            {
+                return Ok(Some(Found { object, info }));
+            }
+            Ok(None)
+        },
+    )
     .await?;
     found.ok_or_else(|| {
         ToolError::failed(format!(

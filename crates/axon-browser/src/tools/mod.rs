@@ -186,8 +186,11 @@ fn under(field: &str, e: ToolError) -> ToolError {
 
 /// Ask `probe` every `every` until it answers `Some`, for up to `timeout`
 /// (it is asked at least once, and once more at the deadline's edge);
-/// `Ok(None)` when time ran out. A probe's error ends the wait.
+/// `Ok(None)` when time ran out. A probe's error ends the wait. With a
+/// `page`, it is asked again as soon as the page's document changes
+/// ([`locate::next_change`]), `every` being the longest gap.
 async fn poll<T, F, Fut>(
+    page: Option<&Page>,
     timeout: Duration,
     every: Duration,
     mut probe: F,
@@ -201,10 +204,15 @@ where
         if let Some(found) = probe().await? {
             return Ok(Some(found));
         }
-        if start.elapsed() >= timeout {
+        let elapsed = start.elapsed();
+        if elapsed >= timeout {
             return Ok(None);
         }
-        tokio::time::sleep(every).await;
+        let gap = every.min(timeout - elapsed);
+        match page {
+            Some(page) => locate::next_change(page, gap).await,
+            None => tokio::time::sleep(gap).await,
+        }
     }
 }
 

@@ -256,7 +256,8 @@ pub(crate) async fn wait_for_url_change(
         None => current().await.unwrap_or_default(),
     };
     let (current, to, from_url) = (&current, &args.to, &from);
-    let reached = poll(timeout, Duration::from_millis(25), || async move {
+    // A URL changes without a mutation (history.pushState): asked every 25 ms.
+    let reached = poll(None, timeout, Duration::from_millis(25), || async move {
         Ok(current().await.filter(|url| match to {
             Some(pattern) => url_matches(url, pattern),
             None => url != from_url,
