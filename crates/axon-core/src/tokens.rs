@@ -20,7 +20,7 @@
 //! Measured against cl100k (tiktoken) on a page's HTML, a snapshot, prose,
 //! source code, JSON and mixed-script text, it was within 8 % of the real
 //! count on each (docs/design.md, "Result budget"; a test in
-//! axon-mcp/tests/budget.rs checks it against tiktoken on texts it did not
+//! axon-cli/tests/budget.rs checks it against tiktoken on texts it did not
 //! see while the rules were chosen).
 
 /// What kind of character starts or continues a piece.
@@ -49,53 +49,71 @@ fn class(c: char) -> Class {
 
 /// The estimated number of tokens a model reads in `text`.
 pub fn estimate(text: &str) -> u64 {
-    let chars: Vec<(Class, char)> = text.chars().map(|c| (class(c), c)).collect();
+    let mut chars = text.chars().peekable();
     let mut tenths: u64 = 0;
-    let mut i = 0;
-    while i < chars.len() {
-        let (first, _) = chars[i];
-        let next = chars.get(i + 1).map(|(k, _)| *k);
-        let run = |from: usize, what: &dyn Fn(Class) -> bool| {
-            from + chars[from..].iter().take_while(|(k, _)| what(*k)).count()
+    while let Some(c) = chars.next() {
+        let first = class(c);
+        let next = chars.peek().copied().map(class);
+        // Take the characters that follow while they are of `kind`; how many.
+        let mut take = |kind: &dyn Fn(Class) -> bool, word: &mut Word| {
+            let mut n: u64 = 0;
+            while let Some(&c) = chars.peek().filter(|c| kind(class(**c))) {
+                word.push(c);
+                chars.next();
+                n += 1;
+            }
+            n
         };
+        let mut word = Word::default();
         if first == Class::Letter
             || (matches!(first, Class::Space | Class::Mark) && next == Some(Class::Letter))
         {
             // A word, with the space or mark before it.
-            let start = if first == Class::Letter { i } else { i + 1 };
-            let end = run(start, &|k| k == Class::Letter);
-            tenths += word(chars[start..end].iter().map(|(_, c)| *c));
-            i = end;
+            if first == Class::Letter {
+                word.push(c);
+            }
+            take(&|k| k == Class::Letter, &mut word);
+            tenths += word.tenths();
         } else if first == Class::Digit {
-            let end = run(i, &|k| k == Class::Digit);
-            tenths += 10 * (end - i).div_ceil(3) as u64;
-            i = end;
+            let n = 1 + take(&|k| k == Class::Digit, &mut word);
+            tenths += 10 * n.div_ceil(3);
         } else if first == Class::Mark || (first == Class::Space && next == Some(Class::Mark)) {
-            let end = run(i + 1, &|k| k == Class::Mark);
-            tenths += 10 * (end - i).div_ceil(2) as u64;
-            i = end;
+            let n = 1 + take(&|k| k == Class::Mark, &mut word);
+            tenths += 10 * n.div_ceil(2);
         } else {
-            let end = run(i, &|k| matches!(k, Class::Space | Class::Newline));
+            take(&|k| matches!(k, Class::Space | Class::Newline), &mut word);
             tenths += 10;
-            i = end;
         }
     }
     tenths.div_ceil(10)
 }
 
-/// A word's cost in tenths of a token.
-fn word(letters: impl Iterator<Item = char> + Clone) -> u64 {
-    if letters.clone().all(|c| c.is_ascii()) {
-        let n = letters.count() as u64;
-        return if n <= 8 {
-            10
-        } else {
-            10 + 10 * (n - 8).div_ceil(4)
-        };
+/// The letters of one word, priced as they come.
+#[derive(Default)]
+struct Word {
+    letters: u64,
+    ascii: bool,
+    /// Tenths of a token, were the word not all ASCII.
+    other: u64,
+    started: bool,
+}
+
+impl Word {
+    fn push(&mut self, c: char) {
+        self.ascii = (self.ascii || !self.started) && c.is_ascii();
+        self.started = true;
+        self.letters += 1;
+        self.other += if (c as u32) < 0x800 { 5 } else { 12 };
     }
-    letters
-        .map(|c| if (c as u32) < 0x800 { 5 } else { 12 })
-        .sum()
+
+    /// The word's cost in tenths of a token.
+    fn tenths(&self) -> u64 {
+        match (self.ascii || !self.started, self.letters) {
+            (true, n) if n <= 8 => 10,
+            (true, n) => 10 + 10 * (n - 8).div_ceil(4),
+            (false, _) => self.other,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -113,6 +113,7 @@ fn replay_step(run: &RunRecord, index: usize, step: &Step) -> Result<Step, Strin
             }
         }
     }
+    secrets.sort();
     secrets.dedup();
     unmask(&mut args, &secrets)?;
     if let (Some(session), Some(map)) = (step.params.get("session"), args.as_object_mut()) {

@@ -150,6 +150,9 @@ pub fn cut(data: &Value, max_tokens: u64, handle: &str) -> Option<(Value, Result
 /// `result` with its data cut to `max_tokens` when it is over (its
 /// [`ResultCut`] in `cut`), handled by its call id.
 pub fn bound(mut result: crate::CallResult, max_tokens: u64) -> crate::CallResult {
+    if upper_bound(&result.data) <= max_tokens {
+        return result;
+    }
     let handle = format!("{}.{max_tokens}", result.call_id);
     if let Some((data, cut)) = cut(&result.data, max_tokens, &handle) {
         result.data = data;
