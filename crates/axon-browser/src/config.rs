@@ -66,6 +66,11 @@ pub struct BrowserConfig {
     /// cancelled. 0 refuses every download. Default 25 MiB: a page decides
     /// what it downloads, so a session writes at most 20 of these.
     pub max_download_bytes: u64,
+    /// Chromium's own sandbox around its renderers: `true` on, `false` off;
+    /// unset (the default), on unless Axon runs as root, where Chromium
+    /// refuses to start sandboxed. Off, a page that exploits the renderer
+    /// runs as Axon's user: run Axon as a user of its own, or in a container.
+    pub sandbox: Option<bool>,
 }
 
 /// `[browser.timeouts]`: the per-action defaults, in milliseconds.
@@ -125,11 +130,17 @@ impl Default for BrowserConfig {
             allow_evaluate: false,
             hold_dialogs: false,
             max_download_bytes: 25 * 1024 * 1024,
+            sandbox: None,
         }
     }
 }
 
 impl BrowserConfig {
+    /// Whether Chromium runs in its sandbox (see [`BrowserConfig::sandbox`]).
+    pub fn sandboxed(&self) -> bool {
+        self.sandbox.unwrap_or_else(|| !running_as_root())
+    }
+
     /// The binary to launch.
     pub fn executable_path(&self) -> PathBuf {
         self.executable
@@ -185,4 +196,10 @@ impl BrowserConfig {
     pub(crate) fn timeout(&self, asked: Option<u64>, default_ms: u64) -> Duration {
         Duration::from_millis(asked.unwrap_or(default_ms).min(self.timeouts.wait_max_ms))
     }
+}
+
+/// Whether this process runs as root (the owner of `/proc/self`, Linux).
+pub(crate) fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }

@@ -43,10 +43,10 @@ enum Open {
     New(SessionOptions),
 }
 
-/// The flags of every launch (issue 4, and what works on this machine's
-/// closed network: no background connections, no QUIC, no first-run UI).
-const FLAGS: [&str; 7] = [
-    "no-sandbox",
+/// The flags of every launch: headless with no GPU, and what works on a
+/// closed network (no background connections, no QUIC, no first-run UI).
+/// The sandbox is `[browser] sandbox`'s.
+const FLAGS: [&str; 6] = [
     "disable-gpu",
     "disable-quic",
     "no-first-run",
@@ -681,7 +681,12 @@ impl Browsers {
             .map_err(|e| {
                 ToolError::unavailable(format!("cannot start the browser's proxy: {e}"))
             })?;
-        let config = LaunchConfig::builder()
+        let sandboxed = self.config.sandboxed();
+        let mut config = LaunchConfig::builder();
+        if !sandboxed {
+            config = config.no_sandbox();
+        }
+        let config = config
             .chrome_executable(&executable)
             .user_data_dir(&profile)
             .launch_timeout(Duration::from_millis(self.config.launch_timeout_ms))
@@ -694,7 +699,7 @@ impl Browsers {
             // the snapshot reads a frame's accessibility tree and the element
             // tools resolve its refs through the page's own connection.
             // Costs the per-site process isolation an agent's browser gains
-            // little from (docs/browser.md).
+            // little from (docs/security.md).
             .arg("disable-site-isolation-trials")
             .arg((
                 "disable-features",
@@ -712,8 +717,16 @@ impl Browsers {
             .build()
             .map_err(|e| ToolError::unavailable(format!("browser config: {e}")))?;
         let (browser, mut handler) = Browser::launch(config).await.map_err(|e| {
-            ToolError::unavailable(format!("cannot launch {}: {e}", executable.display()))
-                .with_code("browser_launch_failed")
+            let hint = if sandboxed && crate::config::running_as_root() {
+                " (Chromium's sandbox is on, and Chromium refuses it as root: set [browser] sandbox = false, or run Axon as another user)"
+            } else {
+                ""
+            };
+            ToolError::unavailable(format!(
+                "cannot launch {}: {e}{hint}",
+                executable.display()
+            ))
+            .with_code("browser_launch_failed")
         })?;
         let alive = Arc::new(AtomicBool::new(true));
         let flag = alive.clone();

@@ -220,3 +220,38 @@ async fn one_client_cannot_take_the_whole_page_pool() {
     assert!(navigate("owner", None).await.success);
     f.browsers.shutdown().await;
 }
+
+/// Chromium's sandbox is a setting (`[browser] sandbox`): unset, it is on
+/// unless Axon runs as root, where Chromium refuses it. Asked for as root,
+/// the launch fails saying which setting to change; as another user, the
+/// page opens sandboxed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_is_on_unless_root_and_asking_for_it_as_root_says_what_to_change() {
+    use std::os::unix::fs::MetadataExt;
+    let root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+    assert_eq!(BrowserConfig::default().sandboxed(), !root);
+    let f = fixture(BrowserConfig {
+        sandbox: Some(true),
+        launch_timeout_ms: 10_000,
+        ..BrowserConfig::default()
+    })
+    .await;
+    let r = f
+        .once(
+            "s",
+            "browser_navigate",
+            json!({"url": format!("{}/welcome.html", f.base)}),
+        )
+        .await;
+    if root {
+        assert_eq!(
+            failure(&r),
+            (ErrorKind::Unavailable, Some("browser_launch_failed".into()))
+        );
+        let message = r.error.unwrap().message;
+        assert!(message.contains("[browser] sandbox = false"), "{message}");
+    } else {
+        assert!(r.success, "{r:?}");
+    }
+    f.browsers.shutdown().await;
+}

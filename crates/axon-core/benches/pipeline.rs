@@ -244,7 +244,7 @@ impl<E> tower::retry::Policy<Value, Value, E> for Attempts {
 }
 
 /// The floor under any Axon call: the bare call, then only the record that
-/// DESIGN.md asks of every call and tower's stack does not make (a ULID and
+/// docs/design.md asks of every call and tower's stack does not make (a ULID and
 /// the wall-clock start, the duration from two clock reads, the result with
 /// its `response_digest`, and history's entry in the default in-memory
 /// store). No policy runs. Whatever the pipeline does, it cannot cost less

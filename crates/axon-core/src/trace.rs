@@ -5,7 +5,7 @@
 //! OpenTelemetry's semantic conventions (GenAI `execute_tool`, MCP, HTTP). Whether
 //! those spans leave the process, and how a `traceparent` becomes a span's parent,
 //! is the binary's choice: `axon` installs a [`Propagator`] backed by
-//! `tracing-opentelemetry` when `[telemetry]` is on (`axon_cli::telemetry`). With
+//! `tracing-opentelemetry` when `[telemetry]` is on (`crates/axon-cli/src/telemetry.rs`). With
 //! none installed, nothing is read or sent and the calls below cost an atomic load.
 //!
 //! Where context crosses a boundary:
