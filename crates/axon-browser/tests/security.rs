@@ -255,3 +255,23 @@ async fn the_sandbox_is_on_unless_root_and_asking_for_it_as_root_says_what_to_ch
     }
     f.browsers.shutdown().await;
 }
+
+/// A page that leaves for another the moment it has loaded replaces its
+/// document while `browser_navigate` reads the page's state: the navigation
+/// still succeeds, reporting where the page is (CI, under load, failed it
+/// with "Inspected target navigated or closed").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_moves_on_as_it_loads_is_still_reached() {
+    let f = fixture(BrowserConfig::default()).await;
+    for _ in 0..10 {
+        let r = f
+            .once(
+                "s",
+                "browser_navigate",
+                json!({"url": format!("{}/moves_on.html", f.base)}),
+            )
+            .await;
+        assert!(r.success, "{r:?}");
+    }
+    f.browsers.shutdown().await;
+}

@@ -75,7 +75,20 @@ pub(crate) async fn eval(page: &Page, expression: &str) -> Result<Value, ToolErr
 }
 
 pub(crate) async fn page_state(page: &Page) -> Result<PageState, ToolError> {
-    let value = eval(page, STATE_JS).await?;
+    // A page that moves on by itself (a form submitted on load, a script's
+    // redirect) can replace its document while this is read ("Inspected
+    // target navigated or closed"): read the new one, a few times at most.
+    let mut tries = 0;
+    let value = loop {
+        match eval(page, STATE_JS).await {
+            Ok(value) => break value,
+            Err(e) if e.kind == axon_core::ErrorKind::Transient && tries < 3 => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    };
     Ok(PageState {
         url: value["url"].as_str().unwrap_or_default().to_string(),
         title: value["title"].as_str().unwrap_or_default().to_string(),
