@@ -122,9 +122,17 @@ fn directives(config: &Config, verbose: u8, quiet: bool) -> String {
         }
     }
     // chromiumoxide warns about every DevTools event newer than its protocol
-    // ("WS Invalid message"): noise, unless asked for with -vv.
+    // ("WS Invalid message"): noise, unless asked for with -vv. Its
+    // connection handler logs an error each time Chromium closes (every
+    // `axon run` with a browser ends with "WS Connection error:
+    // ResetWithoutClosingHandshake"); a browser that dies mid-call is Axon's
+    // own error and log line, so the handler is heard from with -v.
     if !directives.contains("chromiumoxide") {
-        let chromium = if verbose >= 2 { "info" } else { "error" };
+        let chromium = match verbose {
+            0 => "error,chromiumoxide::handler=off",
+            1 => "error",
+            _ => "info",
+        };
         directives.push_str(&format!(",chromiumoxide={chromium}"));
     }
     directives
@@ -297,6 +305,11 @@ mod filter_tests {
             chatty.contains("rmcp=info") && chatty.contains("chromiumoxide=info"),
             "{chatty}"
         );
-        assert!(directives(&config, 0, false).contains("chromiumoxide=error"));
+        let plain = directives(&config, 0, false);
+        assert!(
+            plain.contains("chromiumoxide=error") && plain.contains("chromiumoxide::handler=off"),
+            "{plain}"
+        );
+        assert!(!directives(&config, 1, false).contains("handler=off"));
     }
 }
