@@ -296,6 +296,11 @@ impl Downloads {
             }
             None => {
                 self.cancel(page, &step.guid).await;
+                // Chromium writes `<guid>.crdownload` until the download ends
+                // and deletes it after a cancel in its own time (under load,
+                // after the call has reported): its name goes now.
+                let partial = place.staging().join(format!("{}.crdownload", step.guid));
+                let _ = tokio::fs::remove_file(&partial).await;
                 let _ = tokio::fs::remove_file(&staged).await;
             }
         }
