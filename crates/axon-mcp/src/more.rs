@@ -8,7 +8,7 @@
 //! snapshot). The whole result is read from history, so a handle lasts as
 //! long as history keeps the call, and only its caller's tenant reads it.
 
-use axon_core::policy::result_budget::{self, PageError};
+use axon_core::policy::result_budget;
 use axon_core::{CallResult, Executor};
 use rmcp::model::ContentBlock as Content;
 use serde_json::{Value, json};
@@ -97,10 +97,7 @@ pub(crate) async fn serve(
             None => (result.data, None),
         },
         (page, None) => result_budget::page(&result.data, budget, page.unwrap_or(1), handle)
-            .map_err(|e| match e {
-                PageError::PastTheEnd { .. } => invalid(format!("page: {e}")),
-                PageError::Zero => invalid(format!("page: {e}")),
-            })?,
+            .map_err(|e| invalid(format!("page: {e}")))?,
     };
     result.data = data;
     result.cut = cut.map(Box::new);
