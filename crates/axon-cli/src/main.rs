@@ -4,6 +4,7 @@
 //! usage, 3 infrastructure (store, browser, upstream config) unusable.
 
 mod output;
+mod pins;
 mod telemetry;
 mod wiring;
 
@@ -85,11 +86,18 @@ enum Command {
         /// The plan file.
         plan: PathBuf,
     },
-    /// List the tools.
+    /// List the tools; `--changed` lists the imported tools held for a
+    /// changed or flagged definition, with their diffs.
     Tools {
         /// table, json, openai (function-calling schemas) or mcp (tools/list).
         #[arg(long, value_enum, default_value_t = ToolsFormat::Table)]
         format: ToolsFormat,
+        /// Only the held tools: status, flags and the diff from the accepted
+        /// definition (docs/security.md, "Pinned imports").
+        #[arg(long)]
+        changed: bool,
+        #[command(subcommand)]
+        action: Option<ToolsAction>,
     },
     /// Show what happened: a call id, a run id or a correlation id.
     History {
@@ -131,6 +139,20 @@ enum PlanAction {
         /// Write the plan here instead of printing it.
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ToolsAction {
+    /// Accept a held tool's definition as listed now (read its diff first:
+    /// `axon tools --changed`).
+    Accept {
+        /// The tool (`<server>__<tool>`).
+        name: String,
+        /// Accept only if the definition is still this one (the fingerprint
+        /// `--changed` shows).
+        #[arg(long)]
+        fingerprint: Option<String>,
     },
 }
 
@@ -297,7 +319,12 @@ async fn command(cli: Cli, config: Config) -> Outcome {
             Ok(Exit::Success)
         }
         Command::Validate { plan } => validate(&config, ui, &plan).await,
-        Command::Tools { format } => tools(&config, ui, format).await,
+        Command::Tools {
+            action: Some(ToolsAction::Accept { name, fingerprint }),
+            ..
+        } => pins::accept(&config, ui, &name, fingerprint.as_deref()).await,
+        Command::Tools { changed: true, .. } => pins::changed(&config, ui).await,
+        Command::Tools { format, .. } => tools(&config, ui, format).await,
         Command::History { id } => history(&config, ui, &id).await,
         Command::Stats => stats(&config, ui).await,
         Command::Serve { bind } => serve(&config, ui, bind).await,
@@ -550,8 +577,12 @@ fn write_replay(
 }
 
 async fn tools(config: &Config, ui: output::Ui, format: ToolsFormat) -> Outcome {
-    let executor = executor(config, ui, None, Imports::All).await?;
-    let specs = executor.registry().specs();
+    // The store too, so that imports are checked against their pins and a
+    // held tool lists as held.
+    let store = open_store(config).await?;
+    let executor = executor(config, ui, Some(store.clone()), Imports::All).await;
+    store.close().await;
+    let specs = executor?.registry().specs();
     match format {
         ToolsFormat::Table => output::tools_table(&specs),
         ToolsFormat::Json => output::print_json(&specs),

@@ -77,9 +77,9 @@ async fn registry(
     };
     // Translated steps are kept in the store, so that a second run of a plan
     // (another process) translates nothing.
-    let act_cache: Arc<dyn ActStore> = match store {
+    let act_cache: Arc<dyn ActStore> = match &store {
         _ if !config.browser.act_cache => Arc::new(axon_browser::act::NoActStore),
-        Some(store) => Arc::new(StoreActCache(store)),
+        Some(store) => Arc::new(StoreActCache(store.clone())),
         None => Arc::new(axon_browser::act::MemoryActStore::default()),
     };
     axon_browser::act::register_with_cache(&mut registry, browsers, translator, act_cache)
@@ -90,11 +90,19 @@ async fn registry(
         .iter()
         .filter(|server| imports.wants(server))
         .collect();
-    let imported = futures::future::join_all(
-        servers
-            .iter()
-            .map(|server| axon_mcp::import((*server).clone())),
-    )
+    // With a store, each tool's definition is checked against its pin
+    // (axon_mcp::pin): a changed one is registered held.
+    let pins: Option<Arc<dyn axon_mcp::pin::PinStore>> =
+        store.map(|store| Arc::new(axon_server::StorePins(store)) as _);
+    let imported = futures::future::join_all(servers.iter().map(|server| {
+        let server = (*server).clone();
+        async {
+            match &pins {
+                Some(pins) => axon_mcp::import_pinned(server, pins).await,
+                None => axon_mcp::import(server).await,
+            }
+        }
+    }))
     .await;
     for (server, imported) in servers.into_iter().zip(imported) {
         match imported {

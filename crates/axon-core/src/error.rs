@@ -39,11 +39,15 @@ pub enum ErrorKind {
     BudgetExhausted,
     /// A bug: a panic inside a tool, caught and reported.
     Internal,
+    /// An imported tool is held: its definition (description, schemas,
+    /// annotations) is not one a person accepted — it changed since it was
+    /// pinned, or its first definition was flagged (axon-mcp's `pin`).
+    ToolChanged,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of docs/design.md's table (handy for docs, metrics and tests).
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::InvalidArguments,
         ErrorKind::UnknownTool,
         ErrorKind::Timeout,
@@ -56,6 +60,7 @@ impl ErrorKind {
         ErrorKind::Cancelled,
         ErrorKind::BudgetExhausted,
         ErrorKind::Internal,
+        ErrorKind::ToolChanged,
     ];
 
     /// The snake_case name used in JSON, metrics and messages.
@@ -73,6 +78,7 @@ impl ErrorKind {
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::BudgetExhausted => "budget_exhausted",
             ErrorKind::Internal => "internal",
+            ErrorKind::ToolChanged => "tool_changed",
         }
     }
 
@@ -138,6 +144,7 @@ impl ErrorKind {
             ErrorKind::Cancelled => 499,
             ErrorKind::BudgetExhausted => 504,
             ErrorKind::Internal => 500,
+            ErrorKind::ToolChanged => 409,
         }
     }
 }

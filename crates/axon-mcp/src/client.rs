@@ -34,6 +34,8 @@ use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 use tracing::Instrument;
 
+use crate::pin::{self, Hold, PinMode, PinStore};
+
 /// How long a server may take to start and answer `initialize` and `tools/list`
 /// unless its config says otherwise.
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
@@ -68,6 +70,9 @@ pub struct McpServerConfig {
     pub optional: bool,
     /// How long starting, the handshake and listing the tools may take.
     pub startup_timeout_ms: u64,
+    /// What happens when a tool's definition is not the accepted one
+    /// (crate::pin): `hold` (the default), `warn` or `off`.
+    pub pin: PinMode,
     /// Policy keys for every tool of the server, over `[defaults]` and under
     /// each tool's `[tools.<name>]` (docs/design.md, "Policy layers"): the
     /// breaker, rate limit and retry budget they share (key `server`).
@@ -88,6 +93,7 @@ impl Default for McpServerConfig {
             prefix: None,
             optional: false,
             startup_timeout_ms: DEFAULT_STARTUP_TIMEOUT_MS,
+            pin: PinMode::default(),
             policy: serde_json::Map::new(),
         }
     }
@@ -671,6 +677,11 @@ pub struct McpTool {
     spec: ToolSpec,
     remote: String,
     connection: Arc<McpConnection>,
+    /// The definition as the server listed it (what a pin fingerprints).
+    listed: Value,
+    /// While its definition waits for a person: the gate, and what the tool
+    /// shows meanwhile (crate::pin).
+    hold: Option<(Arc<Hold>, ToolSpec)>,
 }
 
 impl McpTool {
@@ -687,6 +698,11 @@ impl McpTool {
     /// The connection it calls through.
     pub fn connection(&self) -> &Arc<McpConnection> {
         &self.connection
+    }
+
+    /// Whether calls wait for a person to accept the tool's definition.
+    pub fn is_held(&self) -> bool {
+        self.hold.as_ref().is_some_and(|(hold, _)| !hold.released())
     }
 
     /// An Axon tool for one entry of `tools/list`; `None` when its name cannot be
@@ -736,6 +752,8 @@ impl McpTool {
             spec,
             remote,
             connection: connection.clone(),
+            listed: pin::definition(&listing),
+            hold: None,
         })
     }
 }
@@ -743,10 +761,16 @@ impl McpTool {
 #[async_trait]
 impl Tool for McpTool {
     fn spec(&self) -> &ToolSpec {
-        &self.spec
+        match &self.hold {
+            Some((hold, notice)) if !hold.released() => notice,
+            _ => &self.spec,
+        }
     }
 
     async fn call(&self, args: &Value, ctx: ToolContext) -> Result<Value, ToolError> {
+        if let Some((hold, _)) = &self.hold {
+            hold.admit().await?;
+        }
         // The MCP semantic conventions' client span; its context goes to the
         // server in `_meta` (SEP-414), so the upstream's work joins the trace.
         let config = &self.connection.config;
@@ -786,6 +810,28 @@ pub async fn import(config: McpServerConfig) -> Result<Vec<McpTool>, String> {
         .iter()
         .filter_map(|tool| McpTool::from_listing(&connection, tool))
         .collect())
+}
+
+/// [`import`], with each tool's definition checked against its pin in `pins`
+/// under the server's `pin` mode (crate::pin): a tool whose definition is
+/// not the accepted one comes back held. A store that cannot be read fails
+/// the import, naming the server.
+pub async fn import_pinned(
+    config: McpServerConfig,
+    pins: &Arc<dyn PinStore>,
+) -> Result<Vec<McpTool>, String> {
+    let (server, mode) = (config.name.clone(), config.pin);
+    let mut tools = import(config).await?;
+    for tool in &mut tools {
+        let hold = pin::check(pins, mode, &tool.spec.name, &server, tool.listed.clone())
+            .await
+            .map_err(|e| format!("mcp.servers {server:?}: pins: {e}"))?;
+        tool.hold = hold.map(|hold| {
+            let notice = hold.notice_spec(&tool.spec);
+            (hold, notice)
+        });
+    }
+    Ok(tools)
 }
 
 #[cfg(test)]

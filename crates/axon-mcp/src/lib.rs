@@ -40,11 +40,12 @@
 
 mod client;
 mod more;
+pub mod pin;
 mod server;
 mod stdio;
 mod text;
 
-pub use client::{McpConnection, McpServerConfig, McpTool, import};
+pub use client::{McpConnection, McpServerConfig, McpTool, import, import_pinned};
 pub use more::DEFAULT_MAX_RESULT_TOKENS;
 pub use server::{
     AxonMcp, CAPABILITIES, HttpService, META_KEY, McpSessions, RUN_PLAN, SESSIONLESS, ToolFilter,

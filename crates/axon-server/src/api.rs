@@ -291,7 +291,8 @@ pub(crate) async fn tools(
 }
 
 /// `GET /v1/tools/{name}`: one tool's spec, the policy in force for it (every
-/// key, the defaults and `[tools.<name>]` layered), and its breaker.
+/// key, the defaults and `[tools.<name>]` layered), its breaker, and for an
+/// imported tool its pin (status, flags, and the diff while held).
 pub(crate) async fn tool(
     State(state): State<Arc<AppState>>,
     Extension(access): Extension<Access>,
@@ -303,8 +304,9 @@ pub(crate) async fn tool(
         return Err(Problem::not_found(format!("no tool {name:?}")));
     };
     access.check_tool(&name, "/name")?;
+    let pin = crate::pins::view(&state.store, &name).await?;
     Ok(Json(
-        json!({"tool": tool.spec(), "policy": policy, "breaker": breaker_json(executor, &name).await}),
+        json!({"tool": tool.spec(), "policy": policy, "breaker": breaker_json(executor, &name).await, "pin": pin}),
     ))
 }
 

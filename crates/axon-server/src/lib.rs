@@ -9,6 +9,7 @@
 //! | --- | --- |
 //! | `GET /v1/tools/{name}` | a tool's spec, the policy in force for it, its breaker |
 //! | `POST /v1/tools/{name}/call` | one call: `{"args", "correlation_id"?, "policy"?}` → call result |
+//! | `GET /v1/pins`, `POST /v1/tools/{name}/accept` | imported tools held for a changed or flagged definition; accept one (`pins.rs`) |
 //! | `POST /v1/calls` | several calls in parallel, results in order |
 //! | `POST /v1/plans/validate` | check a plan (JSON or YAML) |
 //! | `POST /v1/runs` | start a plan; `?wait=true` blocks, `Accept: text/event-stream` streams progress |
@@ -39,6 +40,7 @@ mod edge;
 mod idempotency;
 mod openapi;
 mod ops;
+mod pins;
 pub mod problem;
 mod runs;
 mod takeover;
@@ -63,6 +65,7 @@ pub use access::ScopedToken;
 pub use edge::LOOPBACK_HOSTS;
 pub use openapi::document as openapi_document;
 pub use ops::install_prometheus;
+pub use pins::StorePins;
 
 /// How the server behaves at its edges.
 #[derive(Clone, Debug)]
@@ -254,6 +257,8 @@ impl Server {
             .route("/v1/tools", get(api::tools))
             .route("/v1/tools/{name}", get(api::tool))
             .route("/v1/tools/{name}/call", post(api::call_tool))
+            .route("/v1/tools/{name}/accept", post(pins::accept))
+            .route("/v1/pins", get(pins::list))
             .route("/v1/calls", post(api::call_many))
             .route("/v1/plans/validate", post(runs::validate))
             .route("/v1/runs", post(runs::start).get(runs::list))

@@ -152,6 +152,39 @@ pub fn document() -> &'static Value {
     &DOCUMENT
 }
 
+/// The pinned-imports routes (docs/design.md, "Pinned imports").
+fn pin_paths() -> Value {
+    json!({
+    "/v1/tools/{name}/accept": {"post": {
+        "operationId": "acceptTool",
+        "summary": "Accept a held imported tool's definition as it is listed now (an admin action), after reading its diff.",
+        "parameters": [
+            path_param("name", "The tool's name."),
+            query_param("fingerprint", "Accept only if the listed definition is still this one (the `fingerprint` the diff was read with).", json!({"type": "string"})),
+        ],
+        "responses": guarded(responses(vec![
+            ("200", json_response("The pin, now accepted.", reference("Pin"))),
+            ("404", problem("No pinned tool of that name.")),
+            ("409", problem("The definition changed again since that fingerprint.")),
+            ("503", problem("The store cannot be read.")),
+        ])),
+    }},
+    "/v1/pins": {"get": {
+        "operationId": "listPins",
+        "summary": "Imported tools' pins, of the tools the caller may call: by default those held (changed or flagged).",
+        "parameters": [query_param("status", "held (default), changed, flagged, pinned or all.", json!({"type": "string", "enum": ["held", "changed", "flagged", "pinned", "all"]}))],
+        "responses": guarded(responses(vec![
+            ("200", json_response("The pins, by tool name.", json!({
+                "type": "object", "required": ["pins"],
+                "properties": {"pins": {"type": "array", "items": reference("Pin")}},
+            }))),
+            ("400", problem("An unknown status.")),
+            ("503", problem("The store cannot be read.")),
+        ])),
+    }}
+    })
+}
+
 fn build() -> Value {
     let mut generator = SchemaSettings::draft2020_12()
         .with(|s| s.definitions_path = "/components/schemas/".into())
@@ -239,6 +272,29 @@ fn build() -> Value {
         }),
     );
     schemas.insert(
+        "Pin".into(),
+        json!({
+            "description": "An imported MCP tool's pin (docs/design.md, \"Pinned imports\"): whether the server lists the accepted definition, what the poisoning rules found, and while held the diff from the accepted definition.",
+            "type": "object",
+            "required": ["tool", "server", "status", "fingerprint", "seen_at_ms", "flags"],
+            "properties": {
+                "tool": {"type": "string"},
+                "server": {"type": "string"},
+                "status": {"type": "string", "enum": ["pinned", "changed", "flagged"]},
+                "fingerprint": {"type": "string", "description": "SHA-256 of the definition listed now."},
+                "seen_at_ms": {"type": "integer"},
+                "flags": {"type": "array", "items": {
+                    "type": "object", "required": ["rule", "field", "excerpt"],
+                    "properties": {"rule": {"type": "string"}, "field": {"type": "string"}, "excerpt": {"type": "string"}},
+                }},
+                "accepted": {"type": "object", "required": ["fingerprint", "at_ms", "by"], "properties": {
+                    "fingerprint": {"type": "string"}, "at_ms": {"type": "integer"}, "by": {"type": "string"},
+                }},
+                "diff": {"type": "string", "description": "While held: a unified diff, one section per field that differs."},
+            },
+        }),
+    );
+    schemas.insert(
         "RunState".into(),
         json!({
             "description": "A run as stored: `running` (on some replica), `queued` (a replica will take it up), `interrupted` (begun, never finished: POST /v1/runs?run_id= resumes it) or its final status.",
@@ -319,7 +375,7 @@ fn build() -> Value {
         }},
         "/v1/tools/{name}": {"get": {
             "operationId": "getTool",
-            "summary": "One tool: its spec, the policy in force for it (every key, the defaults and `[tools.<name>]` layered) and its breaker.",
+            "summary": "One tool: its spec, the policy in force for it (every key, the defaults and `[tools.<name>]` layered), its breaker, and an imported tool's pin.",
             "parameters": [path_param("name", "The tool's name.")],
             "responses": guarded(responses(vec![
                 ("200", json_response("The tool.", json!({
@@ -328,6 +384,7 @@ fn build() -> Value {
                         "tool": {"type": "object", "required": ["name", "description", "input_schema"]},
                         "policy": {"type": "object", "description": "Every policy key (docs/design.md, \"Policy configuration\")."},
                         "breaker": reference("Breaker"),
+                        "pin": {"oneOf": [reference("Pin"), {"type": "null"}], "description": "An imported tool's pin (docs/design.md, \"Pinned imports\"); null for other tools."},
                     },
                 }))),
                 ("404", problem("No such tool.")),
@@ -347,7 +404,13 @@ fn build() -> Value {
                 ("200", call_ok),
                 ("400", problem("Bad arguments (`invalid_arguments`, pointer under `/args`), a bad per-call policy (`/policy/…`), a malformed body or a bad `Idempotency-Key`.")),
                 ("404", problem("No such tool.")),
-                ("409", problem("A request with this `Idempotency-Key` is still running (`Retry-After: 1`).")),
+                ("409", json!({
+                    "description": "A request with this `Idempotency-Key` is still running (`Retry-After: 1`; a problem), or the tool is held because its definition is not the accepted one (`tool_changed`; the body is its call result).",
+                    "content": {
+                        "application/problem+json": {"schema": reference("Problem")},
+                        "application/json": {"schema": reference("CallResult")},
+                    },
+                })),
                 ("413", problem("The body is larger than `server.body_limit_bytes`.")),
                 ("415", problem("The body is not JSON.")),
             ])))),
@@ -590,6 +653,9 @@ fn build() -> Value {
             ])),
         }},
     });
+    if let (Some(all), Value::Object(pins)) = (paths.as_object_mut(), pin_paths()) {
+        all.extend(pins);
+    }
     edge_responses(&mut paths);
     json!({
         "openapi": "3.1.0",

@@ -11,6 +11,7 @@
 
 #![warn(missing_docs)]
 
+mod pins;
 mod postgres;
 pub use postgres::PgStore;
 
@@ -463,6 +464,17 @@ pub trait Store: HistoryStore + RunStore {
     /// Drop the act cache entry under `key`.
     async fn act_remove(&self, key: &str) -> Result<(), StoreError>;
 
+    /// The pin (JSON: `axon_mcp::pin::Pin`) of the imported tool `tool`, if
+    /// one was made. Pins live in the store so that every replica holds a
+    /// changed tool and an acceptance on one reaches all.
+    async fn pin_get(&self, tool: &str) -> Result<Option<String>, StoreError>;
+
+    /// Write the pin `entry` (JSON) of `tool`.
+    async fn pin_put(&self, tool: &str, entry: &str) -> Result<(), StoreError>;
+
+    /// Every pin (JSON), by tool name.
+    async fn pin_list(&self) -> Result<Vec<String>, StoreError>;
+
     /// Drop history and runs beyond the retention rules.
     async fn prune(&self) -> Result<(), StoreError>;
 
@@ -603,6 +615,32 @@ impl Store for SqliteStore {
             .map(|_| ())
             .map_err(err)
     }
+    async fn pin_get(&self, tool: &str) -> Result<Option<String>, StoreError> {
+        sqlx::query_scalar(pins::GET)
+            .bind(tool)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(err)
+    }
+
+    async fn pin_put(&self, tool: &str, entry: &str) -> Result<(), StoreError> {
+        sqlx::query(pins::PUT)
+            .bind(tool)
+            .bind(entry)
+            .bind(now_ms())
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
+    }
+
+    async fn pin_list(&self) -> Result<Vec<String>, StoreError> {
+        sqlx::query_scalar(pins::LIST)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(err)
+    }
+
     /// Drop history older than `max_age` and beyond `max_calls`.
     async fn prune(&self) -> Result<(), StoreError> {
         self.flush().await?;

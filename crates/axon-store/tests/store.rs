@@ -935,6 +935,27 @@ async fn an_idempotency_key_is_claimed_once_answered_then_replayed_and_survives_
     );
 }
 
+both!(a_tools_pin_written_by_one_replica_is_read_and_replaced_by_another);
+async fn a_tools_pin_written_by_one_replica_is_read_and_replaced_by_another(backend: Backend) {
+    let a = backend.open_default().await;
+    let b = backend.open_default().await;
+    assert_eq!(a.pin_get("shop__refund").await.unwrap(), None);
+    a.pin_put("shop__refund", r#"{"v":1}"#).await.unwrap();
+    a.pin_put("shop__list", r#"{"v":0}"#).await.unwrap();
+    assert_eq!(
+        b.pin_get("shop__refund").await.unwrap().as_deref(),
+        Some(r#"{"v":1}"#)
+    );
+    b.pin_put("shop__refund", r#"{"v":2}"#).await.unwrap();
+    assert_eq!(
+        a.pin_list().await.unwrap(),
+        [r#"{"v":0}"#.to_string(), r#"{"v":2}"#.to_string()],
+        "one row per tool, by name"
+    );
+    a.close().await;
+    b.close().await;
+}
+
 both!(runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken_over);
 async fn runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken_over(
     backend: Backend,
