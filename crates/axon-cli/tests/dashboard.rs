@@ -7,13 +7,11 @@
 
 mod common;
 
+use axon_core::Executor;
+use common::dashboard::{act, browser};
+use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-
-use axon_browser::{BrowserConfig, Browsers};
-use axon_core::{CallResult, Executor, SharedState, ToolCall, ToolRegistry};
-use serde_json::{Value, json};
 
 struct Served {
     child: Child,
@@ -45,39 +43,6 @@ fn serve(dir: &std::path::Path) -> Served {
         .unwrap();
     let base = common::listening_url(&mut child);
     Served { child, base }
-}
-
-/// An executor with the browser tools on Chromium.
-fn browser() -> Executor {
-    let config = BrowserConfig::default();
-    assert!(
-        config.executable_path().exists(),
-        "Chromium is not installed at {} (apt-get install chromium; .ci/run does)",
-        config.executable_path().display()
-    );
-    let mut registry = ToolRegistry::new();
-    // Screenshots land in target/dashboard (the files directory).
-    let shots = axon_core::files::FileDir::new(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/dashboard"),
-    );
-    axon_browser::register(
-        &mut registry,
-        Arc::new(Browsers::new(config).with_files(shots)),
-    )
-    .unwrap();
-    Executor::builder(registry)
-        .shared_state(SharedState::new())
-        .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}}))
-        .build()
-        .unwrap()
-}
-
-async fn act(b: &Executor, tool: &str, args: Value) -> CallResult {
-    let r = b
-        .call(ToolCall::new(tool, args).correlation_id("dashboard"))
-        .await;
-    assert!(r.success, "{tool}: {:?}", r.error);
-    r
 }
 
 /// flaky's entry in `GET /v1/breakers`.

@@ -3,6 +3,9 @@
 #[allow(dead_code)] // each test file is its own crate; not all of them serve
 pub mod served;
 
+#[allow(dead_code)] // only the files that open the dashboard use it
+pub mod dashboard;
+
 /// The tools every `axon` registry has, in listing order (sorted by name):
 /// the browser tools, the utilities and `http_request`. MCP listings add
 /// `run_plan` after them.

@@ -66,7 +66,7 @@ const link = (href, text, attrs) => el("a", { href, ...(attrs || {}) }, text);
 
 function show(title, ...content) {
   document.title = title + " · Axon";
-  main.replaceChildren(el("h1", {}, title), ...content);
+  main.replaceChildren(el("h1", {}, title), ...content.filter((c) => c !== null && c !== undefined));
   for (const a of document.querySelectorAll("header nav a")) {
     const current = location.pathname.startsWith(a.getAttribute("href"));
     if (current) a.setAttribute("aria-current", "page");
@@ -345,9 +345,29 @@ async function toolsPage() {
       el("td", {}, s ? ms(s.p50_ms) : "—"),
       el("td", {}, s ? ms(s.p95_ms) : "—"));
   });
-  show("Tools", el("div", { class: "scroll" }, el("table", { "aria-label": "Tools" },
+  const held = await api("/v1/pins").catch(() => ({ pins: [] }));
+  show("Tools", heldPanel(held.pins), el("div", { class: "scroll" }, el("table", { "aria-label": "Tools" },
     el("thead", {}, el("tr", {}, ["Tool", "Breaker", "Calls", "Success", "p50", "p95"].map((h) => el("th", { scope: "col" }, h)))),
     el("tbody", {}, rows))));
+}
+
+// Imported tools held because their definition is not the accepted one
+// (docs/design.md, "Pinned imports"): what the rules flagged, the diff, and
+// an Accept button that accepts exactly the definition shown.
+function heldPanel(pins) {
+  if (!pins || pins.length === 0) return null;
+  return el("section", { class: "panel held", "aria-label": "Held tools" },
+    el("h2", {}, "Held tools: their definition changed or was flagged, and calls fail until accepted"),
+    pins.map((pin) => el("article", { "data-pin": pin.tool },
+      el("h3", {}, pin.tool, " ", badge(pin.status)),
+      pin.flags.length === 0 ? null : el("ul", { class: "flags" }, pin.flags.map((f) =>
+        el("li", {}, el("strong", {}, f.rule), ` in ${f.field}: `, el("code", {}, f.excerpt)))),
+      el("pre", { class: "diff" }, (pin.diff || "").split("\n").map((line) =>
+        el("span", { class: line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "" }, line + "\n"))),
+      el("button", { type: "button", "aria-label": `Accept the definition of ${pin.tool}`, onclick: async () => {
+        await api("/v1/tools/" + encodeURIComponent(pin.tool) + "/accept?fingerprint=" + encodeURIComponent(pin.fingerprint), { method: "POST" });
+        route();
+      } }, "Accept this definition"))));
 }
 
 // The policy a tool is called with, read when its row is opened.
