@@ -284,6 +284,7 @@ async fn bare_plus_record(
         duration_ms,
         fallback: None,
         cut: None,
+        approval: None,
     };
     let entry = HistoryEntry {
         result: result.clone(),

@@ -43,11 +43,17 @@ pub enum ErrorKind {
     /// annotations) is not one a person accepted — it changed since it was
     /// pinned, or its first definition was flagged (axon-mcp's `pin`).
     ToolChanged,
+    /// A person (or the approval store being unusable) denied a call that
+    /// waited for approval; nothing was attempted.
+    ApprovalDenied,
+    /// Nobody decided on a call that waited for approval before its
+    /// `approval_timeout_ms`; nothing was attempted.
+    ApprovalTimeout,
 }
 
 impl ErrorKind {
     /// Every kind, in the order of docs/design.md's table (handy for docs, metrics and tests).
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 15] = [
         ErrorKind::InvalidArguments,
         ErrorKind::UnknownTool,
         ErrorKind::Timeout,
@@ -61,6 +67,8 @@ impl ErrorKind {
         ErrorKind::BudgetExhausted,
         ErrorKind::Internal,
         ErrorKind::ToolChanged,
+        ErrorKind::ApprovalDenied,
+        ErrorKind::ApprovalTimeout,
     ];
 
     /// The snake_case name used in JSON, metrics and messages.
@@ -79,6 +87,8 @@ impl ErrorKind {
             ErrorKind::BudgetExhausted => "budget_exhausted",
             ErrorKind::Internal => "internal",
             ErrorKind::ToolChanged => "tool_changed",
+            ErrorKind::ApprovalDenied => "approval_denied",
+            ErrorKind::ApprovalTimeout => "approval_timeout",
         }
     }
 
@@ -145,6 +155,8 @@ impl ErrorKind {
             ErrorKind::BudgetExhausted => 504,
             ErrorKind::Internal => 500,
             ErrorKind::ToolChanged => 409,
+            ErrorKind::ApprovalDenied => 403,
+            ErrorKind::ApprovalTimeout => 408,
         }
     }
 }

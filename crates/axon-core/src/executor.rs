@@ -36,6 +36,7 @@ mod record;
 pub use breakers::KeyBreaker;
 pub use build::{BuildError, ExecutorBuilder};
 
+use crate::approval::{self, ApprovalStore};
 use crate::call::ToolCall;
 use crate::error::{CallError, ErrorKind, ToolError};
 use crate::events::{Observer, ToolMetrics};
@@ -76,6 +77,8 @@ struct Inner {
     max_parallel: usize,
     /// The cluster's response cache, when there is a shared store.
     shared_cache: Option<Arc<dyn SharedCache>>,
+    /// Where calls that wait for a person are parked (crate::approval).
+    approvals: Arc<dyn ApprovalStore>,
 }
 
 /// A tool with what the pipeline needs to call it: its resolved policy, the
@@ -104,6 +107,7 @@ struct ToolEntry {
 /// One call on its way through the pipeline: what every stage reads. Built once
 /// the tool and its policy are known, so that the stages take one argument
 /// instead of the same five each.
+#[derive(Clone, Copy)]
 struct Call<'a> {
     entry: &'a ToolEntry,
     /// The dependency the call reaches: whose breaker, limits, budget and
@@ -118,6 +122,11 @@ struct Call<'a> {
     /// Whether an attempt may be repeated after an outcome that may have had side
     /// effects (the policy's `idempotent`, else the tool's annotations).
     safe_to_repeat: bool,
+    /// The values of the `${secret.*}` the arguments were built with (masked
+    /// where a person is shown the arguments).
+    secrets: &'a [String],
+    /// Whether a person approved it already (crate::approval).
+    approved: bool,
 }
 
 /// A tool's observed latency and the timeout and hedge delay in force from it
@@ -140,6 +149,11 @@ pub struct AdaptiveView {
 type BoxedCall<'a> = Pin<Box<dyn Future<Output = CallResult> + Send + 'a>>;
 
 impl Executor {
+    /// Where calls waiting for approval are parked, to list and decide them.
+    pub fn approvals(&self) -> &Arc<dyn ApprovalStore> {
+        &self.inner.approvals
+    }
+
     /// The registry it calls into.
     pub fn registry(&self) -> &ToolRegistry {
         &self.inner.registry
@@ -280,6 +294,7 @@ impl Executor {
             secret_pointers: Mutex::new(Vec::new()),
             output_secrets: Mutex::new(Vec::new()),
             chaos: Mutex::new(Vec::new()),
+            approval: Mutex::new(None),
             tool: tool_name,
             events: call.events.clone(),
             tenant: call.tenant.clone(),
@@ -335,6 +350,8 @@ impl Executor {
                     safe_to_repeat: policy
                         .idempotent
                         .unwrap_or_else(|| entry.tool.tool.safe_to_repeat(&call.args)),
+                    secrets: &call.secrets,
+                    approved: false,
                 };
                 (
                     self.primary(&this).await,
@@ -401,8 +418,9 @@ impl Executor {
         }
     }
 
-    /// Validate arguments → the cache (lookup, single-flight, store,
-    /// stale-if-error) around the retry loop.
+    /// Validate arguments → approval, when the policy asks for it → the
+    /// cache (lookup, single-flight, store, stale-if-error) around the retry
+    /// loop.
     async fn primary(&self, call: &Call<'_>) -> Outcome {
         if let Err(e) =
             call.entry
@@ -411,6 +429,15 @@ impl Executor {
                 .check(call.args, ErrorKind::InvalidArguments, "arguments")
         {
             return Outcome::failed(e);
+        }
+        if !call.approved
+            && let Some(reason) = call
+                .policy
+                .approval
+                .reason(&call.entry.tool.spec().annotations)
+        {
+            // Boxed: a path most calls never take.
+            return Box::pin(self.approved(call, reason)).await;
         }
         if !call.policy.cache.enabled() {
             return self.retry_loop(call).await;
@@ -425,6 +452,39 @@ impl Executor {
             self.inner.shared_cache.as_deref(),
             || self.retry_loop(call),
         ))
+        .await
+    }
+
+    /// Park the call until a person decides (crate::approval), then run it
+    /// with the arguments approved: the call's own, or the approver's edit
+    /// once it passes the tool's schema.
+    async fn approved(&self, call: &Call<'_>, reason: &'static str) -> Outcome {
+        let mut shown = crate::redact::redact(call.args, &[]);
+        crate::redact::scrub_values(&mut shown, call.secrets);
+        let ask = approval::Ask {
+            id: &call.scope.call_id,
+            tool: &call.scope.tool,
+            args: shown,
+            tenant: call.scope.tenant.as_ref(),
+            correlation_id: &call.scope.correlation_id,
+            reason,
+            timeout: Duration::from_millis(call.policy.approval_timeout_ms),
+        };
+        let decided = approval::wait(self.inner.approvals.as_ref(), ask, call.scope.cancel()).await;
+        let record = match decided {
+            Ok(record) => record,
+            Err(e) => return Outcome::failed(e),
+        };
+        if let Ok(mut note) = call.scope.approval.lock() {
+            *note = Some(record.note());
+        }
+        // The approver's edit is validated like the call's arguments were.
+        let edited = record.edited_args;
+        self.primary(&Call {
+            args: edited.as_ref().unwrap_or(call.args),
+            approved: true,
+            ..*call
+        })
         .await
     }
 
@@ -619,6 +679,12 @@ fn assemble(outcome: Outcome, scope: &CallScope, started_at: Timestamp) -> CallR
         fallback: None,
         provenance,
         cut: None,
+        approval: scope
+            .approval
+            .lock()
+            .ok()
+            .and_then(|mut note| note.take())
+            .map(Box::new),
     }
 }
 
@@ -697,6 +763,7 @@ mod tests {
             secret_pointers: Mutex::new(Vec::new()),
             output_secrets: Mutex::new(Vec::new()),
             chaos: Mutex::new(Vec::new()),
+            approval: Mutex::new(None),
             tool: entry.name.clone(),
             events: None,
             tenant: None,
@@ -711,6 +778,8 @@ mod tests {
             observer: &observer,
             started: Instant::now(),
             safe_to_repeat: true,
+            secrets: &[],
+            approved: false,
         };
         let one = attempt(&c, Deadline::start(0), 1, Duration::from_secs(1));
         assert!(

@@ -22,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+pub mod approval;
 pub mod call;
 pub mod canonical;
 pub mod error;

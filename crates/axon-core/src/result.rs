@@ -258,6 +258,10 @@ pub struct CallResult {
     /// what is shown, what was left out, and the handle to the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<Box<crate::policy::ResultCut>>,
+    /// Set when the call waited for a person (crate::approval): who decided,
+    /// when, and whether the arguments were edited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Box<crate::approval::ApprovalNote>>,
 }
 
 impl CallResult {

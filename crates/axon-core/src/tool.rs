@@ -166,6 +166,8 @@ pub(crate) struct CallScope {
     pub(crate) events: Option<EventSink>,
     /// Who makes the call ([`crate::ToolCall::tenant`]).
     pub(crate) tenant: Option<SmolStr>,
+    /// The person's decision, when the call waited for one.
+    pub(crate) approval: Mutex<Option<crate::approval::ApprovalNote>>,
 }
 
 /// The id of a call started at `at`: a ULID (its time part is `at`'s),
@@ -222,6 +224,7 @@ impl ToolContext {
                 secret_pointers: Mutex::new(Vec::new()),
                 output_secrets: Mutex::new(Vec::new()),
                 chaos: Mutex::new(Vec::new()),
+                approval: Mutex::new(None),
                 tool: SmolStr::default(),
                 events: None,
                 tenant: None,

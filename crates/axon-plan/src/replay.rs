@@ -181,6 +181,7 @@ mod tests {
                 fallback: None,
                 provenance: Provenance::none(),
                 cut: None,
+                approval: None,
             }),
             reason: None,
         }

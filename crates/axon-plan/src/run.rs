@@ -396,6 +396,7 @@ fn uncalled(
         fallback: None,
         provenance: Provenance::none(),
         cut: None,
+        approval: None,
     }
 }
 

@@ -9,6 +9,7 @@ use serde_json::Value;
 use smol_str::SmolStr;
 
 use super::{DEFAULT_MAX_PARALLEL, Executor, Inner, ToolEntry};
+use crate::approval::{ApprovalStore, InMemoryApprovals};
 use crate::events::ToolMetrics;
 use crate::history::{HistoryStore, InMemoryHistory};
 use crate::policy::breaker::SharedBreakers;
@@ -51,6 +52,7 @@ pub struct ExecutorBuilder {
     shared_breakers: Option<Arc<dyn SharedBreakers>>,
     shared_budget: Option<Arc<dyn SharedBudget>>,
     shared_cache: Option<Arc<dyn SharedCache>>,
+    approvals: Option<Arc<dyn ApprovalStore>>,
 }
 
 impl ExecutorBuilder {
@@ -129,6 +131,13 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Park calls that wait for approval here (the shared store, so that any
+    /// process on it can decide) instead of in memory (crate::approval).
+    pub fn approvals(mut self, store: Arc<dyn ApprovalStore>) -> Self {
+        self.approvals = Some(store);
+        self
+    }
+
     /// Seed the jitter RNG (tests and reproducible runs).
     pub fn rng_seed(mut self, seed: u64) -> Self {
         self.seed = Some(seed);
@@ -180,6 +189,9 @@ impl ExecutorBuilder {
                 rng: Mutex::new(rng),
                 max_parallel: self.max_parallel,
                 shared_cache: self.shared_cache,
+                approvals: self
+                    .approvals
+                    .unwrap_or_else(|| Arc::new(InMemoryApprovals::default())),
             }),
         })
     }
@@ -291,6 +303,7 @@ impl Executor {
             shared_breakers: None,
             shared_budget: None,
             shared_cache: None,
+            approvals: None,
             max_parallel: DEFAULT_MAX_PARALLEL,
         }
     }

@@ -27,6 +27,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::approval::Approval;
+
 pub use adaptive::{AdaptivePolicy, Estimate, LatencySketch, Millis};
 pub use backoff::{Backoff, Jitter};
 pub use breaker::{Breaker, BreakerPolicy, BreakerState};
@@ -80,6 +82,13 @@ pub struct Policy {
     /// which is no bound except where a front end that hands results to a
     /// model sets one (`axon mcp`: 25 000).
     pub max_result_tokens: Option<u32>,
+    /// Whether a call waits for a person before its first attempt
+    /// (crate::approval): `"never"` (the default), `"auto"` (tools annotated
+    /// destructive, or neither read-only nor idempotent) or `"required"`.
+    pub approval: Approval,
+    /// How long a call waits for its approval before it fails
+    /// `approval_timeout`, ms (1 ms to a week). Default 3 600 000 (an hour).
+    pub approval_timeout_ms: u64,
 }
 
 impl Default for Policy {
@@ -99,6 +108,8 @@ impl Default for Policy {
             adaptive: AdaptivePolicy::default(),
             key: None,
             max_result_tokens: None,
+            approval: Approval::Never,
+            approval_timeout_ms: 3_600_000,
         }
     }
 }
@@ -183,6 +194,17 @@ impl Policy {
         at_most("soft_timeout_ms", self.soft_timeout_ms, MAX_DURATION_MS)?;
         at_most("deadline_ms", self.deadline_ms, MAX_DURATION_MS)?;
         at_most("slow_warn_ms", self.slow_warn_ms, MAX_DURATION_MS)?;
+        if self.approval_timeout_ms == 0 {
+            return Err(PolicyError::new(
+                "approval_timeout_ms",
+                "must be at least 1",
+            ));
+        }
+        at_most(
+            "approval_timeout_ms",
+            self.approval_timeout_ms,
+            MAX_APPROVAL_WAIT_MS,
+        )?;
         self.retry.check()?;
         self.breaker.check()?;
         self.cache.check()?;
@@ -247,6 +269,16 @@ impl Policy {
                 return Err(shared(key));
             }
         }
+        // A caller may ask for approval on its own calls (a plan step that
+        // should wait for a person), never waive what the tool requires.
+        if let Some(approval) = map.get("approval")
+            && approval != "required"
+        {
+            return Err(PolicyError::new(
+                "approval",
+                "a call or plan step may only set \"required\": whether a tool may run unapproved is the tool's configuration",
+            ));
+        }
         if let Some(retry) = map.get("retry").and_then(Value::as_object) {
             for key in ["budget_ratio", "budget_min_per_sec"] {
                 if retry.contains_key(key) {
@@ -260,6 +292,10 @@ impl Policy {
 
 /// The longest any duration option may be: a day.
 pub const MAX_DURATION_MS: u64 = 24 * 3600 * 1000;
+
+/// The longest a call may wait for a person's approval: a week (a person
+/// may be away for a weekend).
+pub const MAX_APPROVAL_WAIT_MS: u64 = 7 * MAX_DURATION_MS;
 
 /// `Err` naming `key` when `value` exceeds `max` (ms).
 pub(crate) fn at_most(key: &str, value: u64, max: u64) -> Result<(), PolicyError> {
