@@ -3,6 +3,7 @@
 //! Exit codes (docs/design.md, "CLI"): 0 success, 1 the call or plan failed, 2 bad input or
 //! usage, 3 infrastructure (store, browser, upstream config) unusable.
 
+mod approvals;
 mod output;
 mod pins;
 mod telemetry;
@@ -99,6 +100,15 @@ enum Command {
         #[command(subcommand)]
         action: Option<ToolsAction>,
     },
+    /// Calls waiting for a person (`approval` policy): list the pending ones,
+    /// approve or deny one.
+    Approvals {
+        /// Every approval kept, decided ones too.
+        #[arg(long)]
+        all: bool,
+        #[command(subcommand)]
+        action: Option<ApprovalAction>,
+    },
     /// Show what happened: a call id, a run id or a correlation id.
     History {
         /// The id.
@@ -153,6 +163,30 @@ enum ToolsAction {
         /// `--changed` shows).
         #[arg(long)]
         fingerprint: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ApprovalAction {
+    /// Let the call run, with its arguments or with `--args`.
+    Approve {
+        /// The approval's id (the call id `axon approvals` shows).
+        id: String,
+        /// Run it with these arguments instead (a JSON object, checked
+        /// against the tool's schema).
+        #[arg(long)]
+        args: Option<String>,
+        /// A comment for history.
+        #[arg(long)]
+        comment: Option<String>,
+    },
+    /// Fail the call `approval_denied`.
+    Deny {
+        /// The approval's id.
+        id: String,
+        /// Why (the caller is told).
+        #[arg(long)]
+        comment: Option<String>,
     },
 }
 
@@ -325,6 +359,7 @@ async fn command(cli: Cli, config: Config) -> Outcome {
         } => pins::accept(&config, ui, &name, fingerprint.as_deref()).await,
         Command::Tools { changed: true, .. } => pins::changed(&config, ui).await,
         Command::Tools { format, .. } => tools(&config, ui, format).await,
+        Command::Approvals { all, action } => approvals::run(&config, ui, all, action).await,
         Command::History { id } => history(&config, ui, &id).await,
         Command::Stats => stats(&config, ui).await,
         Command::Serve { bind } => serve(&config, ui, bind).await,
@@ -383,6 +418,17 @@ async fn call(
     let executor = executor(config, ui, Some(store.clone()), Imports::For(&tools)).await?;
     let mut call = ToolCall::new(tool, args);
     call.correlation_id = correlation_id.map(Into::into);
+    // A call that waits for a person says so, and how to decide.
+    call.events = Some(Arc::new(move |event| {
+        if let axon_core::CallEvent::AwaitingApproval {
+            call_id, reason, ..
+        } = event
+        {
+            ui.warn(&format!(
+                "waiting for approval ({reason}): axon approvals approve {call_id} (or deny)"
+            ));
+        }
+    }));
     let result = executor.call(call).await;
     store.close().await;
     output::call_result(ui, &result);

@@ -216,6 +216,11 @@ pub(crate) async fn executor(
     if let Some(history) = history {
         builder = builder.history(history);
     }
+    // Calls that wait for a person are parked in the store, where any
+    // process on it (`axon approvals`, another replica) can decide them.
+    if let Some(store) = &store {
+        builder = builder.approvals(store.clone());
+    }
     // Only commands that make calls share the cluster's breakers.
     if store.is_some()
         && let Some(shared) = shared(config).await?

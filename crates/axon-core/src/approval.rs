@@ -333,6 +333,8 @@ pub(crate) struct Ask<'a> {
     pub(crate) correlation_id: &'a str,
     pub(crate) reason: &'static str,
     pub(crate) timeout: Duration,
+    /// The caller's listener, told that the call waits.
+    pub(crate) sink: Option<&'a crate::EventSink>,
 }
 
 /// Park the call and wait for its decision: the approved record (whose
@@ -374,6 +376,14 @@ pub(crate) async fn wait(
         reason = ask.reason,
         "call waits for approval"
     );
+    if let Some(sink) = ask.sink {
+        sink(crate::CallEvent::AwaitingApproval {
+            call_id: ask.id.to_string(),
+            tool: ask.tool.to_string(),
+            reason: ask.reason.to_string(),
+            expires_at_ms: record.expires_at_ms,
+        });
+    }
     let deadline = tokio::time::Instant::now() + ask.timeout;
     loop {
         let seen = store.get(ask.id).await.map_err(unavailable)?;

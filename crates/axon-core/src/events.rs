@@ -76,6 +76,17 @@ pub enum CallEvent {
         #[serde(skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
+    /// The call is parked until a person decides (crate::approval).
+    AwaitingApproval {
+        /// The call (and the approval's id).
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// Why it waits.
+        reason: String,
+        /// When the deadline denies it, ms since the epoch.
+        expires_at_ms: u64,
+    },
     /// The call finished.
     Finished {
         /// The whole result.

@@ -469,6 +469,7 @@ impl Executor {
             correlation_id: &call.scope.correlation_id,
             reason,
             timeout: Duration::from_millis(call.policy.approval_timeout_ms),
+            sink: call.observer.sink,
         };
         let decided = approval::wait(self.inner.approvals.as_ref(), ask, call.scope.cancel()).await;
         let record = match decided {

@@ -10,6 +10,7 @@
 //! | `GET /v1/tools/{name}` | a tool's spec, the policy in force for it, its breaker |
 //! | `POST /v1/tools/{name}/call` | one call: `{"args", "correlation_id"?, "policy"?}` → call result |
 //! | `GET /v1/pins`, `POST /v1/tools/{name}/accept` | imported tools held for a changed or flagged definition; accept one (`pins.rs`) |
+//! | `GET /v1/approvals`, `GET/POST /v1/approvals/{id}` | calls waiting for a person; approve or deny one (`approvals.rs`) |
 //! | `POST /v1/calls` | several calls in parallel, results in order |
 //! | `POST /v1/plans/validate` | check a plan (JSON or YAML) |
 //! | `POST /v1/runs` | start a plan; `?wait=true` blocks, `Accept: text/event-stream` streams progress |
@@ -35,6 +36,7 @@
 
 mod access;
 mod api;
+mod approvals;
 mod dashboard;
 mod edge;
 mod idempotency;
@@ -259,6 +261,11 @@ impl Server {
             .route("/v1/tools/{name}/call", post(api::call_tool))
             .route("/v1/tools/{name}/accept", post(pins::accept))
             .route("/v1/pins", get(pins::list))
+            .route("/v1/approvals", get(approvals::list))
+            .route(
+                "/v1/approvals/{id}",
+                get(approvals::get).post(approvals::decide),
+            )
             .route("/v1/calls", post(api::call_many))
             .route("/v1/plans/validate", post(runs::validate))
             .route("/v1/runs", post(runs::start).get(runs::list))

@@ -123,6 +123,7 @@ fn call_failures(mut map: Map<String, Value>) -> Map<String, Value> {
         ("502", "`transient`"),
         ("503", "`unavailable` or `circuit_open`"),
         ("504", "`timeout` or `budget_exhausted`"),
+        ("408", "`approval_timeout`: nobody approved it in time"),
     ] {
         map.insert(
             status.into(),
@@ -133,6 +134,74 @@ fn call_failures(mut map: Map<String, Value>) -> Map<String, Value> {
         );
     }
     map
+}
+
+/// A call's 403: a token that may not call the tool (a problem), or a call a
+/// person denied (`approval_denied`, its call result).
+fn denied_or_forbidden(mut responses: Value) -> Value {
+    responses["403"] = json!({
+        "description": "The token may not call this tool, or the request came from a Host or an Origin this server does not answer (a problem); or a person denied the call (`approval_denied`; the body is its call result).",
+        "content": {
+            "application/problem+json": {"schema": reference("Problem")},
+            "application/json": {"schema": reference("CallResult")},
+        },
+    });
+    responses
+}
+
+/// The approval routes (docs/design.md, "Approval").
+fn approval_paths() -> Value {
+    let id = path_param("id", "The approval's id (the parked call's id).");
+    json!({
+        "/v1/approvals": {"get": {
+            "operationId": "listApprovals",
+            "summary": "Calls waiting for a person, newest first (a scoped token: its own calls only).",
+            "parameters": [
+                query_param("status", "pending (default) or all.", json!({"type": "string", "enum": ["pending", "all"]})),
+                query_param("limit", "At most this many (1 to 1000, default 100).", json!({"type": "integer", "minimum": 1, "maximum": 1000})),
+            ],
+            "responses": guarded(responses(vec![
+                ("200", json_response("The approvals.", json!({
+                    "type": "object", "required": ["approvals"],
+                    "properties": {"approvals": {"type": "array", "items": reference("Approval")}},
+                }))),
+                ("400", problem("An unknown status, or a limit out of range.")),
+                ("503", problem("The store cannot be read.")),
+            ])),
+        }},
+        "/v1/approvals/{id}": {
+            "get": {
+                "operationId": "getApproval",
+                "summary": "One approval.",
+                "parameters": [id.clone()],
+                "responses": guarded(responses(vec![
+                    ("200", json_response("The approval.", reference("Approval"))),
+                    ("404", problem("No such approval (or another client's).")),
+                    ("503", problem("The store cannot be read.")),
+                ])),
+            },
+            "post": {
+                "operationId": "decideApproval",
+                "summary": "Approve (optionally with edited arguments) or deny a parked call (an admin action). The first decision stands.",
+                "parameters": [id],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["decision"], "additionalProperties": false,
+                    "properties": {
+                        "decision": {"type": "string", "enum": ["approve", "deny"]},
+                        "args": {"type": "object", "description": "Run the call with these arguments instead (approve only; checked against the tool's input schema)."},
+                        "comment": {"type": ["string", "null"], "description": "For history; with deny, the reason the caller is told."},
+                    },
+                }}}},
+                "responses": guarded(responses(vec![
+                    ("200", json_response("The approval, decided.", reference("Approval"))),
+                    ("400", problem("A malformed decision.")),
+                    ("404", problem("No such approval.")),
+                    ("409", problem("It was decided already, or expired.")),
+                    ("503", problem("The store cannot be read.")),
+                ])),
+            },
+        },
+    })
 }
 
 /// A plan body: JSON, or the same document in YAML.
@@ -272,6 +341,29 @@ fn build() -> Value {
         }),
     );
     schemas.insert(
+        "Approval".into(),
+        json!({
+            "description": "A call parked for a person's decision (docs/design.md, \"Approval\"): what it would run, why it waits, and once decided who decided and how.",
+            "type": "object",
+            "required": ["id", "tool", "args", "correlation_id", "reason", "requested_at_ms", "expires_at_ms", "status"],
+            "properties": {
+                "id": {"type": "string"},
+                "tool": {"type": "string"},
+                "args": {"type": "object", "description": "The call's arguments, secrets masked."},
+                "tenant": {"type": "string"},
+                "correlation_id": {"type": "string"},
+                "reason": {"type": "string"},
+                "requested_at_ms": {"type": "integer"},
+                "expires_at_ms": {"type": "integer"},
+                "status": {"type": "string", "enum": ["pending", "approved", "denied", "expired"]},
+                "decided_by": {"type": "string"},
+                "decided_at_ms": {"type": "integer"},
+                "comment": {"type": "string"},
+                "edited_args": {"type": "object"},
+            },
+        }),
+    );
+    schemas.insert(
         "Pin".into(),
         json!({
             "description": "An imported MCP tool's pin (docs/design.md, \"Pinned imports\"): whether the server lists the accepted definition, what the poisoning rules found, and while held the diff from the accepted definition.",
@@ -400,7 +492,7 @@ fn build() -> Value {
                  "schema": {"type": "string", "minLength": 1, "maxLength": 255}},
             ],
             "requestBody": {"required": true, "content": {"application/json": {"schema": call_body}}},
-            "responses": guarded(idempotent(call_failures(responses(vec![
+            "responses": denied_or_forbidden(guarded(idempotent(call_failures(responses(vec![
                 ("200", call_ok),
                 ("400", problem("Bad arguments (`invalid_arguments`, pointer under `/args`), a bad per-call policy (`/policy/…`), a malformed body or a bad `Idempotency-Key`.")),
                 ("404", problem("No such tool.")),
@@ -413,7 +505,7 @@ fn build() -> Value {
                 })),
                 ("413", problem("The body is larger than `server.body_limit_bytes`.")),
                 ("415", problem("The body is not JSON.")),
-            ])))),
+            ]))))),
         }},
         "/v1/calls": {"post": {
             "operationId": "callMany",
@@ -653,8 +745,12 @@ fn build() -> Value {
             ])),
         }},
     });
-    if let (Some(all), Value::Object(pins)) = (paths.as_object_mut(), pin_paths()) {
-        all.extend(pins);
+    if let Some(all) = paths.as_object_mut() {
+        for more in [pin_paths(), approval_paths()] {
+            if let Value::Object(more) = more {
+                all.extend(more);
+            }
+        }
     }
     edge_responses(&mut paths);
     json!({

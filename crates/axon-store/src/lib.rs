@@ -11,6 +11,7 @@
 
 #![warn(missing_docs)]
 
+mod approvals;
 mod pins;
 mod postgres;
 pub use postgres::PgStore;
@@ -427,7 +428,7 @@ pub const ACT_CACHE_ENTRIES: usize = 10_000;
 /// `axon stats` / `GET /v1/stats`, and a health probe for `/healthz`. SQLite
 /// implements it today; PostgreSQL implements the same trait with the same queries.
 #[async_trait]
-pub trait Store: HistoryStore + RunStore {
+pub trait Store: HistoryStore + RunStore + axon_core::approval::ApprovalStore {
     /// Figures per tool over the history kept, sorted by tool.
     async fn tool_stats(&self) -> Result<Vec<ToolStats>, StoreError>;
 

@@ -28,7 +28,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// open it. See [`SqliteStore`](crate::SqliteStore) for the writer's contract
 /// (group commit, durability, reads see their own writes): it is the same.
 pub struct PgStore {
-    pool: PgPool,
+    pub(crate) pool: PgPool,
     target: String,
     retention: Retention,
     writer: Writer,

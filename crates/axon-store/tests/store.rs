@@ -956,6 +956,70 @@ async fn a_tools_pin_written_by_one_replica_is_read_and_replaced_by_another(back
     b.close().await;
 }
 
+both!(an_approval_is_decided_once_by_whichever_replica_comes_first);
+async fn an_approval_is_decided_once_by_whichever_replica_comes_first(backend: Backend) {
+    use axon_core::approval::{ApprovalError, ApprovalRecord, ApprovalStatus, Decision};
+    let a = backend.open_default().await;
+    let b = backend.open_default().await;
+    let parked = |id: &str, at: u64| ApprovalRecord {
+        id: id.into(),
+        tool: "pay".into(),
+        args: serde_json::json!({"cents": 3}),
+        tenant: Some("token-1".into()),
+        correlation_id: "run-1".into(),
+        reason: "required".into(),
+        requested_at_ms: at,
+        expires_at_ms: at + 60_000,
+        status: ApprovalStatus::Pending,
+        decided_by: None,
+        decided_at_ms: None,
+        comment: None,
+        edited_args: None,
+    };
+    a.open(&parked("c1", 1)).await.unwrap();
+    a.open(&parked("c2", 2)).await.unwrap();
+    let pending: Vec<String> = b
+        .list(true, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(pending, ["c2", "c1"], "newest first");
+    let decision = |approve| Decision {
+        approve,
+        by: "ana".into(),
+        comment: None,
+        args: None,
+    };
+    let decided = b.decide("c1", &decision(true)).await.unwrap();
+    assert_eq!(decided.status, ApprovalStatus::Approved);
+    assert!(matches!(
+        a.decide("c1", &decision(false)).await,
+        Err(ApprovalError::Decided {
+            status: ApprovalStatus::Approved,
+            ..
+        })
+    ));
+    assert_eq!(
+        a.get("c1").await.unwrap().unwrap().decided_by.as_deref(),
+        Some("ana")
+    );
+    assert!(
+        !a.expire("c1").await.unwrap(),
+        "a decided approval does not expire"
+    );
+    assert!(a.expire("c2").await.unwrap());
+    assert!(b.list(true, 10).await.unwrap().is_empty());
+    assert_eq!(b.list(false, 10).await.unwrap().len(), 2);
+    assert!(matches!(
+        b.decide("nope", &decision(true)).await,
+        Err(ApprovalError::NotFound(_))
+    ));
+    a.close().await;
+    b.close().await;
+}
+
 both!(runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken_over);
 async fn runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken_over(
     backend: Backend,

@@ -1,0 +1,288 @@
+//! Approval end to end (docs/design.md, "Approval"): a call parked by one
+//! process is decided from another terminal on the same SQLite store; two
+//! `axon serve` replicas on one PostgreSQL schema, where a call parked on one
+//! is denied or approved through the other; a client cannot approve its own
+//! call or waive the approval; nobody deciding times the call out.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::served::{Served, client};
+use serde_json::{Value, json};
+
+/// A config file and a SQLite store of the test's own.
+struct Local {
+    dir: PathBuf,
+}
+
+impl Local {
+    fn new(config: &str) -> Local {
+        let dir = std::env::temp_dir().join(format!("axon-approvals-{}", ulid::Ulid::new()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("axon.toml"), config).unwrap();
+        Local { dir }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_axon"));
+        c.arg("--config")
+            .arg(self.dir.join("axon.toml"))
+            .args(args)
+            .env("AXON_STORE_PATH", self.dir.join("axon.db"))
+            .env_remove("AXON_CONFIG");
+        c
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let o = self.cmd(args).output().unwrap();
+        stdout_json(&o)
+    }
+
+    /// The first pending approval, once one is listed.
+    fn pending(&self) -> Value {
+        let start = Instant::now();
+        loop {
+            let listed = self.json(&["approvals", "--json"]);
+            if let Some(first) = listed["approvals"].as_array().and_then(|a| a.first()) {
+                return first.clone();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "nothing was parked"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+fn stdout_json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+#[test]
+fn a_call_parked_by_one_process_is_approved_from_another_terminal() {
+    let local = Local::new("[tools.echo]\napproval = \"required\"\n");
+    let waiting = local
+        .cmd(&["call", "echo", "message=pay bob", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let parked = local.pending();
+    assert_eq!(parked["tool"], "echo");
+    assert_eq!(parked["args"]["message"], "pay bob");
+    assert_eq!(parked["status"], "pending");
+    let id = parked["id"].as_str().unwrap();
+
+    let bad = local
+        .cmd(&["approvals", "approve", id, "--args", "[1]"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "arguments must be an object");
+    let approved = local
+        .cmd(&[
+            "approvals",
+            "approve",
+            id,
+            "--args",
+            r#"{"message": "pay bob 5"}"#,
+        ])
+        .output()
+        .unwrap();
+    assert!(approved.status.success(), "{approved:?}");
+
+    let done = waiting.wait_with_output().unwrap();
+    let result = stdout_json(&done);
+    assert_eq!(result["success"], true, "{result}");
+    assert_eq!(
+        result["data"]["message"], "pay bob 5",
+        "the approver's edit ran"
+    );
+    assert_eq!(result["approval"]["status"], "approved");
+    assert_eq!(result["approval"]["args_edited"], true);
+    assert!(
+        result["approval"]["by"]
+            .as_str()
+            .unwrap()
+            .starts_with("cli")
+    );
+    let said = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        said.contains(&format!("axon approvals approve {id}")),
+        "{said}"
+    );
+
+    // The decision is in history with the call.
+    let history = local.json(&["history", id, "--json"]);
+    assert_eq!(history[0]["approval"]["status"], "approved", "{history}");
+    assert_eq!(history[0]["approval"]["args_edited"], true);
+    // Deciding again is refused: the first decision stands.
+    let again = local.cmd(&["approvals", "deny", id]).output().unwrap();
+    assert_eq!(again.status.code(), Some(2));
+}
+
+#[test]
+fn nobody_deciding_in_time_fails_the_call_approval_timeout() {
+    let local = Local::new("[tools.echo]\napproval = \"required\"\napproval_timeout_ms = 300\n");
+    let o = local
+        .cmd(&["call", "echo", "message=hi", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let result = stdout_json(&o);
+    assert_eq!(result["error"]["kind"], "approval_timeout", "{result}");
+    let all = local.json(&["approvals", "--all", "--json"]);
+    assert_eq!(all["approvals"][0]["status"], "expired");
+}
+
+fn postgres_url() -> String {
+    std::env::var("AXON_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+/// Two replicas on one PostgreSQL schema, with an admin token and a scoped
+/// client's token; `echo` needs approval.
+fn replicas(schema: &str) -> (Served, Served) {
+    let config = format!(
+        "[server]\nauth_tokens = [\"admin-0000\"]\n\
+         [[server.tokens]]\nenv = \"AXON_TEST_TOKEN_A\"\ntools = [\"echo\"]\n\
+         [store]\nurl = \"{}\"\nschema = \"{schema}\"\n\
+         [tools.echo]\napproval = \"required\"\n",
+        postgres_url()
+    );
+    let env = [("AXON_TEST_TOKEN_A", "tok-a-1111")];
+    (
+        Served::start_with(&config, &env),
+        Served::start_with(&config, &env),
+    )
+}
+
+/// `POST /v1/tools/echo/call` as `token`, started now, answered later.
+fn call_echo(s: &Served, token: &str, message: &str) -> tokio::task::JoinHandle<(u16, Value)> {
+    let request = client()
+        .post(s.url("/v1/tools/echo/call"))
+        .bearer_auth(token)
+        .json(&json!({"args": {"message": message}}));
+    tokio::spawn(async move {
+        let r = request.send().await.unwrap();
+        (r.status().as_u16(), r.json().await.unwrap_or_default())
+    })
+}
+
+async fn get(s: &Served, token: &str, path: &str) -> (u16, Value) {
+    let r = client()
+        .get(s.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or_default())
+}
+
+async fn decide(s: &Served, token: &str, id: &str, body: Value) -> u16 {
+    client()
+        .post(s.url(&format!("/v1/approvals/{id}")))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// The one pending approval `s` lists to the admin.
+async fn pending_on(s: &Served) -> String {
+    let start = Instant::now();
+    loop {
+        let (_, listed) = get(s, "admin-0000", "/v1/approvals").await;
+        if let Some(id) = listed["approvals"][0]["id"].as_str() {
+            return id.to_string();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "nothing was parked: {listed}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_parked_on_one_replica_is_decided_on_another_and_not_by_its_caller() {
+    let schema = format!(
+        "axon_approval_test_{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    );
+    let (a, b) = replicas(&schema);
+
+    // The attack: the client waives the approval its tool requires.
+    let waived = client()
+        .post(b.url("/v1/tools/echo/call"))
+        .bearer_auth("tok-a-1111")
+        .json(&json!({"args": {"message": "x"}, "policy": {"approval": "never"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(waived.status(), 400);
+
+    let denied = call_echo(&b, "tok-a-1111", "refund all");
+    let id = pending_on(&a).await;
+    // The client sees its own call waiting, but may not decide it.
+    let (status, mine) = get(&a, "tok-a-1111", &format!("/v1/approvals/{id}")).await;
+    assert_eq!(status, 200, "{mine}");
+    assert_eq!(mine["args"]["message"], "refund all");
+    assert_eq!(
+        decide(&a, "tok-a-1111", &id, json!({"decision": "approve"})).await,
+        403
+    );
+    assert_eq!(
+        decide(
+            &a,
+            "admin-0000",
+            &id,
+            json!({"decision": "deny", "comment": "no refunds today"})
+        )
+        .await,
+        200
+    );
+    let (status, result) = denied.await.unwrap();
+    assert_eq!(status, 403, "{result}");
+    assert_eq!(result["error"]["kind"], "approval_denied");
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no refunds today")
+    );
+
+    let approved = call_echo(&b, "tok-a-1111", "refund one");
+    let id = pending_on(&a).await;
+    assert_eq!(
+        decide(&a, "admin-0000", &id, json!({"decision": "approve"})).await,
+        200
+    );
+    let (status, result) = approved.await.unwrap();
+    assert_eq!(status, 200, "{result}");
+    assert_eq!(result["data"]["message"], "refund one");
+    assert_eq!(
+        decide(&a, "admin-0000", &id, json!({"decision": "deny"})).await,
+        409
+    );
+
+    drop((a, b));
+    let dropped = Command::new("psql")
+        .arg(postgres_url())
+        .args(["-qc", &format!("DROP SCHEMA IF EXISTS {schema} CASCADE")])
+        .output()
+        .unwrap();
+    assert!(dropped.status.success());
+}
