@@ -286,3 +286,68 @@ async fn a_call_parked_on_one_replica_is_decided_on_another_and_not_by_its_calle
         .unwrap();
     assert!(dropped.status.success());
 }
+
+/// The plan's step waits for a person; its replica is killed (-9) while it
+/// waits; the other replica takes the run over, finds the step's approval
+/// where it was left, and once a person approves there, finishes the run
+/// without running the earlier step again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_parked_for_approval_survives_its_replica_killed_and_finishes_on_another() {
+    let schema = format!("axon_approval_test_{}", ulid::Ulid::new().to_string().to_lowercase());
+    let (mut a, b) = replicas(&schema);
+    let plan = json!({"name": "refund", "steps": [
+        {"id": "look", "tool": "sleep", "params": {"ms": 1}},
+        {"id": "pay", "tool": "sleep", "params": {"ms": 2}, "depends_on": ["look"],
+         "policy": {"approval": "required"}},
+        {"id": "tell", "tool": "sleep", "params": {"ms": 3}, "depends_on": ["pay"]}
+    ]});
+    let started: Value = client()
+        .post(a.url("/v1/runs"))
+        .bearer_auth("admin-0000")
+        .json(&plan)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let run = started["run_id"].as_str().expect("a run id").to_string();
+    let id = pending_on(&b).await;
+    assert_eq!(id, format!("{run}.pay"), "a step's approval is the step's");
+    let (_, state) = get(&b, "admin-0000", &format!("/v1/runs/{run}")).await;
+    assert_eq!(state["status"], "waiting_approval", "{state}");
+    assert_eq!(state["steps_finished"], 1);
+
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    assert_eq!(decide(&b, "admin-0000", &id, json!({"decision": "approve"})).await, 200);
+    let start = Instant::now();
+    let done = loop {
+        let (_, state) = get(&b, "admin-0000", &format!("/v1/runs/{run}")).await;
+        if state["status"] == "succeeded" {
+            break state;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "not finished: {state}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(done["steps_finished"], 3, "{done}");
+    // `look` ran once in the cluster's history: on A, before the kill.
+    let (_, history) = get(&b, "admin-0000", &format!("/v1/history/{run}")).await;
+    let slept: Vec<u64> = history["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["args"]["ms"].as_u64())
+        .collect();
+    assert_eq!(slept, [1, 2, 3], "{history}");
+    let pay = &history["calls"][1];
+    assert_eq!(pay["approval"]["status"], "approved", "{pay}");
+
+    drop(b);
+    let dropped = Command::new("psql")
+        .arg(postgres_url())
+        .args(["-qc", &format!("DROP SCHEMA IF EXISTS {schema} CASCADE")])
+        .output()
+        .unwrap();
+    assert!(dropped.status.success());
+}

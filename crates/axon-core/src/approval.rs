@@ -228,7 +228,8 @@ pub enum ApprovalError {
 /// Where parked calls and their decisions live.
 #[async_trait]
 pub trait ApprovalStore: Send + Sync + 'static {
-    /// Record a new pending approval.
+    /// Record a new pending approval (replacing a decided one of the same
+    /// id: a plan step asked again).
     async fn open(&self, record: &ApprovalRecord) -> Result<(), StoreError>;
     /// The approval `id`, if there is one.
     async fn get(&self, id: &str) -> Result<Option<ApprovalRecord>, StoreError>;
@@ -321,6 +322,15 @@ impl ApprovalStore for InMemoryApprovals {
     }
 }
 
+/// The approval id of a plan step: `<run id>.<step id or index>`, the same
+/// for every execution of the step.
+pub fn step_id(step: &crate::history::StepMark) -> String {
+    match &step.id {
+        Some(id) => format!("{}.{id}", step.run_id),
+        None => format!("{}.{}", step.run_id, step.index),
+    }
+}
+
 /// How often a call parked in a shared store looks for its decision.
 pub const POLL: Duration = Duration::from_millis(250);
 
@@ -340,27 +350,16 @@ pub(crate) struct Ask<'a> {
 /// Park the call and wait for its decision: the approved record (whose
 /// `edited_args`, if any, replace the call's), or the error the call fails
 /// with. A cancelled call stops waiting (its approval expires).
+///
+/// A plan step asked before (a run resumed after a crash, on this replica or
+/// another) finds its approval: one given meanwhile lets it run, a pending
+/// one is waited on until its own deadline, and a denied or expired one is
+/// asked again.
 pub(crate) async fn wait(
     store: &dyn ApprovalStore,
     ask: Ask<'_>,
     cancel: Option<&tokio_util::sync::CancellationToken>,
 ) -> Result<ApprovalRecord, ToolError> {
-    let now = now_ms();
-    let record = ApprovalRecord {
-        id: ask.id.to_string(),
-        tool: ask.tool.to_string(),
-        args: ask.args,
-        tenant: ask.tenant.map(|t| t.to_string()),
-        correlation_id: ask.correlation_id.to_string(),
-        reason: ask.reason.to_string(),
-        requested_at_ms: now,
-        expires_at_ms: now + ask.timeout.as_millis() as u64,
-        status: ApprovalStatus::Pending,
-        decided_by: None,
-        decided_at_ms: None,
-        comment: None,
-        edited_args: None,
-    };
     let unavailable = |e: StoreError| {
         ToolError::new(
             ErrorKind::ApprovalDenied,
@@ -369,7 +368,17 @@ pub(crate) async fn wait(
         .with_code("store")
         .before_acting()
     };
-    store.open(&record).await.map_err(unavailable)?;
+    let now = now_ms();
+    let earlier = store.get(ask.id).await.map_err(unavailable)?;
+    let expires_at_ms = match earlier {
+        Some(r) if r.status == ApprovalStatus::Approved => return Ok(r),
+        Some(r) if r.status == ApprovalStatus::Pending => r.expires_at_ms,
+        _ => {
+            let record = pending(&ask, now);
+            store.open(&record).await.map_err(unavailable)?;
+            record.expires_at_ms
+        }
+    };
     tracing::info!(
         approval = ask.id,
         tool = ask.tool,
@@ -381,10 +390,11 @@ pub(crate) async fn wait(
             call_id: ask.id.to_string(),
             tool: ask.tool.to_string(),
             reason: ask.reason.to_string(),
-            expires_at_ms: record.expires_at_ms,
+            expires_at_ms,
         });
     }
-    let deadline = tokio::time::Instant::now() + ask.timeout;
+    let left = Duration::from_millis(expires_at_ms.saturating_sub(now));
+    let deadline = tokio::time::Instant::now() + left;
     loop {
         let seen = store.get(ask.id).await.map_err(unavailable)?;
         if let Some(record) = seen.filter(|r| r.status != ApprovalStatus::Pending) {
@@ -405,6 +415,25 @@ pub(crate) async fn wait(
                 return Err(ToolError::cancelled());
             }
         }
+    }
+}
+
+/// A new pending record for `ask`, asked at `now`.
+fn pending(ask: &Ask<'_>, now: u64) -> ApprovalRecord {
+    ApprovalRecord {
+        id: ask.id.to_string(),
+        tool: ask.tool.to_string(),
+        args: ask.args.clone(),
+        tenant: ask.tenant.map(|t| t.to_string()),
+        correlation_id: ask.correlation_id.to_string(),
+        reason: ask.reason.to_string(),
+        requested_at_ms: now,
+        expires_at_ms: now + ask.timeout.as_millis() as u64,
+        status: ApprovalStatus::Pending,
+        decided_by: None,
+        decided_at_ms: None,
+        comment: None,
+        edited_args: None,
     }
 }
 

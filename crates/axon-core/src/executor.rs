@@ -127,6 +127,8 @@ struct Call<'a> {
     secrets: &'a [String],
     /// Whether a person approved it already (crate::approval).
     approved: bool,
+    /// The plan step it runs, if any: its approval outlives the process.
+    step: Option<&'a crate::history::StepMark>,
 }
 
 /// A tool's observed latency and the timeout and hedge delay in force from it
@@ -352,6 +354,7 @@ impl Executor {
                         .unwrap_or_else(|| entry.tool.tool.safe_to_repeat(&call.args)),
                     secrets: &call.secrets,
                     approved: false,
+                    step: call.step.as_ref(),
                 };
                 (
                     self.primary(&this).await,
@@ -461,8 +464,14 @@ impl Executor {
     async fn approved(&self, call: &Call<'_>, reason: &'static str) -> Outcome {
         let mut shown = crate::redact::redact(call.args, &[]);
         crate::redact::scrub_values(&mut shown, call.secrets);
+        // A plan step's approval is the step's, not this execution's: a run
+        // resumed after a crash (another replica) finds the one it left.
+        let id = match call.step {
+            Some(step) => approval::step_id(step),
+            None => call.scope.call_id.to_string(),
+        };
         let ask = approval::Ask {
-            id: &call.scope.call_id,
+            id: &id,
             tool: &call.scope.tool,
             args: shown,
             tenant: call.scope.tenant.as_ref(),
@@ -781,6 +790,7 @@ mod tests {
             safe_to_repeat: true,
             secrets: &[],
             approved: false,
+            step: None,
         };
         let one = attempt(&c, Deadline::start(0), 1, Duration::from_secs(1));
         assert!(

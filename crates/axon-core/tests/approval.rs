@@ -27,7 +27,10 @@ struct Payment {
 
 /// A `pay` tool that counts its runs and keeps the last arguments, and a
 /// read-only `balance`.
-fn bank(policy: Value) -> (Executor, Arc<AtomicU32>, Arc<Mutex<Option<(String, u32)>>>) {
+/// The last payment `pay` made: to whom, how much.
+type LastPayment = Arc<Mutex<Option<(String, u32)>>>;
+
+fn bank(policy: Value) -> (Executor, Arc<AtomicU32>, LastPayment) {
     let runs = Arc::new(AtomicU32::new(0));
     let last = Arc::new(Mutex::new(None));
     let mut registry = ToolRegistry::new();

@@ -389,12 +389,12 @@ fn build() -> Value {
     schemas.insert(
         "RunState".into(),
         json!({
-            "description": "A run as stored: `running` (on some replica), `queued` (a replica will take it up), `interrupted` (begun, never finished: POST /v1/runs?run_id= resumes it) or its final status.",
+            "description": "A run as stored: `running` (on some replica), `waiting_approval` (running, with a step parked for a person's approval), `queued` (a replica will take it up), `interrupted` (begun, never finished: POST /v1/runs?run_id= resumes it) or its final status.",
             "type": "object",
             "required": ["run_id", "status", "steps_total", "steps_finished", "steps", "result"],
             "properties": {
                 "run_id": {"type": "string"},
-                "status": {"type": "string", "enum": ["running", "queued", "interrupted", "succeeded", "failed", "cancelled"]},
+                "status": {"type": "string", "enum": ["running", "waiting_approval", "queued", "interrupted", "succeeded", "failed", "cancelled"]},
                 "steps_total": {"type": ["integer", "null"]},
                 "steps_finished": {"type": "integer"},
                 "steps": {"type": "array", "items": step_outcome},

@@ -448,6 +448,12 @@ pub(crate) async fn get(
         // or its server stopped mid-run (POST /v1/runs?run_id=… resumes it).
         (None, false) => unfinished_status(&state, &id).await?,
     };
+    // A running run one of whose steps waits for a person says so.
+    let status = if status == "running" && waits_for_approval(&state, &id).await? {
+        "waiting_approval"
+    } else {
+        status
+    };
     Ok(Json(json!({
         "run_id": id,
         "status": status,
@@ -456,6 +462,18 @@ pub(crate) async fn get(
         "steps": record.steps.values().collect::<Vec<_>>(),
         "result": record.result,
     })))
+}
+
+/// Whether a step of run `id` is parked for approval (its approval's
+/// correlation id is the run's), wherever it runs.
+async fn waits_for_approval(state: &AppState, id: &str) -> Result<bool, Problem> {
+    let pending = state
+        .executor()
+        .approvals()
+        .list(true, 1000)
+        .await
+        .map_err(store_failed)?;
+    Ok(pending.iter().any(|a| a.correlation_id == id))
 }
 
 /// The state of a run without a result that this server does not run, from

@@ -13,8 +13,9 @@ use axon_core::approval::{
 
 use crate::{err, now_ms};
 
-const OPEN: &str =
-    "INSERT INTO approvals (id, status, tenant, entry, created_at_ms) VALUES ($1, $2, $3, $4, $5)";
+/// A plan step asked again replaces its decided approval.
+const OPEN: &str = "INSERT INTO approvals (id, status, tenant, entry, created_at_ms) VALUES ($1, $2, $3, $4, $5) \
+     ON CONFLICT (id) DO UPDATE SET status = $2, tenant = $3, entry = $4, created_at_ms = $5";
 const GET: &str = "SELECT entry FROM approvals WHERE id = $1";
 /// A decision (or the deadline) applies to a pending approval only: the
 /// first one written stands.
