@@ -168,10 +168,12 @@ fn replicas(schema: &str) -> (Served, Served) {
 
 /// `POST /v1/tools/echo/call` as `token`, started now, answered later.
 fn call_echo(s: &Served, token: &str, message: &str) -> tokio::task::JoinHandle<(u16, Value)> {
-    let request = client()
+    let mut request = client()
         .post(s.url("/v1/tools/echo/call"))
-        .bearer_auth(token)
         .json(&json!({"args": {"message": message}}));
+    if !token.is_empty() {
+        request = request.bearer_auth(token);
+    }
     tokio::spawn(async move {
         let r = request.send().await.unwrap();
         (r.status().as_u16(), r.json().await.unwrap_or_default())
@@ -293,7 +295,10 @@ async fn a_call_parked_on_one_replica_is_decided_on_another_and_not_by_its_calle
 /// without running the earlier step again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_parked_for_approval_survives_its_replica_killed_and_finishes_on_another() {
-    let schema = format!("axon_approval_test_{}", ulid::Ulid::new().to_string().to_lowercase());
+    let schema = format!(
+        "axon_approval_test_{}",
+        ulid::Ulid::new().to_string().to_lowercase()
+    );
     let (mut a, b) = replicas(&schema);
     let plan = json!({"name": "refund", "steps": [
         {"id": "look", "tool": "sleep", "params": {"ms": 1}},
@@ -320,14 +325,20 @@ async fn a_plan_parked_for_approval_survives_its_replica_killed_and_finishes_on_
 
     a.child.kill().unwrap();
     a.child.wait().unwrap();
-    assert_eq!(decide(&b, "admin-0000", &id, json!({"decision": "approve"})).await, 200);
+    assert_eq!(
+        decide(&b, "admin-0000", &id, json!({"decision": "approve"})).await,
+        200
+    );
     let start = Instant::now();
     let done = loop {
         let (_, state) = get(&b, "admin-0000", &format!("/v1/runs/{run}")).await;
         if state["status"] == "succeeded" {
             break state;
         }
-        assert!(start.elapsed() < Duration::from_secs(60), "not finished: {state}");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "not finished: {state}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(done["steps_finished"], 3, "{done}");
@@ -350,4 +361,59 @@ async fn a_plan_parked_for_approval_survives_its_replica_killed_and_finishes_on_
         .output()
         .unwrap();
     assert!(dropped.status.success());
+}
+
+/// The dashboard's Approvals page, in real Chromium: the parked call appears
+/// (live), and its Approve button lets it run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_approves_a_parked_call() {
+    use common::dashboard::{act, browser};
+    let s = Served::start("[tools.echo]\napproval = \"required\"\n");
+    let b = browser();
+    act(&b, "browser_navigate", json!({"url": s.url("/approvals")})).await;
+    let waiting = call_echo(&s, "", "ship order 7");
+    let start = Instant::now();
+    let id = loop {
+        let listed = s.get_json("/v1/approvals").await;
+        if let Some(id) = listed["approvals"][0]["id"].as_str() {
+            break id.to_string();
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "nothing parked");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // The open page shows it without a reload.
+    let approve = format!("Approve {id}");
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"role": "button", "name": approve, "timeout_ms": 10000}),
+    )
+    .await;
+    let card = act(
+        &b,
+        "browser_get_text",
+        json!({"selector": "[data-approval]"}),
+    )
+    .await;
+    let text = card.data["text"].as_str().unwrap_or_default().to_string();
+    assert!(
+        text.contains("echo") && text.contains("requires approval"),
+        "{text}"
+    );
+    act(
+        &b,
+        "browser_click",
+        json!({"role": "button", "name": approve}),
+    )
+    .await;
+    let (status, result) = waiting.await.unwrap();
+    assert_eq!(status, 200, "{result}");
+    assert_eq!(result["data"]["message"], "ship order 7");
+    assert_eq!(result["approval"]["by"], "api");
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"has_text": "No call is waiting for approval.", "timeout_ms": 10000}),
+    )
+    .await;
 }

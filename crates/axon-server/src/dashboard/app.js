@@ -36,7 +36,7 @@ function svg(tag, attrs, ...children) {
 }
 
 async function api(path, options) {
-  const headers = { Accept: "application/json" };
+  const headers = { Accept: "application/json", ...((options && options.headers) || {}) };
   const token = sessionStorage.getItem("axon-token");
   if (token) headers.Authorization = "Bearer " + token;
   const response = await fetch(path, { ...(options || {}), headers });
@@ -406,6 +406,41 @@ async function historyPage(id) {
       el("tbody", {}, rows.length ? rows : el("tr", {}, el("td", { colspan: 6 }, "No calls with that id."))))));
 }
 
+// ---- Approvals -------------------------------------------------------------
+
+// Calls waiting for a person (docs/design.md, "Approval"), refreshed every
+// second while the page is open: each with what it would run, why it waits,
+// and Approve / Deny (optionally with edited arguments).
+async function approvalsPage() {
+  const listed = await api("/v1/approvals");
+  const cards = listed.approvals.map((a) => {
+    const edit = el("textarea", { rows: 4, "aria-label": `Arguments for ${a.id}` }, JSON.stringify(a.args, null, 2));
+    const original = edit.value;
+    const comment = el("input", { type: "text", "aria-label": `Comment on ${a.id}`, placeholder: "comment (a denial's reason)" });
+    const decide = (decision) => async () => {
+      const body = { decision, comment: comment.value || null };
+      if (decision === "approve" && edit.value !== original) body.args = JSON.parse(edit.value);
+      await api("/v1/approvals/" + encodeURIComponent(a.id), { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+      route();
+    };
+    return el("article", { class: "panel", "data-approval": a.id },
+      el("h2", {}, a.tool, " ", badge(a.status)),
+      el("p", {}, a.reason, " · ", link("/history/" + encodeURIComponent(a.correlation_id), a.correlation_id),
+        a.tenant ? ` · ${a.tenant}` : "", ` · expires ${when(a.expires_at_ms)}`),
+      el("details", {}, el("summary", {}, "Arguments"), edit),
+      el("div", { class: "controls" }, comment,
+        el("button", { type: "button", "aria-label": `Approve ${a.id}`, onclick: decide("approve") }, "Approve"),
+        el("button", { type: "button", "aria-label": `Deny ${a.id}`, onclick: decide("deny") }, "Deny")));
+  });
+  // Not while a person is typing in one of them.
+  if (main.contains(document.activeElement) && document.activeElement.matches("textarea, input")) {
+    timer = setTimeout(route, 1000);
+    return;
+  }
+  show("Approvals", cards.length ? el("div", {}, cards) : el("p", {}, "No call is waiting for approval."));
+  timer = setTimeout(route, 1000);
+}
+
 // ---- Routing ---------------------------------------------------------------
 
 function go(path) {
@@ -421,6 +456,7 @@ async function route() {
     if (path === "/" || path === "/runs") await runsPage();
     else if (path.startsWith("/runs/")) await runPage(path.slice(6));
     else if (path === "/tools") await toolsPage();
+    else if (path === "/approvals") await approvalsPage();
     else if (path === "/history" || path.startsWith("/history/")) await historyPage(path.slice(9));
     else show("Not found", el("p", {}, "No such page."));
   } catch (error) {

@@ -22,6 +22,7 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route("/runs", get(page))
         .route("/runs/{id}", get(page))
         .route("/tools", get(page))
+        .route("/approvals", get(page))
         .route("/history", get(page))
         .route("/history/{id}", get(page))
         .route(
