@@ -417,3 +417,52 @@ async fn the_dashboard_approves_a_parked_call() {
     )
     .await;
 }
+
+/// `axon mcp` with the official Python SDK as the client (2025-11-25): the
+/// client's user is asked in-band (elicitation) and their answer decides.
+#[test]
+fn an_mcp_client_that_can_show_a_form_is_asked_and_its_answer_decides() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let local = Local::new("[tools.echo]\napproval = \"required\"\napproval_timeout_ms = 60000\n");
+    let client = |answer: &str| {
+        let o = Command::new(root.join("peers/venv/bin/python"))
+            .arg(root.join("peers/approval_client.py"))
+            .arg(answer)
+            .arg(env!("CARGO_BIN_EXE_axon"))
+            .arg("--config")
+            .arg(local.dir.join("axon.toml"))
+            .env("AXON_STORE_PATH", local.dir.join("axon.db"))
+            .env_remove("AXON_CONFIG")
+            .output()
+            .unwrap();
+        stdout_json(&o)
+    };
+
+    let approved = client("approve");
+    let asked = &approved["asked"][0];
+    let message = asked["message"].as_str().unwrap();
+    assert!(
+        message.contains("echo") && message.contains("refund order 40"),
+        "{message}"
+    );
+    assert_eq!(
+        asked["requestedSchema"]["properties"]["approve"]["type"],
+        "boolean"
+    );
+    let result = &approved["result"];
+    assert_eq!(result["isError"], false, "{result}");
+    let call = &result["_meta"]["axon/call"];
+    assert_eq!(call["approval"]["status"], "approved", "{result}");
+    assert!(
+        call["approval"]["by"]
+            .as_str()
+            .unwrap()
+            .starts_with("mcp (")
+    );
+
+    let denied = client("deny");
+    let result = &denied["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("approval_denied"), "{text}");
+}

@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod client;
+mod elicit;
 mod more;
 pub mod pin;
 mod server;

@@ -568,22 +568,31 @@ impl AxonMcp {
             .cancel_token(context.ct.clone());
         call.tenant = self.tenant(&correlation);
         call.default_max_result_tokens = Some(more::DEFAULT_MAX_RESULT_TOKENS);
-        if let Some(token) = context.meta.get_progress_token() {
+        let progress = context.meta.get_progress_token();
+        // The owner's client that can show a form is asked to approve a call
+        // that waits for a person (elicit.rs).
+        let asks = call.tenant.is_none() && crate::elicit::can_ask(&context.peer);
+        if progress.is_some() || asks {
             let peer = context.peer.clone();
-            call = call.on_event(move |event| {
-                if let CallEvent::Progress {
-                    progress,
+            let approvals = self.runner.executor().approvals().clone();
+            call = call.on_event(move |event| match event {
+                CallEvent::Progress {
+                    progress: done,
                     total,
                     message,
                     ..
-                } = event
-                {
-                    let mut note = ProgressNotificationParam::new(token.clone(), progress);
+                } => {
+                    let Some(token) = &progress else { return };
+                    let mut note = ProgressNotificationParam::new(token.clone(), done);
                     note.total = total;
                     note.message = message;
                     let peer = peer.clone();
                     tokio::spawn(async move { peer.notify_progress(note).await });
                 }
+                CallEvent::AwaitingApproval { call_id, .. } if asks => {
+                    crate::elicit::ask(peer.clone(), approvals.clone(), call_id);
+                }
+                _ => {}
             });
         }
         Ok(complete(call_result(
