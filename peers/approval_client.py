@@ -1,8 +1,10 @@
-"""The official Python SDK client as the person at an MCP client (protocol
-2025-11-25, sessions): it calls `echo`, which Axon's config makes wait for
-approval, and answers Axon's elicitation as told.
+"""The official Python SDK client as the person at an MCP client: it calls
+`echo`, which Axon's config makes wait for approval, and answers Axon's
+question as told. `legacy` speaks 2025-11-25 (sessions: Axon sends
+`elicitation/create`); `auto` speaks 2026-07-28 (Axon answers
+`input_required` and the SDK sends the call again with the answer).
 
-    python approval_client.py approve|deny AXON_BINARY [ARGS...]
+    python approval_client.py legacy|auto approve|deny AXON_BINARY [ARGS...]
 
 Prints one JSON document: what the client was asked (message and schema) and
 the call's result as the SDK parsed it.
@@ -16,7 +18,7 @@ import mcp.types as types
 from mcp import Client, StdioServerParameters
 
 
-async def check(answer: str, command: str, args: list) -> dict:
+async def check(mode: str, answer: str, command: str, args: list) -> dict:
     asked = []
 
     async def on_elicit(context, params):
@@ -26,17 +28,18 @@ async def check(answer: str, command: str, args: list) -> dict:
         return types.ElicitResult(action="decline")
 
     target = StdioServerParameters(command=command, args=[*args, "mcp"])
-    async with Client(target, mode="legacy", read_timeout_seconds=60, elicitation_callback=on_elicit) as client:
+    async with Client(target, mode=mode, read_timeout_seconds=60, elicitation_callback=on_elicit) as client:
         result = await client.call_tool("echo", {"message": "refund order 40"})
         return {
+            "protocol": getattr(getattr(client, "session", None), "protocol_version", None),
             "asked": asked,
             "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
         }
 
 
 def main() -> None:
-    answer, command, *args = sys.argv[1:]
-    print(json.dumps(asyncio.run(check(answer, command, args))))
+    mode, answer, command, *args = sys.argv[1:]
+    print(json.dumps(asyncio.run(check(mode, answer, command, args))))
 
 
 if __name__ == "__main__":

@@ -418,15 +418,23 @@ async fn the_dashboard_approves_a_parked_call() {
     .await;
 }
 
-/// `axon mcp` with the official Python SDK as the client (2025-11-25): the
-/// client's user is asked in-band (elicitation) and their answer decides.
+/// `axon mcp` with the official Python SDK as the client: the client's user
+/// is asked in-band and their answer decides, over 2025-11-25 (elicitation)
+/// and over 2026-07-28 (`input_required`, the call sent again).
 #[test]
 fn an_mcp_client_that_can_show_a_form_is_asked_and_its_answer_decides() {
+    for mode in ["legacy", "auto"] {
+        asked_over(mode);
+    }
+}
+
+fn asked_over(mode: &str) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let local = Local::new("[tools.echo]\napproval = \"required\"\napproval_timeout_ms = 60000\n");
     let client = |answer: &str| {
         let o = Command::new(root.join("peers/venv/bin/python"))
             .arg(root.join("peers/approval_client.py"))
+            .arg(mode)
             .arg(answer)
             .arg(env!("CARGO_BIN_EXE_axon"))
             .arg("--config")
@@ -439,6 +447,17 @@ fn an_mcp_client_that_can_show_a_form_is_asked_and_its_answer_decides() {
     };
 
     let approved = client("approve");
+    let protocol = if mode == "auto" {
+        "2026-07-28"
+    } else {
+        "2025-11-25"
+    };
+    assert_eq!(approved["protocol"], protocol, "{approved}");
+    assert_eq!(
+        approved["asked"].as_array().map(Vec::len),
+        Some(1),
+        "{approved}"
+    );
     let asked = &approved["asked"][0];
     let message = asked["message"].as_str().unwrap();
     assert!(

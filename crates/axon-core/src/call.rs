@@ -47,6 +47,11 @@ pub struct ToolCall {
     /// The plan step this call runs, stored with its history entry.
     #[serde(skip)]
     pub step: Option<StepMark>,
+    /// The approval this call runs under, when its caller already asked a
+    /// person (an MCP client answering Axon's question: crate::approval); a
+    /// call whose policy wants approval finds it decided instead of asking.
+    #[serde(skip)]
+    pub approval_id: Option<String>,
     /// Who makes the call, when the caller is one of several that must not
     /// see each other's state (a scoped token, an MCP session): tools that
     /// keep state per caller (browser sessions) keep it apart by this. Set by

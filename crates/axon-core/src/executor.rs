@@ -129,6 +129,8 @@ struct Call<'a> {
     approved: bool,
     /// The plan step it runs, if any: its approval outlives the process.
     step: Option<&'a crate::history::StepMark>,
+    /// The approval the caller says it runs under ([`ToolCall::approval_id`]).
+    approval_id: Option<&'a str>,
 }
 
 /// A tool's observed latency and the timeout and hedge delay in force from it
@@ -355,6 +357,7 @@ impl Executor {
                     secrets: &call.secrets,
                     approved: false,
                     step: call.step.as_ref(),
+                    approval_id: call.approval_id.as_deref(),
                 };
                 (
                     self.primary(&this).await,
@@ -466,9 +469,10 @@ impl Executor {
         crate::redact::scrub_values(&mut shown, call.secrets);
         // A plan step's approval is the step's, not this execution's: a run
         // resumed after a crash (another replica) finds the one it left.
-        let id = match call.step {
-            Some(step) => approval::step_id(step),
-            None => call.scope.call_id.to_string(),
+        let id = match (call.approval_id, call.step) {
+            (Some(id), _) => id.to_string(),
+            (None, Some(step)) => approval::step_id(step),
+            (None, None) => call.scope.call_id.to_string(),
         };
         let ask = approval::Ask {
             id: &id,
@@ -791,6 +795,7 @@ mod tests {
             secrets: &[],
             approved: false,
             step: None,
+            approval_id: None,
         };
         let one = attempt(&c, Deadline::start(0), 1, Duration::from_secs(1));
         assert!(

@@ -7,17 +7,28 @@
 //! approves, accepted with `false` or declined denies, dismissed (`cancel`)
 //! leaves it waiting for another decider or its deadline.
 //!
-//! Protocol 2026-07-28 forbids server-to-client requests; there, the call
-//! waits for a decision made elsewhere (the dashboard, the API, the CLI):
-//! docs/design.md, "Approval", says why.
+//! Protocol 2026-07-28 forbids server-to-client requests and offers
+//! multi-round-trip requests instead (SEP-2322): the call answers
+//! `InputRequiredResult` with the same form as an input request and the
+//! approval's id as `requestState`; the client asks its user and sends the
+//! call again with the answer, which decides the approval, and the call runs
+//! under it ([`answered`]). `requestState` comes back from the client, so it
+//! is checked: it must name a pending approval of the same tool with the same
+//! arguments, or the call is refused.
 
 use std::sync::Arc;
 
-use axon_core::approval::{ApprovalStore, Decision};
+use axon_core::approval::{ApprovalRecord, ApprovalStatus, ApprovalStore, Decision};
 use rmcp::RoleServer;
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
-use rmcp::service::Peer;
+use rmcp::model::{
+    ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema, InputRequest,
+    InputRequiredResult, InputResponses, ProtocolVersion,
+};
+use rmcp::service::{Peer, RequestContext};
 use serde_json::Value;
+
+/// The key of the approval question among a call's input requests.
+const INPUT_KEY: &str = "axon_approval";
 
 /// Whether this client can be asked (it declared form elicitation).
 pub(crate) fn can_ask(peer: &Peer<RoleServer>) -> bool {
@@ -33,24 +44,8 @@ pub(crate) fn ask(peer: Peer<RoleServer>, approvals: Arc<dyn ApprovalStore>, id:
             Ok(Some(record)) => record,
             _ => return,
         };
-        let message = format!(
-            "Allow the call to {}? ({})\nArguments: {}",
-            record.tool,
-            record.reason,
-            serde_json::to_string_pretty(&record.args).unwrap_or_default()
-        );
-        let Ok(schema) = ElicitationSchema::builder()
-            .required_bool("approve")
-            .optional_string("comment")
-            .description("Approve or deny this call")
-            .build()
-        else {
+        let Some(request) = form(&record) else {
             return;
-        };
-        let request = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message,
-            requested_schema: schema,
         };
         let answer = match peer.create_elicitation(request).await {
             Ok(answer) => answer,
@@ -80,4 +75,218 @@ pub(crate) fn ask(peer: Peer<RoleServer>, approvals: Arc<dyn ApprovalStore>, id:
             tracing::debug!(approval = %id, error = %e, "the client's answer came too late");
         }
     });
+}
+
+/// The form that asks a person about `record`.
+fn form(record: &ApprovalRecord) -> Option<ElicitRequestParams> {
+    let message = format!(
+        "Allow the call to {}? ({})\nArguments: {}",
+        record.tool,
+        record.reason,
+        serde_json::to_string_pretty(&record.args).unwrap_or_default()
+    );
+    let schema = ElicitationSchema::builder()
+        .required_bool("approve")
+        .optional_string("comment")
+        .description("Approve or deny this call")
+        .build()
+        .ok()?;
+    Some(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema: schema,
+    })
+}
+
+/// Whether this request speaks 2026-07-28 or later and its client declared
+/// form elicitation (the revision's per-request capabilities).
+pub(crate) fn can_ask_inline(context: &RequestContext<RoleServer>) -> bool {
+    let modern = context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+    let form = context
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none());
+    modern && form
+}
+
+/// The answer to a call parked for approval, for a 2026-07-28 client: the
+/// question as an input request, the approval's id as `requestState`.
+pub(crate) fn input_required(record: &ApprovalRecord) -> Option<InputRequiredResult> {
+    let question = InputRequest::Elicitation(ElicitRequest::new(form(record)?));
+    Some(InputRequiredResult::new(
+        Some([(INPUT_KEY.to_string(), question)].into_iter().collect()),
+        Some(record.id.clone()),
+    ))
+}
+
+/// Why a call sent again with an answer is refused.
+pub(crate) type Refusal = (&'static str, String);
+
+/// A call sent again with its user's answer (`requestState`,
+/// `inputResponses`): check that the state names a pending approval of this
+/// very call (tool and arguments as shown), then decide it. The approval id
+/// to run the call under, or why not.
+pub(crate) async fn answered(
+    approvals: &dyn ApprovalStore,
+    state: &str,
+    responses: Option<&InputResponses>,
+    tool: &str,
+    shown: &Value,
+    client: &str,
+) -> Result<String, Refusal> {
+    let not_this = || {
+        (
+            "invalid_arguments",
+            "requestState does not name a pending approval of this call".to_string(),
+        )
+    };
+    let record = approvals
+        .get(state)
+        .await
+        .map_err(|e| ("unavailable", e.to_string()))?
+        .ok_or_else(not_this)?;
+    if record.tool != tool || &record.args != shown || record.tenant.is_some() {
+        return Err(not_this());
+    }
+    if record.status == ApprovalStatus::Approved {
+        return Ok(record.id);
+    }
+    if record.status != ApprovalStatus::Pending {
+        return Err(not_this());
+    }
+    let answer = responses
+        .and_then(|r| r.get(INPUT_KEY))
+        .cloned()
+        .unwrap_or(Value::Null);
+    let approve = answer["action"] == "accept" && answer["content"]["approve"] == true;
+    let decision = Decision {
+        approve,
+        by: format!("mcp ({client})"),
+        comment: answer["content"]["comment"]
+            .as_str()
+            .map(str::to_string)
+            .or_else(|| {
+                (answer["action"] != "accept").then(|| {
+                    format!(
+                        "{} in the MCP client",
+                        answer["action"].as_str().unwrap_or("no answer")
+                    )
+                })
+            }),
+        args: None,
+    };
+    match approvals.decide(state, &decision).await {
+        Ok(decided) if decided.status == ApprovalStatus::Approved => Ok(decided.id),
+        Ok(decided) => Err((
+            "approval_denied",
+            format!(
+                "{} denied the call{}",
+                decision.by,
+                decided
+                    .comment
+                    .map(|c| format!(": {c}"))
+                    .unwrap_or_default()
+            ),
+        )),
+        Err(e) => Err(("approval_denied", e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axon_core::approval::InMemoryApprovals;
+    use serde_json::json;
+
+    fn parked(id: &str, tool: &str, args: Value) -> ApprovalRecord {
+        ApprovalRecord {
+            id: id.into(),
+            tool: tool.into(),
+            args,
+            tenant: None,
+            correlation_id: "c".into(),
+            reason: "required".into(),
+            requested_at_ms: 1,
+            expires_at_ms: u64::MAX,
+            status: ApprovalStatus::Pending,
+            decided_by: None,
+            decided_at_ms: None,
+            comment: None,
+            edited_args: None,
+        }
+    }
+
+    fn yes() -> InputResponses {
+        [(
+            INPUT_KEY.to_string(),
+            json!({"action": "accept", "content": {"approve": true}}),
+        )]
+        .into_iter()
+        .collect()
+    }
+
+    /// The attack: a client echoes a `requestState` naming an approval that
+    /// is not this call's (another tool, other arguments, another client's),
+    /// to get it approved.
+    #[tokio::test]
+    async fn a_request_state_must_name_a_pending_approval_of_this_very_call() {
+        let approvals = InMemoryApprovals::default();
+        let bob = json!({"to": "bob", "cents": 5});
+        approvals
+            .open(&parked("a1", "pay", bob.clone()))
+            .await
+            .unwrap();
+        let mut theirs = parked("a2", "pay", bob.clone());
+        theirs.tenant = Some("token-1".into());
+        approvals.open(&theirs).await.unwrap();
+        let eve = json!({"to": "eve", "cents": 5000});
+        for (state, tool, args) in [
+            ("a1", "pay", &eve),
+            ("a1", "refund", &bob),
+            ("a2", "pay", &bob),
+            ("nope", "pay", &bob),
+        ] {
+            let refused = answered(&approvals, state, Some(&yes()), tool, args, "t").await;
+            assert_eq!(
+                refused.unwrap_err().0,
+                "invalid_arguments",
+                "{state} {tool}"
+            );
+        }
+        assert_eq!(
+            approvals.get("a1").await.unwrap().unwrap().status,
+            ApprovalStatus::Pending,
+            "nothing was decided by the forgeries"
+        );
+        let id = answered(&approvals, "a1", Some(&yes()), "pay", &bob, "t").await;
+        assert_eq!(id.unwrap(), "a1");
+        assert_eq!(
+            approvals
+                .get("a1")
+                .await
+                .unwrap()
+                .unwrap()
+                .decided_by
+                .as_deref(),
+            Some("mcp (t)")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_declined_question_denies_the_call() {
+        let approvals = InMemoryApprovals::default();
+        approvals
+            .open(&parked("a1", "pay", json!({})))
+            .await
+            .unwrap();
+        let no: InputResponses = [(INPUT_KEY.to_string(), json!({"action": "decline"}))]
+            .into_iter()
+            .collect();
+        let denied = answered(&approvals, "a1", Some(&no), "pay", &json!({}), "t").await;
+        let (kind, message) = denied.unwrap_err();
+        assert_eq!(kind, "approval_denied");
+        assert!(message.contains("decline in the MCP client"), "{message}");
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use axon_core::{CallEvent, CallResult, SmolStr, ToolCall};
+use axon_core::{CallEvent, CallResult, CancellationToken, SmolStr, ToolCall};
 use axon_plan::{Plan, PlanEvent, PlanRunner, RunOptions};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
@@ -563,18 +563,53 @@ impl AxonMcp {
                 Err((kind, message)) => error_result(kind, None, &message, None),
             }));
         }
-        let mut call = ToolCall::new(name, args)
+        let approvals = self.runner.executor().approvals().clone();
+        let stop = context.ct.child_token();
+        let mut call = ToolCall::new(name.clone(), args)
             .correlation_id(correlation.clone())
-            .cancel_token(context.ct.clone());
+            .cancel_token(stop.clone());
         call.tenant = self.tenant(&correlation);
         call.default_max_result_tokens = Some(more::DEFAULT_MAX_RESULT_TOKENS);
+        // 2026-07-28: the call sent again with its user's answer to Axon's
+        // approval question (elicit.rs).
+        if let Some(state) = &request.request_state {
+            let shown = axon_core::redact::redact(&call.args, &[]);
+            let answered = match &call.tenant {
+                Some(_) => Err((
+                    "invalid_arguments",
+                    "a scoped client does not approve its own calls".to_string(),
+                )),
+                None => {
+                    crate::elicit::answered(
+                        approvals.as_ref(),
+                        state,
+                        request.input_responses.as_ref(),
+                        &name,
+                        &shown,
+                        &client_name(&context),
+                    )
+                    .await
+                }
+            };
+            match answered {
+                Ok(id) => call.approval_id = Some(id),
+                Err((kind, message)) => {
+                    return Ok(complete(error_result(kind, None, &message, None)));
+                }
+            }
+        }
         let progress = context.meta.get_progress_token();
         // The owner's client that can show a form is asked to approve a call
-        // that waits for a person (elicit.rs).
-        let asks = call.tenant.is_none() && crate::elicit::can_ask(&context.peer);
-        if progress.is_some() || asks {
+        // that waits for a person: in-band (2025-11-25), or by answering
+        // `input_required` (2026-07-28) (elicit.rs).
+        let owner = call.tenant.is_none() && call.approval_id.is_none();
+        let asks = owner && crate::elicit::can_ask(&context.peer);
+        let inline = owner && !asks && crate::elicit::can_ask_inline(&context);
+        let (parked_tx, parked) = tokio::sync::oneshot::channel::<String>();
+        let parked_tx = std::sync::Mutex::new(Some(parked_tx));
+        if progress.is_some() || asks || inline {
             let peer = context.peer.clone();
-            let approvals = self.runner.executor().approvals().clone();
+            let approvals = approvals.clone();
             call = call.on_event(move |event| match event {
                 CallEvent::Progress {
                     progress: done,
@@ -592,12 +627,49 @@ impl AxonMcp {
                 CallEvent::AwaitingApproval { call_id, .. } if asks => {
                     crate::elicit::ask(peer.clone(), approvals.clone(), call_id);
                 }
+                CallEvent::AwaitingApproval { call_id, .. } if inline => {
+                    if let Some(tx) = parked_tx.lock().ok().and_then(|mut tx| tx.take()) {
+                        let _ = tx.send(call_id);
+                    }
+                }
                 _ => {}
             });
         }
-        Ok(complete(call_result(
-            self.runner.executor().call(call).await,
-        )))
+        let running = self.runner.executor().call(call);
+        if !inline {
+            return Ok(complete(call_result(running.await)));
+        }
+        tokio::pin!(running);
+        tokio::select! {
+            result = &mut running => Ok(complete(call_result(result))),
+            Ok(id) = parked => Ok(self.hand_over(&id, &stop, running, &approvals).await),
+        }
+    }
+
+    /// A 2026-07-28 call parked for approval: stop waiting here and ask the
+    /// client instead (`input_required`), leaving the approval pending for
+    /// the call to come back with the answer.
+    async fn hand_over(
+        &self,
+        id: &str,
+        stop: &CancellationToken,
+        running: std::pin::Pin<&mut impl std::future::Future<Output = axon_core::CallResult>>,
+        approvals: &Arc<dyn axon_core::approval::ApprovalStore>,
+    ) -> CallToolResponse {
+        let record = approvals.get(id).await.ok().flatten();
+        stop.cancel();
+        let stopped = running.await;
+        let question = match &record {
+            // Waiting here stopped; the approval waits for the answer.
+            Some(record) if approvals.open(record).await.is_ok() => {
+                crate::elicit::input_required(record)
+            }
+            _ => None,
+        };
+        match question {
+            Some(question) => CallToolResponse::InputRequired(question),
+            None => complete(call_result(stopped)),
+        }
     }
 
     /// `run_plan`: the plan result as structured content, a progress
@@ -708,6 +780,14 @@ impl AxonMcp {
 
 /// A finished result, with the `resultType` protocol 2026-07-28 requires (the
 /// Python SDK rejects a result without it; rmcp strips it for older peers).
+/// The name the client gave itself, for the history of what it decided.
+fn client_name(context: &RequestContext<RoleServer>) -> String {
+    context
+        .client_info()
+        .map(|info| info.name)
+        .unwrap_or_else(|| "client".into())
+}
+
 fn complete(mut result: CallToolResult) -> CallToolResponse {
     result.result_type = Some(ResultType::COMPLETE);
     result.into()

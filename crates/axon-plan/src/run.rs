@@ -971,6 +971,7 @@ impl<'a> Run<'a> {
             })),
             // A step's data feeds later steps whole unless a policy bounds it.
             default_max_result_tokens: None,
+            approval_id: None,
         })
     }
 
