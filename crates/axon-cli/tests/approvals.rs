@@ -7,65 +7,28 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::local::{Local, stdout_json};
+use common::pg::{drop_schema, postgres_url, schema};
 use common::served::{Served, client};
 use serde_json::{Value, json};
 
-/// A config file and a SQLite store of the test's own.
-struct Local {
-    dir: PathBuf,
-}
-
-impl Local {
-    fn new(config: &str) -> Local {
-        let dir = std::env::temp_dir().join(format!("axon-approvals-{}", ulid::Ulid::new()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("axon.toml"), config).unwrap();
-        Local { dir }
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_axon"));
-        c.arg("--config")
-            .arg(self.dir.join("axon.toml"))
-            .args(args)
-            .env("AXON_STORE_PATH", self.dir.join("axon.db"))
-            .env_remove("AXON_CONFIG");
-        c
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let o = self.cmd(args).output().unwrap();
-        stdout_json(&o)
-    }
-
-    /// The first pending approval, once one is listed.
-    fn pending(&self) -> Value {
-        let start = Instant::now();
-        loop {
-            let listed = self.json(&["approvals", "--json"]);
-            if let Some(first) = listed["approvals"].as_array().and_then(|a| a.first()) {
-                return first.clone();
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "nothing was parked"
-            );
-            std::thread::sleep(Duration::from_millis(100));
+/// The first pending approval `local`'s store lists, once there is one.
+fn pending(local: &Local) -> Value {
+    let start = Instant::now();
+    loop {
+        let listed = local.json(&["approvals", "--json"]);
+        if let Some(first) = listed["approvals"].as_array().and_then(|a| a.first()) {
+            return first.clone();
         }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "nothing was parked"
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-fn stdout_json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
 }
 
 #[test]
@@ -77,7 +40,7 @@ fn a_call_parked_by_one_process_is_approved_from_another_terminal() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let parked = local.pending();
+    let parked = pending(&local);
     assert_eq!(parked["tool"], "echo");
     assert_eq!(parked["args"]["message"], "pay bob");
     assert_eq!(parked["status"], "pending");
@@ -142,11 +105,6 @@ fn nobody_deciding_in_time_fails_the_call_approval_timeout() {
     assert_eq!(result["error"]["kind"], "approval_timeout", "{result}");
     let all = local.json(&["approvals", "--all", "--json"]);
     assert_eq!(all["approvals"][0]["status"], "expired");
-}
-
-fn postgres_url() -> String {
-    std::env::var("AXON_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
 }
 
 /// Two replicas on one PostgreSQL schema, with an admin token and a scoped
@@ -220,10 +178,7 @@ async fn pending_on(s: &Served) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_parked_on_one_replica_is_decided_on_another_and_not_by_its_caller() {
-    let schema = format!(
-        "axon_approval_test_{}",
-        ulid::Ulid::new().to_string().to_lowercase()
-    );
+    let schema = schema("axon_approval_test");
     let (a, b) = replicas(&schema);
 
     // The attack: the client waives the approval its tool requires.
@@ -281,12 +236,7 @@ async fn a_call_parked_on_one_replica_is_decided_on_another_and_not_by_its_calle
     );
 
     drop((a, b));
-    let dropped = Command::new("psql")
-        .arg(postgres_url())
-        .args(["-qc", &format!("DROP SCHEMA IF EXISTS {schema} CASCADE")])
-        .output()
-        .unwrap();
-    assert!(dropped.status.success());
+    drop_schema(&schema);
 }
 
 /// The plan's step waits for a person; its replica is killed (-9) while it
@@ -295,10 +245,7 @@ async fn a_call_parked_on_one_replica_is_decided_on_another_and_not_by_its_calle
 /// without running the earlier step again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_parked_for_approval_survives_its_replica_killed_and_finishes_on_another() {
-    let schema = format!(
-        "axon_approval_test_{}",
-        ulid::Ulid::new().to_string().to_lowercase()
-    );
+    let schema = schema("axon_approval_test");
     let (mut a, b) = replicas(&schema);
     let plan = json!({"name": "refund", "steps": [
         {"id": "look", "tool": "sleep", "params": {"ms": 1}},
@@ -355,12 +302,7 @@ async fn a_plan_parked_for_approval_survives_its_replica_killed_and_finishes_on_
     assert_eq!(pay["approval"]["status"], "approved", "{pay}");
 
     drop(b);
-    let dropped = Command::new("psql")
-        .arg(postgres_url())
-        .args(["-qc", &format!("DROP SCHEMA IF EXISTS {schema} CASCADE")])
-        .output()
-        .unwrap();
-    assert!(dropped.status.success());
+    drop_schema(&schema);
 }
 
 /// The dashboard's Approvals page, in real Chromium: the parked call appears

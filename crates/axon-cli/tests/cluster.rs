@@ -10,6 +10,8 @@
 
 mod common;
 
+use common::pg::{drop_schema, postgres_url};
+
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -298,13 +300,7 @@ async fn scripts_cluster_starts_replicas_that_share_a_store_and_redis_and_stops_
             "{url} still answers after the cluster stopped"
         );
     }
-    drop_schema(&schema).await;
-}
-
-/// The PostgreSQL the store tests use (as crates/axon-store/tests/store.rs).
-fn postgres_url() -> String {
-    std::env::var("AXON_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+    drop_schema(&schema);
 }
 
 /// Replicas sharing Redis and a PostgreSQL schema of the test's own.
@@ -316,24 +312,9 @@ fn cluster_config(schema: &str) -> String {
     )
 }
 
+/// A schema of the test's own.
 fn schema() -> String {
-    format!(
-        "axon_cluster_test_{}",
-        ulid::Ulid::new().to_string().to_lowercase()
-    )
-}
-
-async fn drop_schema(schema: &str) {
-    let out = Command::new("psql")
-        .arg(postgres_url())
-        .args(["-qc", &format!("DROP SCHEMA IF EXISTS {schema} CASCADE")])
-        .output()
-        .expect("psql runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::pg::schema("axon_cluster_test")
 }
 
 /// An HTTP endpoint that holds the first request it gets (never answers it)
@@ -426,7 +407,7 @@ async fn a_run_whose_replica_is_killed_is_finished_by_another_without_rerunning_
         .collect();
     assert_eq!(tools, ["echo", "http_request", "echo"], "{history}");
     drop((b, c));
-    drop_schema(&schema).await;
+    drop_schema(&schema);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -484,7 +465,7 @@ async fn queued_runs_history_and_idempotency_keys_are_the_clusters() {
     let (_, history) = b.get("/v1/history/idem-cluster").await;
     assert_eq!(history["calls"].as_array().unwrap().len(), 1, "{history}");
     drop((a, b));
-    drop_schema(&schema).await;
+    drop_schema(&schema);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

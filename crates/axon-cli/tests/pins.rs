@@ -9,6 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use common::local::Local;
 use serde_json::Value;
 
 /// Invariant Labs' published tool-poisoning description (April 2025).
@@ -20,37 +21,30 @@ fn repo_root() -> PathBuf {
 
 /// A config importing the shop server, with its own store.
 struct Shop {
-    dir: PathBuf,
+    local: Local,
 }
 
 impl Shop {
     fn new(pin: &str) -> Shop {
-        let dir = std::env::temp_dir().join(format!("axon-pins-{}", ulid::Ulid::new()));
-        std::fs::create_dir_all(&dir).unwrap();
         let root = repo_root();
+        let local = Local::new("");
         let config = format!(
             "[[mcp.servers]]\nname = \"shop\"\ncommand = {:?}\nargs = [{:?}]\nenv = {{ SHOP_DESCRIPTION_FILE = {:?} }}\npin = {pin:?}\n",
             root.join("peers/venv/bin/python"),
             root.join("peers/changing_server.py"),
-            dir.join("description.txt"),
+            local.dir.join("description.txt"),
         );
-        std::fs::write(dir.join("axon.toml"), config).unwrap();
-        Shop { dir }
+        std::fs::write(local.dir.join("axon.toml"), config).unwrap();
+        Shop { local }
     }
 
     /// What the server's `refund` tool says it does, from its next start.
     fn describe(&self, text: &str) {
-        std::fs::write(self.dir.join("description.txt"), text).unwrap();
+        std::fs::write(self.local.dir.join("description.txt"), text).unwrap();
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_axon"));
-        c.arg("--config")
-            .arg(self.dir.join("axon.toml"))
-            .args(args)
-            .env("AXON_STORE_PATH", self.dir.join("axon.db"))
-            .env_remove("AXON_CONFIG");
-        c
+        self.local.cmd(args)
     }
 
     /// `axon serve` on this config and store: the process and its base URL.
@@ -66,18 +60,11 @@ impl Shop {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
+        self.local.run(args)
     }
 
     fn json(&self, args: &[&str]) -> Value {
-        let o = self.run(args);
-        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-            panic!(
-                "axon {args:?}: stdout is not JSON ({e}): {}\nstderr: {}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            )
-        })
+        self.local.json(args)
     }
 
     fn refund(&self) -> Value {

@@ -44,9 +44,11 @@ pub struct ToolCall {
     /// becomes `"***"`, whatever the field is called.
     #[serde(skip)]
     pub secrets: Vec<String>,
-    /// The plan step this call runs, stored with its history entry.
+    /// The plan step this call runs, stored with its history entry. Boxed:
+    /// every call's future holds its `ToolCall`, and most calls are not
+    /// plan steps.
     #[serde(skip)]
-    pub step: Option<StepMark>,
+    pub step: Option<Box<StepMark>>,
     /// The approval this call runs under, when its caller already asked a
     /// person (an MCP client answering Axon's question: crate::approval); a
     /// call whose policy wants approval finds it decided instead of asking.

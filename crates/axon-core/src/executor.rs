@@ -122,15 +122,13 @@ struct Call<'a> {
     /// Whether an attempt may be repeated after an outcome that may have had side
     /// effects (the policy's `idempotent`, else the tool's annotations).
     safe_to_repeat: bool,
-    /// The values of the `${secret.*}` the arguments were built with (masked
-    /// where a person is shown the arguments).
-    secrets: &'a [String],
+    /// The call as its caller made it: the `${secret.*}` values to mask where
+    /// a person is shown the arguments, the plan step and the approval it
+    /// runs under (crate::approval). One reference: `Call` is in every
+    /// call's future.
+    request: &'a ToolCall,
     /// Whether a person approved it already (crate::approval).
     approved: bool,
-    /// The plan step it runs, if any: its approval outlives the process.
-    step: Option<&'a crate::history::StepMark>,
-    /// The approval the caller says it runs under ([`ToolCall::approval_id`]).
-    approval_id: Option<&'a str>,
 }
 
 /// A tool's observed latency and the timeout and hedge delay in force from it
@@ -354,10 +352,8 @@ impl Executor {
                     safe_to_repeat: policy
                         .idempotent
                         .unwrap_or_else(|| entry.tool.tool.safe_to_repeat(&call.args)),
-                    secrets: &call.secrets,
+                    request: &call,
                     approved: false,
-                    step: call.step.as_ref(),
-                    approval_id: call.approval_id.as_deref(),
                 };
                 (
                     self.primary(&this).await,
@@ -466,11 +462,11 @@ impl Executor {
     /// once it passes the tool's schema.
     async fn approved(&self, call: &Call<'_>, reason: &'static str) -> Outcome {
         let mut shown = crate::redact::redact(call.args, &[]);
-        crate::redact::scrub_values(&mut shown, call.secrets);
+        crate::redact::scrub_values(&mut shown, &call.request.secrets);
         // A plan step's approval is the step's, not this execution's: a run
         // resumed after a crash (another replica) finds the one it left.
-        let id = match (call.approval_id, call.step) {
-            (Some(id), _) => id.to_string(),
+        let id = match (&call.request.approval_id, &call.request.step) {
+            (Some(id), _) => id.clone(),
             (None, Some(step)) => approval::step_id(step),
             (None, None) => call.scope.call_id.to_string(),
         };
@@ -783,6 +779,7 @@ mod tests {
             tenant: None,
         });
         let args = Value::Null;
+        let request = ToolCall::new("echo", Value::Null);
         let c = Call {
             entry,
             dep: &entry.own,
@@ -792,10 +789,8 @@ mod tests {
             observer: &observer,
             started: Instant::now(),
             safe_to_repeat: true,
-            secrets: &[],
+            request: &request,
             approved: false,
-            step: None,
-            approval_id: None,
         };
         let one = attempt(&c, Deadline::start(0), 1, Duration::from_secs(1));
         assert!(

@@ -959,11 +959,11 @@ impl<'a> Run<'a> {
             events,
             secrets: self.all_secrets(secret_values.into_values(), inherited),
             tenant: self.tenant.clone(),
-            step: Some(StepMark {
+            step: Some(Box::new(StepMark {
                 run_id: self.run_id.clone(),
                 index: i,
                 id: step.id.clone(),
-            }),
+            })),
             on_record: Some(Arc::new(move |entry: &HistoryEntry| {
                 if let Ok(mut slot) = slot.lock() {
                     *slot = Some(entry.clone());

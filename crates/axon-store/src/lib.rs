@@ -14,6 +14,7 @@
 mod approvals;
 mod pins;
 mod postgres;
+pub use pins::PinRows;
 pub use postgres::PgStore;
 
 use std::path::{Path, PathBuf};
@@ -428,7 +429,7 @@ pub const ACT_CACHE_ENTRIES: usize = 10_000;
 /// `axon stats` / `GET /v1/stats`, and a health probe for `/healthz`. SQLite
 /// implements it today; PostgreSQL implements the same trait with the same queries.
 #[async_trait]
-pub trait Store: HistoryStore + RunStore + axon_core::approval::ApprovalStore {
+pub trait Store: HistoryStore + RunStore + axon_core::approval::ApprovalStore + PinRows {
     /// Figures per tool over the history kept, sorted by tool.
     async fn tool_stats(&self) -> Result<Vec<ToolStats>, StoreError>;
 
@@ -464,17 +465,6 @@ pub trait Store: HistoryStore + RunStore + axon_core::approval::ApprovalStore {
 
     /// Drop the act cache entry under `key`.
     async fn act_remove(&self, key: &str) -> Result<(), StoreError>;
-
-    /// The pin (JSON: `axon_mcp::pin::Pin`) of the imported tool `tool`, if
-    /// one was made. Pins live in the store so that every replica holds a
-    /// changed tool and an acceptance on one reaches all.
-    async fn pin_get(&self, tool: &str) -> Result<Option<String>, StoreError>;
-
-    /// Write the pin `entry` (JSON) of `tool`.
-    async fn pin_put(&self, tool: &str, entry: &str) -> Result<(), StoreError>;
-
-    /// Every pin (JSON), by tool name.
-    async fn pin_list(&self) -> Result<Vec<String>, StoreError>;
 
     /// Drop history and runs beyond the retention rules.
     async fn prune(&self) -> Result<(), StoreError>;
@@ -616,32 +606,6 @@ impl Store for SqliteStore {
             .map(|_| ())
             .map_err(err)
     }
-    async fn pin_get(&self, tool: &str) -> Result<Option<String>, StoreError> {
-        sqlx::query_scalar(pins::GET)
-            .bind(tool)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(err)
-    }
-
-    async fn pin_put(&self, tool: &str, entry: &str) -> Result<(), StoreError> {
-        sqlx::query(pins::PUT)
-            .bind(tool)
-            .bind(entry)
-            .bind(now_ms())
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
-            .map_err(err)
-    }
-
-    async fn pin_list(&self) -> Result<Vec<String>, StoreError> {
-        sqlx::query_scalar(pins::LIST)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(err)
-    }
-
     /// Drop history older than `max_age` and beyond `max_calls`.
     async fn prune(&self) -> Result<(), StoreError> {
         self.flush().await?;

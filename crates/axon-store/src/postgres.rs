@@ -683,32 +683,6 @@ impl Store for PgStore {
             .map_err(err)
     }
 
-    async fn pin_get(&self, tool: &str) -> Result<Option<String>, StoreError> {
-        sqlx::query_scalar(crate::pins::GET)
-            .bind(tool)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(err)
-    }
-
-    async fn pin_put(&self, tool: &str, entry: &str) -> Result<(), StoreError> {
-        sqlx::query(crate::pins::PUT)
-            .bind(tool)
-            .bind(entry)
-            .bind(now_ms())
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
-            .map_err(err)
-    }
-
-    async fn pin_list(&self) -> Result<Vec<String>, StoreError> {
-        sqlx::query_scalar(crate::pins::LIST)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(err)
-    }
-
     async fn prune(&self) -> Result<(), StoreError> {
         self.writer.flush().await?;
         prune(&self.pool, &self.retention).await

@@ -745,11 +745,11 @@ async fn a_step_is_checkpointed_with_its_history_row(backend: Backend) {
     // history row alone must carry it.
     let ex = executor(store.clone());
     let mut call = ToolCall::new("echo", json!({"x": 1})).correlation_id("t1");
-    call.step = Some(axon_core::StepMark {
+    call.step = Some(Box::new(axon_core::StepMark {
         run_id: "t1".into(),
         index: 0,
         id: Some("a".into()),
-    });
+    }));
     let r = ex.call(call).await;
     // Durable by default: committed before the call returned, readable by
     // another connection without a flush.
@@ -768,11 +768,11 @@ async fn a_step_is_checkpointed_with_its_history_row(backend: Backend) {
     // A call for a run the store does not know checkpoints nothing, and is
     // recorded all the same.
     let mut stray = ToolCall::new("echo", json!({})).correlation_id("t2");
-    stray.step = Some(axon_core::StepMark {
+    stray.step = Some(Box::new(axon_core::StepMark {
         run_id: "unknown".into(),
         index: 0,
         id: None,
-    });
+    }));
     assert!(ex.call(stray).await.success);
     assert_eq!(store.by_correlation("t2").await.unwrap().len(), 1);
     store.close().await;

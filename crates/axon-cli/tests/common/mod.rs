@@ -6,6 +6,12 @@ pub mod served;
 #[allow(dead_code)] // only the files that open the dashboard use it
 pub mod dashboard;
 
+#[allow(dead_code)] // only the files that run `axon` commands on a store of their own
+pub mod local;
+
+#[allow(dead_code)] // only the files that use PostgreSQL
+pub mod pg;
+
 /// The tools every `axon` registry has, in listing order (sorted by name):
 /// the browser tools, the utilities and `http_request`. MCP listings add
 /// `run_plan` after them.

@@ -130,7 +130,7 @@ impl Masking {
         let masking = Masking {
             output_secrets: pointers(&scope.output_secrets),
             secrets: call.secrets,
-            step: call.step,
+            step: call.step.map(|step| *step),
             on_record: call.on_record,
         };
         (args, masking)
