@@ -8,7 +8,8 @@
 //! answer is in history afterwards.
 //!
 //! The number of kills is `AXON_CRASH_KILLS` (CI runs the default; the long
-//! version is `scripts/crash-loops`, figures in docs/reliability.md).
+//! run is `AXON_CRASH_KILLS=100 cargo test -p axon-cli --test crash`, figures
+//! in docs/reliability.md).
 
 mod common;
 

@@ -5,8 +5,8 @@
 //! within 1.1× the calls (naive retries would make it 3×).
 //!
 //! The offered load is `AXON_OUTAGE_CALLS_PER_SEC` (default 100) for
-//! `AXON_OUTAGE_SECS` (CI: 10, one budget window; `scripts/reliability outage`
-//! runs 30). Real time, real sockets.
+//! `AXON_OUTAGE_SECS` (CI: 10, one budget window; the figures in
+//! docs/reliability.md ran 30). Real time, real sockets.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -28,7 +28,7 @@ pub(crate) const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_L
 /// When both are pipes (an MCP client spawned us), they are driven by the
 /// reactor directly: tokio's `Stdin`/`Stdout` hand every read and write to a
 /// blocking thread, which cost about 150 µs per round trip here
-/// (`benches/mcp_proxy.rs`). Anything else (a terminal, a file) uses those.
+/// (`crates/axon-cli/benches/mcp_proxy.rs`). Anything else (a terminal, a file) uses those.
 pub async fn serve_stdio(
     runner: axon_plan::PlanRunner,
     filter: &crate::ToolFilter,
