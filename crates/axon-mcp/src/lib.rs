@@ -40,6 +40,7 @@
 
 mod client;
 mod elicit;
+mod listing;
 mod more;
 pub mod pin;
 mod server;
@@ -47,9 +48,10 @@ mod stdio;
 mod text;
 
 pub use client::{McpConnection, McpServerConfig, McpTool, import, import_pinned};
+pub use listing::mcp_tool;
 pub use more::DEFAULT_MAX_RESULT_TOKENS;
 pub use server::{
     AxonMcp, CAPABILITIES, HttpService, META_KEY, McpSessions, RUN_PLAN, SESSIONLESS, ToolFilter,
-    call_result, http_service, mcp_tool,
+    call_result, http_service,
 };
 pub use stdio::serve_stdio;
