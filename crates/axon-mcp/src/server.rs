@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use axon_core::{CallEvent, CallResult, CancellationToken, SmolStr, ToolCall};
+use axon_core::{CallEvent, CallResult, SmolStr, ToolCall};
 use axon_plan::{Plan, PlanEvent, PlanRunner, RunOptions};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
@@ -287,10 +287,9 @@ impl AxonMcp {
             }));
         }
         let approvals = self.runner.executor().approvals().clone();
-        let stop = context.ct.child_token();
         let mut call = ToolCall::new(name.clone(), args)
             .correlation_id(correlation.clone())
-            .cancel_token(stop.clone());
+            .cancel_token(context.ct.clone());
         call.tenant = self.tenant(&correlation);
         call.default_max_result_tokens = Some(more::DEFAULT_MAX_RESULT_TOKENS);
         // 2026-07-28: the call sent again with its user's answer to Axon's
@@ -363,35 +362,24 @@ impl AxonMcp {
             return Ok(complete(call_result(running.await)));
         }
         tokio::pin!(running);
-        tokio::select! {
-            result = &mut running => Ok(complete(call_result(result))),
-            Ok(id) = parked => Ok(self.hand_over(&id, &stop, running, &approvals).await),
-        }
-    }
-
-    /// A 2026-07-28 call parked for approval: stop waiting here and ask the
-    /// client instead (`input_required`), leaving the approval pending for
-    /// the call to come back with the answer.
-    async fn hand_over(
-        &self,
-        id: &str,
-        stop: &CancellationToken,
-        running: std::pin::Pin<&mut impl std::future::Future<Output = axon_core::CallResult>>,
-        approvals: &Arc<dyn axon_core::approval::ApprovalStore>,
-    ) -> CallToolResponse {
-        let record = approvals.get(id).await.ok().flatten();
-        stop.cancel();
-        let stopped = running.await;
-        let question = match &record {
-            // Waiting here stopped; the approval waits for the answer.
-            Some(record) if approvals.open(record).await.is_ok() => {
-                crate::elicit::input_required(record)
-            }
-            _ => None,
+        let parked = tokio::select! {
+            result = &mut running => return Ok(complete(call_result(result))),
+            Ok(id) = parked => id,
         };
+        // A 2026-07-28 call parked for approval: the client asks its user
+        // instead (`input_required`). The call's future is dropped on return,
+        // before any attempt and unrecorded, and its approval stays pending
+        // for the call to come back with the answer.
+        let question = approvals
+            .get(&parked)
+            .await
+            .ok()
+            .flatten()
+            .filter(|r| r.status == axon_core::approval::ApprovalStatus::Pending)
+            .and_then(|r| crate::elicit::input_required(&r));
         match question {
-            Some(question) => CallToolResponse::InputRequired(question),
-            None => complete(call_result(stopped)),
+            Some(question) => Ok(CallToolResponse::InputRequired(question)),
+            None => Ok(complete(call_result(running.await))),
         }
     }
 
