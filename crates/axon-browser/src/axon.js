@@ -137,7 +137,7 @@
     if (el.isContentEditable) return true;
     if (el.tagName === "TEXTAREA") return !el.readOnly;
     if (el.tagName !== "INPUT") return false;
-    const bad = ["button", "checkbox", "radio", "submit", "reset", "image", "file", "range", "color", "hidden"];
+    const bad = ["button", "checkbox", "radio", "submit", "reset", "image", "file", "hidden"];
     return !bad.includes(el.type) && !el.readOnly;
   };
   const disabled = (el) => {
@@ -194,8 +194,12 @@
   const setValue = (node, value) => {
     const el = elementOf(node);
     el.focus();
-    el.value = value;
-    if (value && el.value === "") return { error: JSON.stringify(value) + " is not a valid " + el.type + " value" + (el.type === "date" ? " (yyyy-mm-dd)" : "") };
+    // A range or colour field never reads empty: it falls back to its
+    // default instead of refusing, so the text is checked first.
+    const refused = (el.type === "range" && !Number.isFinite(Number(value)))
+      || (el.type === "color" && !/^#[0-9a-f]{6}$/i.test(value));
+    if (!refused) el.value = value;
+    if (refused || (value && el.value === "")) return { error: JSON.stringify(value) + " is not a valid " + el.type + " value" + (el.type === "date" ? " (yyyy-mm-dd)" : el.type === "color" ? " (#rrggbb)" : "") };
     el.dispatchEvent(new Event("input", { bubbles: true }));
     el.dispatchEvent(new Event("change", { bubbles: true }));
     return { value: el.value };

@@ -31,6 +31,12 @@ use serde_json::{Value, json};
 
 use crate::cdp::{self, Evaluated};
 
+mod labels;
+mod reach;
+
+use labels::Rect;
+pub(crate) use reach::{Reach, reach};
+
 /// `browser_snapshot` arguments.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -75,8 +81,11 @@ pub struct SnapshotNode {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// States that hold: checked, disabled, expanded, focused, required,
-    /// selected, and `level=N` for headings; `clickable`: a control without
-    /// a role.
+    /// selected, pressed, and `level=N` for headings; both ways where an
+    /// element can be either (`collapsed` for a header that can expand,
+    /// `unchecked` for a box that can be ticked); `multiline` for a text box
+    /// of several lines (a `<textarea>`), `password` for a password field;
+    /// `clickable`: a control without a role.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub states: Vec<String>,
     /// `nearby text`: the name is the text beside the field, not its own.
@@ -197,7 +206,7 @@ const FIELD_KINDS: [(&str, &str); 3] = [
 ];
 
 /// Roles kept for structure or reading.
-const STRUCTURE: [&str; 19] = [
+const STRUCTURE: [&str; 20] = [
     "heading",
     "main",
     "navigation",
@@ -215,8 +224,18 @@ const STRUCTURE: [&str; 19] = [
     "rowheader",
     "list",
     "listitem",
+    "article",
     "image",
     "img",
+];
+
+/// Roles whose `checked` is shown both ways (`[checked]`, `[unchecked]`).
+const CHECKS: [&str; 5] = [
+    "checkbox",
+    "radio",
+    "switch",
+    "menuitemcheckbox",
+    "menuitemradio",
 ];
 
 /// States reported, with the AX property that carries each.
@@ -442,140 +461,6 @@ fn tree_is_current(nodes: &[Value], title: &str, body_elements: u64) -> bool {
     same_title && filled
 }
 
-/// What the snapshot reads beyond the main document's accessibility tree.
-#[derive(Debug, Default)]
-pub(crate) struct Reach {
-    /// Backend node ids of elements that act as controls without a role.
-    pub clickable: HashSet<i64>,
-    /// The accessibility tree of each iframe's document, by the backend node
-    /// id of its `<iframe>` element.
-    pub frames: HashMap<i64, Vec<Value>>,
-}
-
-/// Read [`Reach`] for `page`: one DOM snapshot (listeners, cursors,
-/// tabindex) and one accessibility tree per iframe. A frame or a DOM snapshot
-/// that cannot be read (it navigated meanwhile) is left out, not an error.
-pub(crate) async fn reach(page: &Page) -> Reach {
-    let capture = cdp::send(
-        page,
-        "DOMSnapshot.captureSnapshot",
-        json!({"computedStyles": ["cursor"]}),
-    );
-    let frames = frame_trees(page);
-    let (capture, frames) = tokio::join!(capture, frames);
-    Reach {
-        clickable: capture.map(|c| clickables(&c)).unwrap_or_default(),
-        frames,
-    }
-}
-
-/// Every iframe's accessibility tree, by its owner element's backend id.
-async fn frame_trees(page: &Page) -> HashMap<i64, Vec<Value>> {
-    let mut out = HashMap::new();
-    let Ok(tree) = cdp::send(page, "Page.getFrameTree", json!({})).await else {
-        return out;
-    };
-    let mut ids = Vec::new();
-    let mut stack: Vec<&Value> = tree["frameTree"]["childFrames"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .collect();
-    while let Some(frame) = stack.pop() {
-        if let Some(id) = frame["frame"]["id"].as_str() {
-            ids.push(id.to_string());
-        }
-        stack.extend(frame["childFrames"].as_array().into_iter().flatten());
-    }
-    for id in ids {
-        let owner = cdp::send(page, "DOM.getFrameOwner", json!({"frameId": id})).await;
-        let Some(owner) = owner.ok().and_then(|o| o["backendNodeId"].as_i64()) else {
-            continue;
-        };
-        let frame_tree =
-            cdp::send(page, "Accessibility.getFullAXTree", json!({"frameId": id})).await;
-        if let Some(nodes) = frame_tree.ok().and_then(|t| t["nodes"].as_array().cloned()) {
-            out.insert(owner, nodes);
-        }
-    }
-    out
-}
-
-/// Elements that act as controls, from a `DOMSnapshot.captureSnapshot` with
-/// the `cursor` style: rendered elements with a click listener (or an
-/// `onclick`), a `tabindex` of 0 or more, or `cursor: pointer` where their
-/// parent's cursor is not (the outermost element of a pointer area). The
-/// document and `<html>`/`<body>` are not (a listener there is delegation),
-/// nor a `<label>` (its click goes to its field).
-pub(crate) fn clickables(capture: &Value) -> HashSet<i64> {
-    let strings: Vec<&str> = capture["strings"]
-        .as_array()
-        .map(|a| a.iter().map(|s| s.as_str().unwrap_or_default()).collect())
-        .unwrap_or_default();
-    let string = |v: &Value| {
-        v.as_i64()
-            .and_then(|i| usize::try_from(i).ok())
-            .and_then(|i| strings.get(i).copied())
-            .unwrap_or_default()
-    };
-    let ints = |v: &Value| -> Vec<i64> {
-        v.as_array()
-            .map(|a| a.iter().map(|x| x.as_i64().unwrap_or(-1)).collect())
-            .unwrap_or_default()
-    };
-    let mut out = HashSet::new();
-    for doc in capture["documents"].as_array().into_iter().flatten() {
-        let nodes = &doc["nodes"];
-        let parents = ints(&nodes["parentIndex"]);
-        let types = ints(&nodes["nodeType"]);
-        let backend = ints(&nodes["backendNodeId"]);
-        let none = Vec::new();
-        let names = nodes["nodeName"].as_array().unwrap_or(&none);
-        let attributes = nodes["attributes"].as_array().unwrap_or(&none);
-        let listened: HashSet<i64> = ints(&nodes["isClickable"]["index"]).into_iter().collect();
-        let pseudo: HashSet<i64> = ints(&nodes["pseudoType"]["index"]).into_iter().collect();
-        // The cursor of each rendered node (its first layout box).
-        let mut cursor: HashMap<i64, &str> = HashMap::new();
-        let layout = &doc["layout"];
-        let styles = layout["styles"].as_array().unwrap_or(&none);
-        for (k, node) in ints(&layout["nodeIndex"]).into_iter().enumerate() {
-            let value = styles.get(k).and_then(|s| s.get(0)).map(string);
-            cursor.entry(node).or_insert(value.unwrap_or_default());
-        }
-        for (i, &kind) in types.iter().enumerate() {
-            let index = i as i64;
-            if kind != 1 || pseudo.contains(&index) {
-                continue;
-            }
-            let Some(&own) = cursor.get(&index) else {
-                continue; // not rendered
-            };
-            let name = names.get(i).map(string).unwrap_or_default();
-            // A label's click goes to its field, which is listed already.
-            if matches!(name, "HTML" | "BODY" | "IFRAME" | "LABEL") {
-                continue;
-            }
-            let parent = parents.get(i).copied().unwrap_or(-1);
-            let pointer = own == "pointer" && cursor.get(&parent).copied() != Some("pointer");
-            let attrs = attributes.get(i).map(ints).unwrap_or_default();
-            let tabbable = attrs.chunks(2).any(|pair| {
-                pair.len() == 2
-                    && string(&Value::from(pair[0])) == "tabindex"
-                    && string(&Value::from(pair[1]))
-                        .trim()
-                        .parse::<i64>()
-                        .is_ok_and(|t| t >= 0)
-            });
-            if (pointer || tabbable || listened.contains(&index))
-                && let Some(&id) = backend.get(i)
-            {
-                out.insert(id);
-            }
-        }
-    }
-    out
-}
-
 /// The pruned tree of a `getFullAXTree` node list, in document order.
 #[cfg(test)]
 pub(crate) fn prune(nodes: &[Value]) -> Vec<SnapshotNode> {
@@ -588,9 +473,10 @@ pub(crate) fn prune_with(nodes: &[Value], reach: &Reach) -> Vec<SnapshotNode> {
     let mut walker = Walker {
         reach,
         out: Vec::new(),
+        boxes: Vec::new(),
     };
     walker.tree(nodes, 0, "");
-    name_by_nearby_text(&mut walker.out);
+    labels::name_fields(&mut walker.out, &walker.boxes);
     walker.out
 }
 
@@ -600,9 +486,22 @@ type ById<'a> = HashMap<&'a str, &'a Value>;
 struct Walker<'r> {
     reach: &'r Reach,
     out: Vec<SnapshotNode>,
+    /// Where each node of `out` is drawn, where known.
+    boxes: Vec<Option<Rect>>,
 }
 
 impl Walker<'_> {
+    /// Keep `node` (the DOM node `backend`): with its box, and a password
+    /// field marked as one.
+    fn push(&mut self, backend: Option<i64>, mut node: SnapshotNode) {
+        if node.role == "textbox" && backend.is_some_and(|id| self.reach.passwords.contains(&id)) {
+            node.states.push("password".into());
+        }
+        self.boxes
+            .push(backend.and_then(|id| self.reach.boxes.get(&id).copied()));
+        self.out.push(node);
+    }
+
     /// Walk a whole tree (the page's, or a frame's) from its root.
     fn tree(&mut self, nodes: &[Value], depth: usize, carried: &str) {
         let by_id: ById = nodes
@@ -644,28 +543,34 @@ impl Walker<'_> {
                 };
                 let mut states = states(node, role);
                 states.push(CLICKABLE.into());
-                self.out.push(SnapshotNode {
-                    reference: reference(),
-                    role: shown.to_string(),
-                    name: name.clone(),
-                    depth,
-                    value: None,
-                    states,
-                    name_from: None,
-                });
+                self.push(
+                    backend,
+                    SnapshotNode {
+                        reference: reference(),
+                        role: shown.to_string(),
+                        name: name.clone(),
+                        depth,
+                        value: None,
+                        states,
+                        name_from: None,
+                    },
+                );
                 child_depth = depth + 1;
                 child_carried = name;
             }
         } else if role == "Iframe" {
-            self.out.push(SnapshotNode {
-                reference: reference(),
-                role: "iframe".into(),
-                name: name.clone(),
-                depth,
-                value: None,
-                states: Vec::new(),
-                name_from: None,
-            });
+            self.push(
+                backend,
+                SnapshotNode {
+                    reference: reference(),
+                    role: "iframe".into(),
+                    name: name.clone(),
+                    depth,
+                    value: None,
+                    states: Vec::new(),
+                    name_from: None,
+                },
+            );
             if let Some(frame) = backend.and_then(|id| self.reach.frames.get(&id)) {
                 self.tree(frame, depth + 1, carried);
             }
@@ -673,15 +578,18 @@ impl Walker<'_> {
         } else if !ignored {
             if role == "StaticText" {
                 if !name.is_empty() && !carried.contains(&name) {
-                    self.out.push(SnapshotNode {
-                        reference: None,
-                        role: "text".into(),
-                        name,
-                        depth,
-                        value: None,
-                        states: Vec::new(),
-                        name_from: None,
-                    });
+                    self.push(
+                        backend,
+                        SnapshotNode {
+                            reference: None,
+                            role: "text".into(),
+                            name,
+                            depth,
+                            value: None,
+                            states: Vec::new(),
+                            name_from: None,
+                        },
+                    );
                 }
                 // Its InlineTextBox children repeat it.
                 return;
@@ -690,18 +598,21 @@ impl Walker<'_> {
                 || (STRUCTURE.contains(&role)
                     && (role != "image" && role != "img" || !name.is_empty()));
             if keep {
-                self.out.push(SnapshotNode {
-                    reference: reference(),
-                    role: role.to_string(),
-                    name: name.clone(),
-                    depth,
-                    value: node["value"]["value"]
-                        .as_str()
-                        .filter(|v| !v.is_empty())
-                        .map(str::to_string),
-                    states: states(node, role),
-                    name_from: None,
-                });
+                self.push(
+                    backend,
+                    SnapshotNode {
+                        reference: reference(),
+                        role: role.to_string(),
+                        name: name.clone(),
+                        depth,
+                        value: node["value"]["value"]
+                            .as_str()
+                            .filter(|v| !v.is_empty())
+                            .map(str::to_string),
+                        states: states(node, role),
+                        name_from: None,
+                    },
+                );
                 child_depth = depth + 1;
                 if !name.is_empty() {
                     child_carried = name;
@@ -777,57 +688,6 @@ fn text_of(node: &Value, by_id: &ById) -> String {
     }
 }
 
-/// Roles named by the text before them when the page gives them no name.
-const NAMED_BEFORE: [&str; 10] = [
-    "textbox",
-    "searchbox",
-    "combobox",
-    "spinbutton",
-    "listbox",
-    "slider",
-    "textarea",
-    "date",
-    "time",
-    "datetime",
-];
-
-/// Give each unnamed field the text just before it (a checkbox or radio, the
-/// text just after), looking past unnamed structure (an empty table cell) but
-/// not past another control.
-fn name_by_nearby_text(nodes: &mut [SnapshotNode]) {
-    for i in 0..nodes.len() {
-        let n = &nodes[i];
-        if !n.name.is_empty() || n.reference.is_none() {
-            continue;
-        }
-        let before = NAMED_BEFORE.contains(&n.role.as_str());
-        let after = n.role == "checkbox" || n.role == "radio" || n.role == "switch";
-        let range: Vec<usize> = if before {
-            (i.saturating_sub(4)..i).rev().collect()
-        } else if after {
-            (i + 1..nodes.len().min(i + 3)).collect()
-        } else {
-            continue;
-        };
-        let mut label = None;
-        for j in range {
-            let other = &nodes[j];
-            // A heading titles a section; it does not label a field.
-            if other.actionable() || other.role == "iframe" || other.role == "heading" {
-                break;
-            }
-            if !other.name.is_empty() {
-                label = Some(other.name.trim_end_matches([':', '*', ' ']).to_string());
-                break;
-            }
-        }
-        if let Some(label) = label.filter(|l| !l.is_empty() && l.chars().count() <= 60) {
-            nodes[i].name = label;
-            nodes[i].name_from = Some(NEARBY_TEXT.into());
-        }
-    }
-}
-
 fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -839,11 +699,17 @@ fn states(node: &Value, role: &str) -> Vec<String> {
         let value = &prop["value"]["value"];
         if name == "level" && role == "heading" {
             out.push(format!("level={value}"));
+        } else if name == "multiline" && value == &Value::Bool(true) {
+            out.push(name.to_string());
         } else if STATES.contains(&name) {
-            match value {
-                Value::Bool(true) => out.push(name.to_string()),
-                Value::String(s) if s == "true" => out.push(name.to_string()),
-                Value::String(s) if s == "mixed" => out.push(format!("{name}=mixed")),
+            let on = matches!(value, Value::Bool(true)) || value == "true";
+            let off = matches!(value, Value::Bool(false)) || value == "false";
+            match (name, on, off) {
+                (_, true, _) => out.push(name.to_string()),
+                (_, _, _) if value == "mixed" => out.push(format!("{name}=mixed")),
+                // Both ways: a header that can open, a box that can be ticked.
+                ("expanded", _, true) => out.push("collapsed".into()),
+                ("checked", _, true) if CHECKS.contains(&role) => out.push("unchecked".into()),
                 _ => {}
             }
         }
@@ -938,72 +804,6 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("… 2 more nodes\n"));
-    }
-
-    #[test]
-    fn clickables_are_listeners_tabindex_and_the_outermost_pointer() {
-        // Strings: 0 "HTML", 1 "BODY", 2 "DIV", 3 "SPAN", 4 "pointer", 5 "auto",
-        // 6 "tabindex", 7 "0", 8 "LI", 9 "-1".
-        let capture = json!({
-            "strings": ["HTML", "BODY", "DIV", "SPAN", "pointer", "auto", "tabindex", "0", "LI", "-1"],
-            "documents": [{
-                "nodes": {
-                    "parentIndex": [-1, 0, 1, 2, 1, 1, 1, 1],
-                    "nodeType": [1, 1, 1, 1, 1, 1, 1, 1],
-                    "nodeName": [0, 1, 2, 3, 8, 2, 2, 3],
-                    "backendNodeId": [10, 11, 12, 13, 14, 15, 16, 17],
-                    "attributes": [[], [], [], [], [], [6, 7], [6, 9], []],
-                    "isClickable": {"index": [1, 4]},
-                    "pseudoType": {"index": [], "value": []},
-                },
-                // Node 7 is not rendered (no layout box).
-                "layout": {
-                    "nodeIndex": [0, 1, 2, 3, 4, 5, 6],
-                    "styles": [[5], [5], [4], [4], [5], [5], [5]],
-                },
-            }],
-        });
-        let found = clickables(&capture);
-        // The pointer div (not its span, which inherits the cursor), the
-        // listener on the li, tabindex=0; not the body's delegated listener,
-        // tabindex=-1, or an element with no box.
-        let mut ids: Vec<i64> = found.into_iter().collect();
-        ids.sort();
-        assert_eq!(ids, vec![12, 14, 15]);
-    }
-
-    #[test]
-    fn unnamed_fields_take_the_text_next_to_them() {
-        let text = |name: &str| SnapshotNode {
-            reference: None,
-            role: "text".into(),
-            name: name.into(),
-            depth: 0,
-            value: None,
-            states: Vec::new(),
-            name_from: None,
-        };
-        let mut nodes = vec![
-            text("Password:"),
-            SnapshotNode::element("textbox", "", "e1"),
-            SnapshotNode::element("button", "Go", "e2"),
-            SnapshotNode::element("textbox", "", "e3"),
-            SnapshotNode::element("checkbox", "", "e4"),
-            text("I agree"),
-            SnapshotNode::element("textbox", "Named", "e5"),
-        ];
-        name_by_nearby_text(&mut nodes);
-        assert_eq!(nodes[1].name, "Password");
-        assert_eq!(nodes[1].name_from.as_deref(), Some(NEARBY_TEXT));
-        // A control between the text and the field: no name taken across it.
-        assert_eq!(nodes[3].name, "");
-        assert_eq!(nodes[4].name, "I agree");
-        assert_eq!(nodes[6].name_from, None);
-        assert!(
-            nodes[1]
-                .line()
-                .contains("textbox \"Password\" (by nearby text) [ref=e1]")
-        );
     }
 
     fn tree() -> Vec<SnapshotNode> {

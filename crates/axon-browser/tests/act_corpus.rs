@@ -102,7 +102,12 @@ impl Report {
         let total: u32 = self.splits.values().map(|c| c.1).sum();
         println!("{title}: {total} cases");
         for (name, counts) in &self.splits {
-            println!("  {name}: {}/{} = {:.1} %", counts.0, counts.1, rate(*counts));
+            println!(
+                "  {name}: {}/{} = {:.1} %",
+                counts.0,
+                counts.1,
+                rate(*counts)
+            );
         }
         println!(
             "  successful steps, p50: {} ms whole step, {} ms snapshot + decide + dispatch (the rest is settle); decide p50 {} ms, p95 {} ms",

@@ -819,3 +819,52 @@ async fn networkidle_waits_for_requests_after_load() {
     );
     f.browsers.shutdown().await;
 }
+
+/// The contract says a range or colour field takes `browser_type`'s text as
+/// its value (design.md, `browser_type`); both were refused as "not
+/// editable" until 2026-11-26.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn range_and_colour_fields_take_typed_text_as_their_value() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "kit_widgets.html").await;
+    let slid = f
+        .call(
+            "s",
+            "browser_type",
+            json!({"selector": "#volume", "text": "80"}),
+        )
+        .await;
+    assert!(slid.success, "{slid:?}");
+    assert_eq!(f.text("s", "#log").await, "value:volume=80");
+    let stepped = f
+        .call(
+            "s",
+            "browser_type",
+            json!({"label": "Playback speed", "text": "1.25"}),
+        )
+        .await;
+    assert!(stepped.success, "{stepped:?}");
+    assert_eq!(f.text("s", "#log").await, "value:speed=1.25");
+    let refused = f
+        .call(
+            "s",
+            "browser_type",
+            json!({"selector": "#volume", "text": "loud"}),
+        )
+        .await;
+    // A range never reads empty (it falls back to its middle): the text is
+    // refused, not silently replaced.
+    assert_eq!(failure(&refused).0, InvalidArguments, "{refused:?}");
+    assert_eq!(f.text("s", "#log").await, "value:speed=1.25");
+    f.open("s", "kit_kinds.html").await;
+    let coloured = f
+        .call(
+            "s",
+            "browser_type",
+            json!({"selector": "#hue", "text": "#ff8800"}),
+        )
+        .await;
+    assert!(coloured.success, "{coloured:?}");
+    assert_eq!(f.text("s", "#log").await, "value:hue=#ff8800");
+    f.browsers.shutdown().await;
+}

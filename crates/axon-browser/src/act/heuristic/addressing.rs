@@ -1,0 +1,396 @@
+//! Which element a step means by its name: scoring names against the
+//! step's words, the container a step names ("in the dialog"), and the click
+//! on what was found.
+
+use super::*;
+
+/// Whether `n` is a candidate among `roles`: one of them, or (for a click) an
+/// element that acts as a control without a role.
+pub(super) fn is_candidate(n: &SnapshotNode, roles: &[&str]) -> bool {
+    n.reference.is_some()
+        && (roles.contains(&n.role.as_str()) || (roles.contains(&"button") && n.is_clickable()))
+}
+
+/// How well `name` fits `target`, 0..=1.
+pub(super) fn similarity(target: &str, name: &str) -> f64 {
+    let t = as_controls(&norm(target));
+    let n = as_controls(&norm(name));
+    if t.is_empty() || n.is_empty() {
+        return 0.0;
+    }
+    if t == n {
+        return 1.0;
+    }
+    if find_words(&n, &t).is_some() {
+        return 0.6 + 0.3 * t.len() as f64 / n.len() as f64;
+    }
+    if find_words(&t, &n).is_some() {
+        return 0.5 + 0.3 * n.len() as f64 / t.len() as f64;
+    }
+    let tw: Vec<&str> = t.split(' ').map(stem).collect();
+    let nw: Vec<&str> = n.split(' ').map(stem).collect();
+    let common = tw
+        .iter()
+        .filter(|w| nw.iter().any(|n| same_word(w, n)))
+        .count() as f64;
+    let union = (tw.len() + nw.len()) as f64 - common;
+    0.8 * common / union
+}
+
+/// The best element for `target` among `roles` (all interactive ones when
+/// `None`), steered by `hint`.
+pub(super) fn best<'a>(
+    nodes: &'a [SnapshotNode],
+    target: &str,
+    roles: &[&str],
+    hint: Option<&[&str]>,
+) -> Result<(&'a SnapshotNode, f64), ToolError> {
+    let mut scored: Vec<(&SnapshotNode, f64)> = nodes
+        .iter()
+        .filter(|n| is_candidate(n, roles))
+        .map(|n| {
+            let mut s = similarity(target, &n.name);
+            if let Some(hint) = hint {
+                // An element without a role may be what the word says (a
+                // `<div>` tab): neither helped nor pushed down.
+                // Nor is one whose name holds the word ("Open the page in
+                // a new tab" is a link).
+                let named_so = ROLE_WORDS
+                    .iter()
+                    .any(|(w, roles)| *roles == hint && find_words(&norm(&n.name), w).is_some());
+                if hint.contains(&n.role.as_str()) {
+                    s += 0.15;
+                } else if !n.is_clickable() && !named_so {
+                    s -= 0.3;
+                }
+            }
+            (n, s.min(1.0))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let Some(&(top, score)) = scored.first() else {
+        return Err(fail(
+            "element_not_found",
+            format!("the page has no {} to act on", roles.join("/")),
+        ));
+    };
+    if score < NOT_FOUND {
+        return Err(fail(
+            "element_not_found",
+            format!(
+                "nothing on the page matches {target:?} (closest: {} {:?})",
+                top.role, top.name
+            ),
+        ));
+    }
+    if let Some(&(second, other)) = scored.get(1)
+        && other >= score - TIE
+    {
+        return Err(fail(
+            "ambiguous_step",
+            format!(
+                "{target:?} fits both {} {:?} and {} {:?}; say which",
+                top.role, top.name, second.role, second.name
+            ),
+        ));
+    }
+    Ok((top, score))
+}
+
+/// An element and why it was taken: `button "Log in" (matched: "login" ≈
+/// "Log in", words)`; the name's source when the page did not give it.
+pub(super) fn matched(target: &str, node: &SnapshotNode) -> String {
+    let t = norm(target);
+    let n = norm(&node.name);
+    let how = if t.is_empty() {
+        "the only one"
+    } else if t == n {
+        "the name"
+    } else if find_words(&n, &t).is_some() || find_words(&t, &n).is_some() {
+        "part of the name"
+    } else {
+        "words of the name"
+    };
+    let source = match (&node.name_from, node.is_clickable()) {
+        (Some(from), _) => format!(" {from}"),
+        (None, true) => " text of a clickable element".to_string(),
+        (None, false) => String::new(),
+    };
+    format!(
+        "{} {:?} (matched: {target:?} ≈{source} {:?}, {how})",
+        node.role, node.name, node.name
+    )
+}
+
+/// What a click step names: its first quoted string, else its words minus the
+/// verb and filler (empty when it names nothing).
+pub(super) fn clicked_thing(quotes: &[String], step: &str, verb: &str) -> String {
+    quotes
+        .first()
+        .cloned()
+        .unwrap_or_else(|| target_words(&unquoted(step, quotes), verb))
+}
+
+/// Words that name a container, and its roles.
+pub(super) const CONTAINER_WORDS: [(&str, &[&str]); 12] = [
+    ("frame", &["iframe"]),
+    ("iframe", &["iframe"]),
+    ("dialog", &["dialog", "alertdialog"]),
+    ("popup", &["dialog", "alertdialog"]),
+    ("modal", &["dialog", "alertdialog"]),
+    ("navbar", &["navigation"]),
+    ("navigation", &["navigation"]),
+    ("menu bar", &["navigation", "menubar"]),
+    ("form", &["form"]),
+    ("header", &["banner"]),
+    ("footer", &["contentinfo"]),
+    ("table", &["table"]),
+];
+
+/// "… in the frame", "… inside the Cookies dialog", "… within the navbar":
+/// the one container the words name (by its kind or its name), and the step
+/// without them. `None` when the step names no container on the page.
+pub(super) fn container<'a>(
+    nodes: &'a [SnapshotNode],
+    step: &str,
+) -> Option<(Vec<SnapshotNode>, String)> {
+    let lower = step.to_ascii_lowercase();
+    let (at, len) = ["inside", "within", "in"]
+        .iter()
+        .filter_map(|w| find_words(&lower, w).map(|at| (at, w.len())))
+        .max()?;
+    let phrase = norm(&lower[at + len..]);
+    let roles: Vec<&str> = CONTAINER_WORDS
+        .iter()
+        .filter(|(w, _)| find_words(&phrase, w).is_some())
+        .flat_map(|(_, roles)| roles.iter().copied())
+        .collect();
+    let kinds: Vec<&'a SnapshotNode> = nodes
+        .iter()
+        .filter(|n| {
+            roles.contains(&n.role.as_str())
+                || (CONTAINER_WORDS
+                    .iter()
+                    .any(|(_, r)| r.contains(&n.role.as_str()))
+                    && !n.name.is_empty()
+                    && similarity(&phrase, &n.name) >= 0.6)
+        })
+        .collect();
+    let [one] = kinds.as_slice() else {
+        return None;
+    };
+    Some((below(nodes, one).to_vec(), step[..at].to_string()))
+}
+
+pub(super) fn click(
+    nodes: &[SnapshotNode],
+    quotes: &[String],
+    step: &str,
+    verb: &str,
+    hint: Option<&[&str]>,
+) -> Result<Decision, ToolError> {
+    // A step that says where ("the button in the frame") looks there first.
+    if let Some((inside, rest)) = container(nodes, step)
+        && let Ok(d) = click_among(&inside, quotes, &rest, verb, hint)
+    {
+        return Ok(d);
+    }
+    click_among(nodes, quotes, step, verb, hint)
+}
+
+pub(super) fn click_among(
+    nodes: &[SnapshotNode],
+    quotes: &[String],
+    step: &str,
+    verb: &str,
+    hint: Option<&[&str]>,
+) -> Result<Decision, ToolError> {
+    let whole = clicked_thing(quotes, step, verb);
+    // "the pencil icon": the word before "icon" is what the control shows;
+    // "Open the menu": a noun the filler drops is all the step names.
+    let target = match (quotes.is_empty(), icon_named(step)) {
+        (true, Some(icon)) => icon,
+        _ if whole.is_empty() && find_words(&norm(step), "menu").is_some() => "menu".into(),
+        _ => whole.clone(),
+    };
+    // By kind, position or role: the quoted name (if any), the other words
+    // and the role words; a quoted name alone is left to the name match
+    // below. Then by the item (row, list item, article) the other words name.
+    let words = target_words(&unquoted(step, quotes), verb);
+    let positional = format!("{} {words} {}", quotes.join(" "), role_words(step));
+    let hint_here = hint.or(role_hint(&norm(step)));
+    let picked = if quotes.is_empty() {
+        by_kind(nodes, step, verb)
+    } else {
+        None
+    }
+    .or_else(|| {
+        (quotes.is_empty() || has_ordinal(&words))
+            .then(|| by_position(nodes, &positional, &CLICKABLE, hint_here))
+            .flatten()
+    })
+    .or_else(|| by_context(nodes, &whole));
+    if let Some((node, how)) = picked {
+        return decision(
+            on(node, ActionKind::Click, None),
+            0.75,
+            format!("Click {} {:?} ({how})", node.role, node.name),
+        );
+    }
+    if target.is_empty() {
+        return Err(fail(
+            "ambiguous_step",
+            format!("{verb} what? name the element in {step:?}"),
+        ));
+    }
+    let (node, score) = match best(nodes, &target, &CLICKABLE, hint) {
+        Ok(found) => found,
+        Err(e) => {
+            // "Press the submit button" on a page with one button: no name
+            // fits, but the role the step names has one element.
+            let named_role = role_hint(&norm(step));
+            let lone: Vec<&SnapshotNode> = nodes
+                .iter()
+                .filter(|n| {
+                    n.reference.is_some()
+                        && named_role.is_some_and(|r| r.contains(&n.role.as_str()))
+                })
+                .collect();
+            match lone.as_slice() {
+                [only] => (*only, 0.5),
+                _ => return Err(e),
+            }
+        }
+    };
+    decision(
+        on(node, ActionKind::Click, None),
+        score,
+        format!("Click {}", matched(&target, node)),
+    )
+}
+
+/// The nodes below `list` in the tree (its options, for a list).
+pub(super) fn below<'a>(nodes: &'a [SnapshotNode], list: &SnapshotNode) -> &'a [SnapshotNode] {
+    let Some(at) = nodes.iter().position(|n| std::ptr::eq(n, list)) else {
+        return &[];
+    };
+    let end = nodes[at + 1..]
+        .iter()
+        .position(|n| n.depth <= list.depth)
+        .map_or(nodes.len(), |p| at + 1 + p);
+    &nodes[at + 1..end]
+}
+
+/// Roles that hold one item's controls together: a table row, a list item,
+/// an article of a feed.
+const ITEM_ROLES: [&str; 4] = ["row", "listitem", "article", "group"];
+
+/// Words that name the kind of an item, not which one ("the post about …").
+const ITEM_WORDS: [&str; 20] = [
+    "row", "post", "article", "item", "entry", "message", "email", "mail", "user", "member",
+    "line", "card", "result", "update", "next", "beside", "near", "about", "one", "icon",
+];
+
+/// The nodes of the item (row, list item, article) that holds `nodes[i]`:
+/// the nearest enclosing node of an item role, with everything below it.
+fn item_of(nodes: &[SnapshotNode], i: usize) -> Option<&[SnapshotNode]> {
+    let depth = nodes[i].depth;
+    let at = (0..i)
+        .rev()
+        .find(|&j| nodes[j].depth < depth && ITEM_ROLES.contains(&nodes[j].role.as_str()))?;
+    let end = at + 1 + below(nodes, &nodes[at]).len();
+    Some(&nodes[at..end])
+}
+
+/// "Edit Bob Chen", "Click Delete in Carla Diaz's row", "Like the post about
+/// maintenance", "the trash icon next to Your invoice": several controls
+/// share the name the step gives (one per row), and the step's other words
+/// pick the one whose item (its table row, list item or article) holds them.
+/// `None` unless exactly one item holds at least half of those words.
+pub(super) fn by_context<'a>(
+    nodes: &'a [SnapshotNode],
+    target: &str,
+) -> Option<(&'a SnapshotNode, String)> {
+    let t = norm(target);
+    let t_words: Vec<&str> = t.split_whitespace().collect();
+    let says = |name: &str| {
+        let n = norm(name);
+        !n.is_empty()
+            && n.split_whitespace().all(|w| {
+                t_words
+                    .iter()
+                    .any(|tw| same_word(stem(tw), stem(w)) || control_word(tw) == control_word(w))
+            })
+    };
+    // The longest name the step says that several controls share.
+    let mut shared: Vec<(&str, usize)> = Vec::new();
+    for n in nodes
+        .iter()
+        .filter(|n| is_candidate(n, &CLICKABLE) && says(&n.name))
+    {
+        match shared
+            .iter_mut()
+            .find(|(name, _)| norm(name) == norm(&n.name))
+        {
+            Some((_, count)) => *count += 1,
+            None => shared.push((n.name.as_str(), 1)),
+        }
+    }
+    let name = shared
+        .iter()
+        .filter(|(_, count)| *count >= 2)
+        .max_by_key(|(name, _)| name.len())?
+        .0;
+    let name_words = norm(name);
+    let rest: Vec<&str> = t_words
+        .iter()
+        .copied()
+        .filter(|w| {
+            w.chars().count() > 1
+                && !ITEM_WORDS.contains(w)
+                && !JOINERS.contains(w)
+                && !FILLER.contains(w)
+                && !name_words
+                    .split(' ')
+                    .any(|n| control_word(n) == control_word(w))
+        })
+        .collect();
+    if rest.is_empty() {
+        return None;
+    }
+    let mut scored: Vec<(usize, f64)> = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        if !is_candidate(n, &CLICKABLE) || norm(&n.name) != name_words {
+            continue;
+        }
+        let Some(item) = item_of(nodes, i) else {
+            continue;
+        };
+        let text = norm(
+            &item
+                .iter()
+                .map(|n| n.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let held = rest
+            .iter()
+            .filter(|r| words.iter().any(|w| same_word(stem(r), stem(w))))
+            .count();
+        scored.push((i, held as f64 / rest.len() as f64));
+    }
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let (&(i, score), next) = (scored.first()?, scored.get(1));
+    if score < 0.5 || next.is_some_and(|n| n.1 >= score) {
+        return None;
+    }
+    Some((
+        &nodes[i],
+        format!(
+            "the one of {} whose item holds {:?}",
+            scored.len(),
+            rest.join(" ")
+        ),
+    ))
+}

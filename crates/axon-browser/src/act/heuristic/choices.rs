@@ -1,0 +1,187 @@
+//! Choosing in lists: drop-downs, list boxes, several values in one step,
+//! and the checkboxes, radios and options a choice can be a click on.
+
+use super::*;
+
+/// "Red and Blue", "red, green & blue" → each value; "only Green" → Green.
+pub(super) fn split_values(option: &str) -> Vec<String> {
+    let mut text = format!(" {option} ");
+    for sep in [",", " and ", " & ", " plus "] {
+        text = text.replace(sep, "\u{1f}");
+    }
+    text.split('\u{1f}')
+        .map(|v| {
+            let v = v.trim();
+            let v = v.strip_prefix("only ").unwrap_or(v);
+            let v = v.strip_prefix("both ").unwrap_or(v);
+            v.trim().to_string()
+        })
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// "Select 'Green' from the Colour dropdown", "Choose Germany in Country",
+/// "Select Red and Blue in the colours list", or "Select the 'Remember me'
+/// checkbox", "Pick express shipping", "Choose pears" (a click on what has
+/// that name). A drop-down (`combobox`) takes the value as a selection; a
+/// list box shows its options, so one value is a click on that option and
+/// several are one selection.
+pub(super) fn select(
+    nodes: &[SnapshotNode],
+    quotes: &[String],
+    step: &str,
+    unq: &str,
+    verb: &str,
+    hint: Option<&[&str]>,
+) -> Result<Decision, ToolError> {
+    let lower = step.to_lowercase();
+    let lists: Vec<&SnapshotNode> = nodes
+        .iter()
+        .filter(|n| n.role == "combobox" || n.role == "listbox")
+        .filter(|n| n.reference.is_some())
+        .collect();
+    let (mut option, mut field) = match quotes {
+        [one] => (one.clone(), target_words(unq, verb)),
+        // "Select 'Germany' from 'Country'": the last quote names the list
+        // when a joiner comes before it; else all are values.
+        [.., last]
+            if ["from", "in", "on"].iter().any(|w| {
+                find_words(&lower, w).is_some_and(|at| lower[at..].contains(&last.to_lowercase()))
+            }) =>
+        {
+            (quotes[..quotes.len() - 1].join(", "), last.clone())
+        }
+        [_, ..] => (quotes.join(", "), target_words(unq, verb)),
+        [] => {
+            let split = ["from", "in", "as", "for", "on"]
+                .iter()
+                .filter_map(|w| find_words(&lower, w).map(|at| (at, w.len())))
+                .min();
+            // Commas separate values ("Brazil, Mauritania"): kept as "and",
+            // which the words keep and `split_values` splits on.
+            let listed = |s: &str| s.replace(',', " and ");
+            match split {
+                Some((at, len)) => (
+                    target_words(&listed(&lower[..at]), verb),
+                    target_words(&lower[at + len..], ""),
+                ),
+                None => (target_words(&listed(&lower), verb), String::new()),
+            }
+        }
+    };
+    // "Choose the colours red and blue": the list named first.
+    if field.is_empty() {
+        for list in &lists {
+            let name = norm(&list.name);
+            if !name.is_empty()
+                && let Some(rest) = option.strip_prefix(&format!("{name} "))
+            {
+                option = rest.to_string();
+                field = name;
+                break;
+            }
+        }
+    }
+    // "Pick the first suggestion", "the second option": by position.
+    if quotes.is_empty() && has_ordinal(&option) {
+        let positional = format!("{option} {}", role_words(step));
+        if let Some((node, how)) =
+            by_position(nodes, &positional, &CHECKABLE, hint.or(Some(&["option"])))
+        {
+            return decision(
+                on(node, ActionKind::Click, None),
+                0.75,
+                format!("Click {} {:?} ({how})", node.role, node.name),
+            );
+        }
+    }
+    let values = split_values(&option);
+    let mut click_roles = CHECKABLE.to_vec();
+    click_roles.push("button");
+    let wants_click = hint.is_some_and(|h| {
+        h.iter()
+            .any(|r| ["checkbox", "radio", "tab", "listitem", "treeitem"].contains(r))
+    });
+    let list_named = if field.is_empty() {
+        None
+    } else {
+        best(nodes, &field, &["combobox", "listbox"], None).ok()
+    };
+    if values.len() <= 1 && (list_named.is_none() || wants_click) {
+        // Options of a drop-down are chosen by selecting, not by a click.
+        let in_dropdown: std::collections::HashSet<&str> = lists
+            .iter()
+            .filter(|l| l.role == "combobox")
+            .flat_map(|l| below(nodes, l))
+            .filter_map(|n| n.reference.as_deref())
+            .collect();
+        let clickable: Vec<SnapshotNode> = nodes
+            .iter()
+            .filter(|n| {
+                n.reference
+                    .as_deref()
+                    .is_none_or(|r| !in_dropdown.contains(r))
+            })
+            .cloned()
+            .collect();
+        if let Ok((node, score)) = best(&clickable, &option, &click_roles, hint)
+            && (score >= 0.6 || lists.is_empty() || wants_click)
+        {
+            return decision(
+                on(node, ActionKind::Click, None),
+                score,
+                format!("Click {}", matched(&option, node)),
+            );
+        }
+        if lists.is_empty() {
+            return Err(fail(
+                "element_not_found",
+                format!("nothing on the page to select {option:?} in"),
+            ));
+        }
+    }
+    // The list: the one named; else the one with an option of that value;
+    // else the page's only list.
+    let has_value = |l: &&SnapshotNode| {
+        below(nodes, l)
+            .iter()
+            .any(|o| o.role == "option" && values.iter().any(|v| similarity(v, &o.name) >= 0.9))
+    };
+    let list = match list_named {
+        Some((list, _)) => list,
+        None => match (lists.iter().copied().find(has_value), lists.as_slice()) {
+            (Some(list), _) => list,
+            (None, [only]) => *only,
+            (None, _) => {
+                let what = if field.is_empty() { &option } else { &field };
+                best(nodes, what, &["combobox", "listbox"], None)?.0
+            }
+        },
+    };
+    // A list box shows its options: one value is a click on it.
+    if list.role == "listbox"
+        && let [value] = values.as_slice()
+        && let Ok((opt, score)) = best(below(nodes, list), value, &["option"], None)
+    {
+        return decision(
+            on(opt, ActionKind::Click, None),
+            score,
+            format!("Click option {:?} in {:?}", opt.name, list.name),
+        );
+    }
+    let mut action = on(list, ActionKind::Select, None);
+    match values.as_slice() {
+        [one] => action.args.text = Some(one.clone()),
+        many => action.args.values = Some(many.to_vec()),
+    }
+    decision(
+        action,
+        0.85,
+        format!(
+            "Select {} in {} {:?}",
+            values.join(", "),
+            list.role,
+            list.name
+        ),
+    )
+}

@@ -1,0 +1,340 @@
+//! Words that name a kind of control ("button", "link", "text field", …)
+//! and the roles they mean.
+
+use super::*;
+
+/// Words that say which kind of element, and the roles they mean.
+pub(super) const ROLE_WORDS: [(&str, &[&str]); 20] = [
+    ("button", &["button"]),
+    ("link", &["link"]),
+    ("checkbox", &["checkbox", "switch"]),
+    ("check box", &["checkbox", "switch"]),
+    ("switch", &["switch", "checkbox"]),
+    ("radio", &["radio"]),
+    ("tab", &["tab"]),
+    ("field", &FIELD_ROLES),
+    ("input", &FIELD_ROLES),
+    ("textbox", &["textbox", "searchbox"]),
+    ("text box", &["textbox", "searchbox"]),
+    ("text area", &["textbox"]),
+    ("dropdown", &["combobox", "listbox"]),
+    ("drop-down", &["combobox", "listbox"]),
+    (
+        "menu item",
+        &["menuitem", "menuitemcheckbox", "menuitemradio"],
+    ),
+    ("option", &["option", "radio"]),
+    ("item", &["listitem", "option", "menuitem", "treeitem"]),
+    ("entry", &["listitem", "option", "treeitem"]),
+    ("folder", &["treeitem"]),
+    ("box", &["textbox", "searchbox", "combobox", "checkbox"]),
+];
+
+/// Roles a value is typed into (the role words "field" and "input").
+pub(super) const FIELD_ROLES: [&str; 7] = [
+    "textbox",
+    "searchbox",
+    "combobox",
+    "spinbutton",
+    "date",
+    "time",
+    "datetime",
+];
+
+pub(super) const EDITABLE: [&str; 7] = [
+    "textbox",
+    "searchbox",
+    "combobox",
+    "spinbutton",
+    "date",
+    "time",
+    "datetime",
+];
+
+pub(super) const CLICKABLE: [&str; 16] = [
+    "button",
+    "link",
+    "checkbox",
+    "radio",
+    "combobox",
+    "option",
+    "menuitem",
+    "menuitemcheckbox",
+    "menuitemradio",
+    "tab",
+    "switch",
+    "treeitem",
+    "textbox",
+    "searchbox",
+    "listbox",
+    "DisclosureTriangle",
+];
+
+/// The role words of a step ("link", "tab"), which target words drop but a
+/// positional pick needs back.
+pub(super) fn role_words(step: &str) -> String {
+    let lower = norm(step);
+    ROLE_WORDS
+        .iter()
+        .filter(|(w, _)| find_words(&lower, w).is_some())
+        .map(|(w, _)| *w)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The roles the step's words point at, if any.
+pub(super) fn role_hint(lower: &str) -> Option<&'static [&'static str]> {
+    ROLE_WORDS
+        .iter()
+        .find(|(w, _)| find_words(lower, w).is_some())
+        .map(|(_, roles)| *roles)
+}
+
+/// What a select step can click instead of selecting in a list: checkboxes,
+/// radios, tabs, options of an open list, menu items, and elements acting as
+/// controls (a list item with a click handler).
+pub(super) const CHECKABLE: [&str; 9] = [
+    "checkbox",
+    "radio",
+    "option",
+    "tab",
+    "switch",
+    "menuitem",
+    "menuitemradio",
+    "menuitemcheckbox",
+    "treeitem",
+];
+
+/// A kind of control as people name it ("the textarea", "the date field",
+/// "a checkbox widget"): the words, the roles, and what else tells it apart
+/// from controls of the same role.
+pub(super) struct Kind {
+    pub(super) words: &'static [&'static str],
+    pub(super) roles: &'static [&'static str],
+    pub(super) test: fn(&SnapshotNode) -> bool,
+    /// Plain fields before date and e-mail fields ("the text field").
+    pub(super) plain_first: bool,
+}
+
+fn has_state(n: &SnapshotNode, state: &str) -> bool {
+    n.states.iter().any(|s| s == state)
+}
+
+fn any_of(_: &SnapshotNode) -> bool {
+    true
+}
+
+fn multiline(n: &SnapshotNode) -> bool {
+    has_state(n, "multiline")
+}
+
+fn password(n: &SnapshotNode) -> bool {
+    has_state(n, "password")
+}
+
+fn email(n: &SnapshotNode) -> bool {
+    let name = n.name.to_lowercase();
+    name.contains('@') || name.contains("email") || name.contains("e-mail")
+}
+
+fn date(n: &SnapshotNode) -> bool {
+    n.role == "date" || dates::names_a_date(&n.name)
+}
+
+/// A one-line text field (not a password, not a date picker's field).
+fn one_line(n: &SnapshotNode) -> bool {
+    !multiline(n) && !password(n)
+}
+
+/// The kinds, most specific words first ("text area" before "text").
+pub(super) const KINDS: [Kind; 11] = [
+    Kind {
+        words: &[
+            "textarea",
+            "text area",
+            "multi-line box",
+            "multi-line field",
+            "multiline field",
+            "multi-line text box",
+            "message box",
+            "comment box",
+        ],
+        roles: &["textbox"],
+        plain_first: false,
+        test: multiline,
+    },
+    Kind {
+        words: &["password field", "password box", "password input"],
+        roles: &["textbox"],
+        plain_first: false,
+        test: password,
+    },
+    Kind {
+        words: &["email field", "email box", "email input", "e-mail field"],
+        roles: &["textbox"],
+        plain_first: false,
+        test: email,
+    },
+    Kind {
+        words: &[
+            "date field",
+            "date picker",
+            "datepicker",
+            "date input",
+            "date box",
+        ],
+        roles: &["date", "datetime", "textbox", "combobox"],
+        plain_first: false,
+        test: date,
+    },
+    Kind {
+        words: &["time field", "time input", "time picker"],
+        roles: &["time", "datetime"],
+        plain_first: false,
+        test: any_of,
+    },
+    Kind {
+        words: &["slider", "range slider"],
+        roles: &["slider"],
+        plain_first: false,
+        test: any_of,
+    },
+    Kind {
+        words: &[
+            "spinner",
+            "spin button",
+            "number field",
+            "number input",
+            "numeric field",
+            "number box",
+            "stepper",
+        ],
+        roles: &["spinbutton"],
+        plain_first: false,
+        test: any_of,
+    },
+    Kind {
+        words: &["search box", "search field", "search bar"],
+        roles: &["searchbox", "textbox", "combobox"],
+        plain_first: false,
+        test: |n| n.role == "searchbox" || n.name.to_lowercase().contains("search"),
+    },
+    Kind {
+        words: &[
+            "input textbox",
+            "input text box",
+            "text field",
+            "text input",
+            "textbox",
+            "text box",
+            "input field",
+            "input box",
+            "input",
+        ],
+        roles: &["textbox", "searchbox"],
+        plain_first: true,
+        test: one_line,
+    },
+    Kind {
+        words: &[
+            "checkbox widget",
+            "checkbox",
+            "check box",
+            "tickbox",
+            "tick box",
+        ],
+        roles: &["checkbox", "switch"],
+        plain_first: false,
+        test: any_of,
+    },
+    Kind {
+        words: &[
+            "dropdown",
+            "drop-down",
+            "select box",
+            "select list",
+            "combo box",
+        ],
+        roles: &["combobox", "listbox"],
+        plain_first: false,
+        test: any_of,
+    },
+];
+
+/// Words beside a kind that name nothing ("a checkbox widget").
+const KIND_FILLER: [&str; 5] = ["widget", "element", "control", "one", "page"];
+
+/// The kind of control the step names, and the step's words without the
+/// kind's words (lowercased, normalised).
+pub(super) fn kind_in(step: &str) -> Option<(&'static Kind, String)> {
+    let lower = norm(step);
+    KINDS.iter().find_map(|k| {
+        k.words.iter().find_map(|w| {
+            let at = find_words(&lower, w)?;
+            let rest = format!("{} {}", &lower[..at], &lower[at + w.len()..]);
+            Some((k, rest))
+        })
+    })
+}
+
+/// An element picked by the kind of control the step names, when the kind is
+/// the clue: "the textarea", "a checkbox widget", "the 3rd input textbox",
+/// "the second text field". Among the page's controls of that kind (for a
+/// one-line text field: the plain ones first, not the date or e-mail fields,
+/// when there are both), the one at the step's ordinal, or the only one.
+/// `None` when the step names no kind, names an element by other words too,
+/// or the kind has several elements and no ordinal picks one.
+pub(super) fn by_kind<'a>(
+    nodes: &'a [SnapshotNode],
+    step: &str,
+    verb: &str,
+) -> Option<(&'a SnapshotNode, String)> {
+    let (kind, rest) = kind_in(step)?;
+    let rest = target_words(&rest, verb);
+    let mut position = None;
+    let mut other = Vec::new();
+    for w in rest.split_whitespace() {
+        let verb_word = VERBS.iter().any(|(v, _)| *v == w) || NUMBER_VERBS.contains(&w);
+        match ordinal(w) {
+            Some(n) => position = Some(n),
+            None if !JOINERS.contains(&w) && !KIND_FILLER.contains(&w) && !verb_word => {
+                other.push(w);
+            }
+            None => {}
+        }
+    }
+    if !other.is_empty() {
+        return None;
+    }
+    let of_kind: Vec<&SnapshotNode> = nodes
+        .iter()
+        .filter(|n| {
+            n.reference.is_some() && kind.roles.contains(&n.role.as_str()) && (kind.test)(n)
+        })
+        .collect();
+    let plain: Vec<&SnapshotNode> = of_kind
+        .iter()
+        .copied()
+        .filter(|n| !date(n) && !email(n))
+        .collect();
+    let candidates = if kind.plain_first && !plain.is_empty() {
+        plain
+    } else {
+        of_kind
+    };
+    let pick = match position {
+        Some(0) => candidates.last().copied(),
+        Some(n) => candidates.get(n.checked_sub(1)?).copied(),
+        None if candidates.len() == 1 => candidates.first().copied(),
+        None => None,
+    }?;
+    let how = match position {
+        Some(0) => "the last".to_string(),
+        Some(n) => format!("number {n}"),
+        None => "the only one".to_string(),
+    };
+    Some((
+        pick,
+        format!("{how} of {} {}", candidates.len(), kind.words[0]),
+    ))
+}

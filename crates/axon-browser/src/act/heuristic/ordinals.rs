@@ -1,0 +1,203 @@
+//! Elements picked by position ("the third link", "Save #2", "the last
+//! item") or by their role alone ("press the button" on a page with one).
+
+use super::*;
+
+/// Whether `text` has an ordinal ("second", "3rd", "last", "#2", "number 2").
+pub(super) fn has_ordinal(text: &str) -> bool {
+    let lower = norm(text);
+    lower.split_whitespace().any(|w| {
+        ORDINALS.iter().any(|(o, _)| *o == w)
+            || w.strip_prefix('#')
+                .is_some_and(|d| d.parse::<usize>().is_ok())
+    }) || find_words(&lower, "number").is_some()
+}
+
+/// Ordinal words and the position they name (1-based; 0 is "last").
+pub(super) const ORDINALS: [(&str, usize); 23] = [
+    ("first", 1),
+    ("1st", 1),
+    ("second", 2),
+    ("2nd", 2),
+    ("third", 3),
+    ("3rd", 3),
+    ("fourth", 4),
+    ("4th", 4),
+    ("fifth", 5),
+    ("5th", 5),
+    ("sixth", 6),
+    ("6th", 6),
+    ("seventh", 7),
+    ("7th", 7),
+    ("eighth", 8),
+    ("8th", 8),
+    ("ninth", 9),
+    ("9th", 9),
+    ("tenth", 10),
+    ("10th", 10),
+    ("last", 0),
+    ("final", 0),
+    ("only", 1),
+];
+
+/// The position an ordinal word names (1-based; 0 is "last"): "third",
+/// "3rd", "last".
+pub(super) fn ordinal(word: &str) -> Option<usize> {
+    ORDINALS.iter().find(|(o, _)| *o == word).map(|(_, n)| *n)
+}
+
+/// "3" or "three" (up to ten).
+pub(super) fn number(word: &str) -> Option<usize> {
+    const WORDS: [&str; 10] = [
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    word.parse()
+        .ok()
+        .or_else(|| WORDS.iter().position(|w| *w == word).map(|i| i + 1))
+}
+
+/// An element picked by position or by role alone, generally (no page
+/// knowledge): "the second link", "the 4th input", "link number 2", "Save #2",
+/// "the last item" pick in document order among the elements of the role the
+/// step names (and of its other words' name, when it has some: "the second
+/// Save button"); "the button", "the text box" pick the one element of that
+/// role when the page has exactly one. `None` when the step says neither.
+pub(super) fn by_position<'a>(
+    nodes: &'a [SnapshotNode],
+    target: &str,
+    roles: &[&str],
+    hint: Option<&[&str]>,
+) -> Option<(&'a SnapshotNode, String)> {
+    let lower = norm(target);
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let mut position = None;
+    let mut ordinal_word = None;
+    let mut rest: Vec<&str> = Vec::new();
+    let mut state = None;
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        if let Some((o, n)) = ORDINALS.iter().find(|(o, _)| *o == w) {
+            position = Some(*n);
+            ordinal_word = Some(*o);
+        } else if let Some(n) = w.strip_prefix('#').and_then(|d| d.parse::<usize>().ok()) {
+            position = Some(n);
+        } else if w == "number"
+            && let Some(n) = words.get(i + 1).and_then(|d| number(d))
+        {
+            position = Some(n);
+            i += 1;
+        } else if let Some(n) = number(w).filter(|_| {
+            // "tab 3": a number after a role word, unless it is a name
+            // on the page ("Item 37").
+            i > 0
+                && ROLE_WORDS.iter().any(|(r, _)| *r == words[i - 1])
+                && !nodes
+                    .iter()
+                    .any(|n| find_words(&norm(&n.name), &format!("{} {w}", words[i - 1])).is_some())
+        }) {
+            position = Some(n);
+        } else if let Some((_, s)) = STATE_WORDS.iter().find(|(word, _)| *word == w) {
+            state = Some(*s);
+        } else if !FILLER.contains(&w) && !JOINERS.contains(&w) {
+            rest.push(w);
+        }
+        i += 1;
+    }
+    let hinted = hint.filter(|h| h.iter().any(|r| roles.contains(r)));
+    let of_role = |n: &&SnapshotNode| {
+        is_candidate(n, roles)
+            && hinted.is_none_or(|h| h.contains(&n.role.as_str()))
+            && state.is_none_or(|s| n.states.iter().any(|have| have == s))
+    };
+    // "the 6th search result", "the first post": the items of the page's
+    // longest run of links (or of the role named) at one depth.
+    if position.is_some() && !rest.is_empty() && rest.iter().all(|w| ITEM_NOUNS.contains(&stem(w)))
+    {
+        let items = items(nodes, hinted.unwrap_or(&["link"]));
+        let pick = match position {
+            Some(0) => items.last().copied(),
+            Some(n) => items.get(n.checked_sub(1)?).copied(),
+            None => None,
+        }?;
+        let how = format!("number {} of {} items", position.unwrap_or(0), items.len());
+        return Some((pick, how));
+    }
+    // "the Last name field" names a field; it is not the last one.
+    if let Some(word) = ordinal_word
+        && nodes
+            .iter()
+            .filter(of_role)
+            .any(|n| find_words(&norm(&n.name), word).is_some())
+    {
+        return None;
+    }
+    let named = rest.join(" ");
+    let candidates: Vec<&SnapshotNode> = nodes
+        .iter()
+        .filter(of_role)
+        .filter(|n| named.is_empty() || similarity(&named, &n.name) >= NOT_FOUND)
+        .collect();
+    let pick = match position {
+        Some(0) => candidates.last().copied(),
+        Some(n) => candidates.get(n.checked_sub(1)?).copied(),
+        // Role alone: only when it names one element.
+        None if named.is_empty()
+            && (hinted.is_some() || state.is_some())
+            && candidates.len() == 1 =>
+        {
+            candidates.first().copied()
+        }
+        None => None,
+    }?;
+    let how = match position {
+        Some(0) => "the last".to_string(),
+        Some(n) => format!("number {n}"),
+        None => "the only one".to_string(),
+    };
+    Some((pick, format!("{how} of {} {}", candidates.len(), pick.role)))
+}
+
+/// Words for a state an element is in, and the state ("the collapsed
+/// section", "the section that is closed").
+const STATE_WORDS: [(&str, &str); 8] = [
+    ("collapsed", "collapsed"),
+    ("closed", "collapsed"),
+    ("folded", "collapsed"),
+    ("expanded", "expanded"),
+    ("unchecked", "unchecked"),
+    ("unticked", "unchecked"),
+    ("checked", "checked"),
+    ("ticked", "checked"),
+];
+
+/// Nouns for the items of a list ("the 6th search result", "the first
+/// post", "the second suggestion"), stemmed.
+const ITEM_NOUNS: [&str; 8] = [
+    "search",
+    "result",
+    "post",
+    "article",
+    "story",
+    "hit",
+    "suggestion",
+    "headline",
+];
+
+/// The items of a list of `roles`: the elements of the longest run of them
+/// at one depth (results, not the pager's links below them; the options of
+/// the open list).
+fn items<'a>(nodes: &'a [SnapshotNode], roles: &[&str]) -> Vec<&'a SnapshotNode> {
+    let of_role: Vec<&SnapshotNode> = nodes
+        .iter()
+        .filter(|n| n.reference.is_some() && roles.contains(&n.role.as_str()))
+        .collect();
+    let mut by_depth: std::collections::BTreeMap<usize, Vec<&SnapshotNode>> = Default::default();
+    for n in of_role {
+        by_depth.entry(n.depth).or_default().push(n);
+    }
+    by_depth
+        .into_values()
+        .max_by_key(|group| group.len())
+        .unwrap_or_default()
+}
