@@ -19,7 +19,21 @@ const LIST_KEEP: usize = 10;
 
 /// Containers a step may name ("the button in the dialog"), kept as the
 /// parents of what they hold.
-const CONTAINERS: [&str; 5] = ["iframe", "dialog", "alertdialog", "navigation", "form"];
+const CONTAINERS: [&str; 11] = [
+    "iframe",
+    "dialog",
+    "alertdialog",
+    "navigation",
+    "form",
+    // The items that say which row's "Edit" is which: a table's rows and
+    // cells, a list's items, a feed's articles.
+    "row",
+    "cell",
+    "columnheader",
+    "rowheader",
+    "listitem",
+    "article",
+];
 
 /// The snapshot, compressed for a prompt.
 #[derive(Clone, Debug, Default, Serialize)]

@@ -314,3 +314,27 @@ fn an_empty_phrase_is_nowhere_and_does_not_panic() {
     }];
     let _ = decide(&i);
 }
+
+fn at_depth(role: &str, name: &str, r: &str, depth: usize) -> SnapshotNode {
+    let mut n = node(role, name, r);
+    n.depth = depth;
+    n
+}
+
+#[test]
+fn a_row_named_by_its_other_cells_picks_its_button() {
+    let mut page = Vec::new();
+    for (i, (who, role)) in [("Alice Martin", "Owner"), ("Bob Chen", "Editor")].iter().enumerate() {
+        page.push(at_depth("row", "", &format!("r{i}"), 1));
+        page.push(at_depth("cell", who, &format!("c{i}"), 2));
+        page.push(at_depth("cell", role, &format!("d{i}"), 2));
+        page.push(at_depth("cell", "Edit Delete", &format!("x{i}"), 2));
+        page.push(at_depth("button", "Edit", &format!("e{i}"), 3));
+        page.push(at_depth("button", "Delete", &format!("k{i}"), 3));
+    }
+    let pick = |step: &str| on_page(step, &page).map(|a| a.args.reference.unwrap_or_default());
+    assert_eq!(pick("Edit Bob Chen").as_deref(), Ok("e1"));
+    assert_eq!(pick("Click Delete in Alice Martin's row").as_deref(), Ok("k0"));
+    assert_eq!(pick("Remove the Editor").as_deref(), Ok("k1"));
+    assert!(pick("Click Edit").is_err(), "two rows, nothing says which");
+}
