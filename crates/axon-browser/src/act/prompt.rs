@@ -19,7 +19,7 @@ const LIST_KEEP: usize = 10;
 
 /// Containers a step may name ("the button in the dialog"), kept as the
 /// parents of what they hold.
-const CONTAINERS: [&str; 11] = [
+const CONTAINERS: [&str; 12] = [
     "iframe",
     "dialog",
     "alertdialog",
@@ -31,6 +31,7 @@ const CONTAINERS: [&str; 11] = [
     "cell",
     "columnheader",
     "rowheader",
+    "list",
     "listitem",
     "article",
 ];

@@ -27,7 +27,12 @@ pub(super) fn similarity(target: &str, name: &str) -> f64 {
     if find_words(&t, &n).is_some() {
         return 0.5 + 0.3 * n.len() as f64 / t.len() as f64;
     }
-    let tw: Vec<&str> = t.split(' ').map(stem).collect();
+    // Joiners inside a target ("the number of copies") name nothing.
+    let tw: Vec<&str> = t
+        .split(' ')
+        .filter(|w| !JOINERS.contains(w))
+        .map(stem)
+        .collect();
     let nw: Vec<&str> = n.split(' ').map(stem).collect();
     let common = tw
         .iter()
@@ -132,7 +137,8 @@ pub(super) fn clicked_thing(quotes: &[String], step: &str, verb: &str) -> String
 }
 
 /// Words that name a container, and its roles.
-pub(super) const CONTAINER_WORDS: [(&str, &[&str]); 12] = [
+pub(super) const CONTAINER_WORDS: [(&str, &[&str]); 13] = [
+    ("list", &["list"]),
     ("frame", &["iframe"]),
     ("iframe", &["iframe"]),
     ("dialog", &["dialog", "alertdialog"]),

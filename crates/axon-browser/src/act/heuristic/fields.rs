@@ -220,7 +220,8 @@ pub(super) fn set_number(
     let (node, score, how) = match by_kind(nodes, phrase, "") {
         Some((node, how)) => (node, 0.8, how),
         None => {
-            let lower = norm(phrase);
+            // "the speed slider": the kind's words name no field.
+            let lower = kind_in(phrase).map_or_else(|| norm(phrase), |(_, rest)| rest);
             let field = lower
                 .split_whitespace()
                 .filter(|w| !NUMBER_VERBS.contains(w) && !FILLER.contains(w))

@@ -338,3 +338,19 @@ fn a_row_named_by_its_other_cells_picks_its_button() {
     assert_eq!(pick("Remove the Editor").as_deref(), Ok("k1"));
     assert!(pick("Click Edit").is_err(), "two rows, nothing says which");
 }
+
+#[test]
+fn a_spinner_s_buttons_are_named_by_what_they_do_or_show() {
+    let page = vec![
+        node("button", "Decrease copies", "e1"),
+        node("spinbutton", "Copies", "e2"),
+        node("button", "Increase copies", "e3"),
+        node("slider", "Playback speed", "e4"),
+    ];
+    let pick = |step: &str| on_page(step, &page).map(|a| a.args.reference.unwrap_or_default());
+    assert_eq!(pick("Increase the number of copies").as_deref(), Ok("e3"));
+    assert_eq!(pick("Click the plus button next to Copies").as_deref(), Ok("e3"));
+    assert_eq!(pick("Reduce the copies by one").as_deref(), Ok("e1"));
+    let set = on_page("Put the speed slider at 1.25", &page).expect("a slider set");
+    assert_eq!((set.args.reference.as_deref(), set.args.text.as_deref()), (Some("e4"), Some("1.25")));
+}
