@@ -138,6 +138,17 @@ pub(super) fn by_position<'a>(
         .filter(of_role)
         .filter(|n| named.is_empty() || similarity(&named, &n.name) >= NOT_FOUND)
         .collect();
+    // Several in that state ("the collapsed section"): an accordion's
+    // section headers are buttons in headings (the WAI-ARIA pattern).
+    let headers: Vec<&SnapshotNode> = candidates
+        .iter()
+        .copied()
+        .filter(|n| parent(nodes, n).is_some_and(|p| p.role == "heading"))
+        .collect();
+    let candidates = match headers.as_slice() {
+        [_] if state.is_some() && position.is_none() && candidates.len() > 1 => headers,
+        _ => candidates,
+    };
     let pick = match position {
         Some(0) => candidates.last().copied(),
         Some(n) => candidates.get(n.checked_sub(1)?).copied(),
@@ -200,4 +211,10 @@ fn items<'a>(nodes: &'a [SnapshotNode], roles: &[&str]) -> Vec<&'a SnapshotNode>
         .into_values()
         .max_by_key(|group| group.len())
         .unwrap_or_default()
+}
+
+/// The node `n` sits in: the nearest one before it, less deep.
+fn parent<'a>(nodes: &'a [SnapshotNode], n: &SnapshotNode) -> Option<&'a SnapshotNode> {
+    let at = nodes.iter().position(|m| std::ptr::eq(m, n))?;
+    nodes[..at].iter().rev().find(|m| m.depth < n.depth)
 }

@@ -324,7 +324,10 @@ fn at_depth(role: &str, name: &str, r: &str, depth: usize) -> SnapshotNode {
 #[test]
 fn a_row_named_by_its_other_cells_picks_its_button() {
     let mut page = Vec::new();
-    for (i, (who, role)) in [("Alice Martin", "Owner"), ("Bob Chen", "Editor")].iter().enumerate() {
+    for (i, (who, role)) in [("Alice Martin", "Owner"), ("Bob Chen", "Editor")]
+        .iter()
+        .enumerate()
+    {
         page.push(at_depth("row", "", &format!("r{i}"), 1));
         page.push(at_depth("cell", who, &format!("c{i}"), 2));
         page.push(at_depth("cell", role, &format!("d{i}"), 2));
@@ -334,7 +337,10 @@ fn a_row_named_by_its_other_cells_picks_its_button() {
     }
     let pick = |step: &str| on_page(step, &page).map(|a| a.args.reference.unwrap_or_default());
     assert_eq!(pick("Edit Bob Chen").as_deref(), Ok("e1"));
-    assert_eq!(pick("Click Delete in Alice Martin's row").as_deref(), Ok("k0"));
+    assert_eq!(
+        pick("Click Delete in Alice Martin's row").as_deref(),
+        Ok("k0")
+    );
     assert_eq!(pick("Remove the Editor").as_deref(), Ok("k1"));
     assert!(pick("Click Edit").is_err(), "two rows, nothing says which");
 }
@@ -349,8 +355,14 @@ fn a_spinner_s_buttons_are_named_by_what_they_do_or_show() {
     ];
     let pick = |step: &str| on_page(step, &page).map(|a| a.args.reference.unwrap_or_default());
     assert_eq!(pick("Increase the number of copies").as_deref(), Ok("e3"));
-    assert_eq!(pick("Click the plus button next to Copies").as_deref(), Ok("e3"));
+    assert_eq!(
+        pick("Click the plus button next to Copies").as_deref(),
+        Ok("e3")
+    );
     assert_eq!(pick("Reduce the copies by one").as_deref(), Ok("e1"));
     let set = on_page("Put the speed slider at 1.25", &page).expect("a slider set");
-    assert_eq!((set.args.reference.as_deref(), set.args.text.as_deref()), (Some("e4"), Some("1.25")));
+    assert_eq!(
+        (set.args.reference.as_deref(), set.args.text.as_deref()),
+        (Some("e4"), Some("1.25"))
+    );
 }

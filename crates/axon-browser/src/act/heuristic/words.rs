@@ -96,7 +96,7 @@ pub(super) fn find_words(lower: &str, phrase: &str) -> Option<usize> {
 }
 
 /// Words that never name a target (articles, role nouns, politeness).
-pub(super) const FILLER: [&str; 35] = [
+pub(super) const FILLER: [&str; 37] = [
     "the",
     "a",
     "an",
@@ -132,6 +132,8 @@ pub(super) const FILLER: [&str; 35] = [
     "section",
     "folder",
     "widget",
+    "is",
+    "currently",
 ];
 
 /// Words that join a target to the rest of the step ("into the Username
