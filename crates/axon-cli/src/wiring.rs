@@ -71,7 +71,14 @@ async fn registry(
     // browser_act decides with the model in [llm], else offline.
     let translator: Arc<dyn axon_browser::act::ActionTranslator> = match &config.llm {
         Some(llm) => {
-            Arc::new(axon_browser::act::LlmTranslator::new(llm.clone(), history).map_err(usage)?)
+            let model =
+                axon_browser::act::LlmTranslator::new(llm.clone(), history).map_err(usage)?;
+            match llm.translator {
+                axon_browser::act::Translator::Llm => Arc::new(model),
+                axon_browser::act::Translator::Auto => Arc::new(
+                    axon_browser::act::AutoTranslator::new(model, llm.auto_threshold),
+                ),
+            }
         }
         None => Arc::new(axon_browser::act::Heuristic),
     };

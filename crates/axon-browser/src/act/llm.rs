@@ -11,6 +11,7 @@
 //! reason; a second invalid reply fails the step with `ambiguous_step`.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -45,9 +46,86 @@ pub struct LlmConfig {
     pub timeout_ms: u64,
     /// Attempts per model call (timeouts, 5xx, 429 are retried).
     pub max_attempts: u32,
-    /// Ask for output constrained by a JSON schema (`response_format`); turn
-    /// off for servers that reject it.
+    /// How the request asks for output in the reply's JSON schema:
+    /// `json_schema` (OpenAI's `response_format`, the default), `json_object`
+    /// (`{"type": "json_object", "schema": …}`, what llama.cpp's server
+    /// takes) or `none`. A server that refuses the format (HTTP 400, 422 or
+    /// 500 to a request carrying it) is asked again at once with the next
+    /// one, and the process keeps to what worked.
+    pub response_format: ResponseFormat,
+    /// The older switch: `false` is `response_format = "none"`.
     pub json_schema: bool,
+    /// Which translator `browser_act` uses when `[llm]` is set: `llm` (the
+    /// model decides every step, the default) or `auto` (the heuristic acts
+    /// when its confidence is at least `auto_threshold`, the model decides
+    /// otherwise; `act::AutoTranslator`).
+    pub translator: Translator,
+    /// The heuristic's confidence from which `auto` acts without the model.
+    pub auto_threshold: f64,
+}
+
+/// `[llm] translator`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Translator {
+    /// The model decides every step.
+    #[default]
+    Llm,
+    /// The heuristic when it is sure, the model otherwise.
+    Auto,
+}
+
+/// How a chat request asks for structured output (`[llm] response_format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseFormat {
+    /// `{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}`.
+    #[default]
+    JsonSchema,
+    /// `{"type": "json_object", "schema": …}` (llama.cpp's server; others
+    /// ignore the schema and still answer JSON).
+    JsonObject,
+    /// No `response_format`: the prompt alone asks for the JSON object.
+    None,
+}
+
+impl ResponseFormat {
+    const ALL: [ResponseFormat; 3] = [
+        ResponseFormat::JsonSchema,
+        ResponseFormat::JsonObject,
+        ResponseFormat::None,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            ResponseFormat::JsonSchema => "json_schema",
+            ResponseFormat::JsonObject => "json_object",
+            ResponseFormat::None => "none",
+        }
+    }
+
+    /// The request's `response_format` member.
+    fn body(self) -> Option<Value> {
+        match self {
+            ResponseFormat::JsonSchema => Some(json!({
+                "type": "json_schema",
+                "json_schema": {"name": "browser_action", "schema": reply_schema(), "strict": true},
+            })),
+            ResponseFormat::JsonObject => {
+                Some(json!({"type": "json_object", "schema": reply_schema()}))
+            }
+            ResponseFormat::None => None,
+        }
+    }
+
+    /// What to ask next when a server refuses this one.
+    fn fallback(self) -> Option<ResponseFormat> {
+        match self {
+            ResponseFormat::JsonSchema => Some(ResponseFormat::JsonObject),
+            ResponseFormat::JsonObject => Some(ResponseFormat::None),
+            ResponseFormat::None => None,
+        }
+    }
 }
 
 impl Default for LlmConfig {
@@ -60,7 +138,10 @@ impl Default for LlmConfig {
             max_tokens: 500,
             timeout_ms: 30_000,
             max_attempts: 3,
+            response_format: ResponseFormat::JsonSchema,
             json_schema: true,
+            translator: Translator::Llm,
+            auto_threshold: super::AUTO_THRESHOLD,
         }
     }
 }
@@ -74,6 +155,12 @@ impl LlmConfig {
         }
         if self.model.trim().is_empty() {
             return Err("llm.model: is empty".into());
+        }
+        if !(0.0..=1.0).contains(&self.auto_threshold) {
+            return Err(format!(
+                "llm.auto_threshold: {} is not between 0 and 1",
+                self.auto_threshold
+            ));
         }
         Ok(())
     }
@@ -101,6 +188,9 @@ pub struct Message {
 pub struct ChatReply {
     /// The assistant message's text.
     pub content: String,
+    /// How the request asked for JSON (`json_schema`, `json_object`, `none`):
+    /// the configured format, or the one a refusal fell back to.
+    pub response_format: &'static str,
 }
 
 /// The schema the reply must follow, for endpoints with structured output.
@@ -141,33 +231,56 @@ fn chat_tool(config: LlmConfig) -> impl axon_core::Tool {
         .api_key_env
         .as_ref()
         .and_then(|var| std::env::var(var).ok());
+    let first = if config.json_schema {
+        config.response_format
+    } else {
+        ResponseFormat::None
+    };
+    // The format in use: the configured one until a server refuses it.
+    let format = Arc::new(AtomicU8::new(first as u8));
     let config = Arc::new(config);
     tool_fn(
         "llm_chat",
         "One chat-completions request to the configured OpenAI-compatible endpoint ([llm]); browser_act's LLM translator calls it.",
         move |args: ChatArgs, _ctx: ToolContext| {
-            let (client, url, key, config) = (client.clone(), url.clone(), key.clone(), config.clone());
+            let (client, url, key, config, format) =
+                (client.clone(), url.clone(), key.clone(), config.clone(), format.clone());
             async move {
-                let mut body = json!({
-                    "model": config.model,
-                    "messages": args.messages,
-                    "temperature": config.temperature,
-                    "max_tokens": config.max_tokens,
-                });
-                if config.json_schema {
-                    body["response_format"] = json!({
-                        "type": "json_schema",
-                        "json_schema": {"name": "browser_action", "schema": reply_schema(), "strict": true},
+                let (response, used) = loop {
+                    let used = ResponseFormat::ALL[usize::from(format.load(Ordering::Relaxed)).min(2)];
+                    let mut body = json!({
+                        "model": config.model,
+                        "messages": args.messages,
+                        "temperature": config.temperature,
+                        "max_tokens": config.max_tokens,
                     });
-                }
-                let mut request = client.post(&url).json(&body);
-                if let Some(key) = &key {
-                    request = request.bearer_auth(key);
-                }
-                let response = request.send().await.map_err(|e| {
-                    let kind = if e.is_connect() { ErrorKind::Unavailable } else { ErrorKind::Transient };
-                    ToolError::new(kind, format!("calling the model: {}", e.without_url()))
-                })?;
+                    if let Some(asked) = used.body() {
+                        body["response_format"] = asked;
+                    }
+                    let mut request = client.post(&url).json(&body);
+                    if let Some(key) = &key {
+                        request = request.bearer_auth(key);
+                    }
+                    let response = request.send().await.map_err(|e| {
+                        let kind = if e.is_connect() { ErrorKind::Unavailable } else { ErrorKind::Transient };
+                        ToolError::new(kind, format!("calling the model: {}", e.without_url()))
+                    })?;
+                    // A refusal of the format is not a transient failure: ask
+                    // again at once without it, and keep to what works.
+                    let refused = matches!(response.status().as_u16(), 400 | 422 | 500);
+                    match used.fallback() {
+                        Some(next) if refused => {
+                            tracing::warn!(
+                                status = response.status().as_u16(),
+                                refused = used.name(),
+                                next = next.name(),
+                                "the model endpoint refused response_format; asking without it"
+                            );
+                            format.store(next as u8, Ordering::Relaxed);
+                        }
+                        _ => break (response, used),
+                    }
+                };
                 let status = response.status();
                 if status.as_u16() == 429 {
                     let after = response
@@ -194,7 +307,7 @@ fn chat_tool(config: LlmConfig) -> impl axon_core::Tool {
                 let content = reply["choices"][0]["message"]["content"].as_str().ok_or_else(|| {
                     ToolError::new(ErrorKind::InvalidOutput, "the response has no choices[0].message.content")
                 })?;
-                Ok(ChatReply { content: content.to_string() })
+                Ok(ChatReply { content: content.to_string(), response_format: used.name() })
             }
         },
     )

@@ -9,6 +9,7 @@
 //! (any OpenAI-compatible chat-completions endpoint, called through the core pipeline as
 //! the `llm_chat` tool).
 
+mod auto;
 pub mod cache;
 mod dispatch;
 mod heuristic;
@@ -25,9 +26,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use auto::{AUTO_THRESHOLD, AutoTranslator};
 pub use cache::{ActStore, CachedStep, MemoryActStore, NoActStore};
 pub use heuristic::Heuristic;
-pub use llm::{LlmConfig, LlmTranslator};
+pub use llm::{LlmConfig, LlmTranslator, ResponseFormat, Translator};
 pub use prompt::{CompressedSnapshot, MAX_PROMPT_NODES, compress};
 
 use crate::session::Browsers;

@@ -53,7 +53,7 @@ fn month_of(word: &str) -> Option<u32> {
 
 fn valid(y: u32, m: u32, d: u32) -> Option<String> {
     let days = match m {
-        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 if y.is_multiple_of(4) && (!y.is_multiple_of(100) || y.is_multiple_of(400)) => 29,
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         1..=12 => 31,

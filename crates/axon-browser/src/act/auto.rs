@@ -1,0 +1,80 @@
+//! `translator = "auto"` (`[llm]`): the heuristic acts when it is sure, the
+//! model decides otherwise. The heuristic is free and deterministic but reads
+//! names, not meaning; the model reads meaning but costs a request and, when
+//! small, is often wrong. So a step the heuristic matches well (confidence
+//! at or above the threshold, 0.7 by default: an exact or near-exact name, a
+//! kind, an ordinal, a row) is its; a weaker match, or one it cannot make
+//! (nothing fits, a tie, a step that needs reading), goes to the model. When
+//! the model fails too, a weak heuristic decision still acts; otherwise the
+//! model's error is the step's.
+
+use async_trait::async_trait;
+use axon_core::{ToolContext, ToolError};
+
+use super::{ActionTranslator, Decision, Heuristic, LlmTranslator, StepInput};
+
+/// The heuristic's confidence from which it acts without the model.
+pub const AUTO_THRESHOLD: f64 = 0.7;
+
+/// The auto translator (see the module docs). Its decisions say which
+/// translator made them: `heuristic (0.95): …` or `model (heuristic 0.53 <
+/// 0.7): …`.
+pub struct AutoTranslator {
+    model: LlmTranslator,
+    threshold: f64,
+}
+
+impl std::fmt::Debug for AutoTranslator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AutoTranslator")
+            .field("threshold", &self.threshold)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AutoTranslator {
+    /// Ask `model` when the heuristic's confidence is under `threshold`.
+    pub fn new(model: LlmTranslator, threshold: f64) -> Self {
+        AutoTranslator { model, threshold }
+    }
+
+    /// The model's translator (its executor's history, for tests).
+    pub fn model(&self) -> &LlmTranslator {
+        &self.model
+    }
+}
+
+#[async_trait]
+impl ActionTranslator for AutoTranslator {
+    fn name(&self) -> &'static str {
+        "auto"
+    }
+
+    async fn translate(&self, input: &StepInput, ctx: &ToolContext) -> Result<Decision, ToolError> {
+        let first = Heuristic.translate(input, ctx).await;
+        let why = match &first {
+            Ok(d) if d.confidence >= self.threshold => {
+                return Ok(Decision {
+                    message: format!("heuristic ({:.2}): {}", d.confidence, d.message),
+                    ..d.clone()
+                });
+            }
+            Ok(d) => format!("heuristic {:.2} < {}", d.confidence, self.threshold),
+            Err(e) => format!("heuristic: {}", e.code.as_deref().unwrap_or("failed")),
+        };
+        match (self.model.translate(input, ctx).await, first) {
+            (Ok(d), _) => Ok(Decision {
+                message: format!("model ({why}): {}", d.message),
+                ..d
+            }),
+            (Err(e), Ok(d)) => Ok(Decision {
+                message: format!(
+                    "heuristic ({:.2}; the model failed: {}): {}",
+                    d.confidence, e.message, d.message
+                ),
+                ..d
+            }),
+            (Err(e), Err(_)) => Err(e),
+        }
+    }
+}
