@@ -522,6 +522,37 @@ async fn llm_replies_are_validated_retried_and_timed() {
     assert_eq!(rated.result.attempts, 2);
     assert_eq!(rated.result.retry_delays_ms, [1000]);
     assert!(rated.result.retry_reasons[0].starts_with("rate_limited"));
+
+    // A server that refuses OpenAI's json_schema form with a 500 (llama.cpp's
+    // does): asked again at once in the json_object form, in the same
+    // attempt, and in that form from then on.
+    a.open("login.html").await;
+    push(vec![Reply::Status(500, None), Reply::Content(CLICK_LOG_IN)]);
+    let r = a.step("Click the Log in button").await;
+    assert!(r.success, "{r:#?}");
+    let calls = llm_history.by_correlation("s").await.unwrap();
+    let refused = calls.last().unwrap();
+    assert_eq!(refused.result.attempts, 1, "{refused:?}");
+    assert_eq!(refused.result.data["response_format"], "json_object");
+    a.open("login.html").await;
+    push(vec![Reply::Content(CLICK_LOG_IN)]);
+    assert!(a.step("Click the Log in button").await.success);
+    {
+        let requests = m.requests.lock().unwrap();
+        let formats: Vec<&Value> = requests[requests.len() - 3..]
+            .iter()
+            .map(|b| &b["response_format"]["type"])
+            .collect();
+        assert_eq!(
+            formats,
+            [
+                &json!("json_schema"),
+                &json!("json_object"),
+                &json!("json_object")
+            ]
+        );
+        assert!(requests[requests.len() - 1]["response_format"]["schema"].is_object());
+    }
     a.browsers.shutdown().await;
 }
 

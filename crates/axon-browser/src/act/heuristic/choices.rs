@@ -185,3 +185,15 @@ pub(super) fn select(
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_values_split_on_commas_and_ands() {
+        assert_eq!(split_values("red and blue"), ["red", "blue"]);
+        assert_eq!(split_values("red, green & blue"), ["red", "green", "blue"]);
+        assert_eq!(split_values("only green"), ["green"]);
+    }
+}

@@ -285,3 +285,22 @@ pub(super) fn labelled(nodes: &[SnapshotNode], step: &str) -> Option<Result<Deci
         format!("Set {} to {value:?}", matched(&field, node)),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trailing_number_after_to_or_at_is_a_setting() {
+        assert_eq!(
+            trailing_number("Move the slider to 10"),
+            Some(("10".into(), 16))
+        );
+        assert_eq!(
+            trailing_number("Put the speed slider at 1.25.").map(|t| t.0),
+            Some("1.25".into())
+        );
+        assert_eq!(trailing_number("Go to page 2"), None);
+        assert_eq!(trailing_number("Set it to loud"), None);
+    }
+}

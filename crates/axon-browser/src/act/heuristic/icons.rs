@@ -170,3 +170,21 @@ pub(super) fn icon_named(step: &str) -> Option<String> {
     let before = words.get(at.checked_sub(1)?)?;
     (!FILLER.contains(before)).then(|| before.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_control_shows_and_what_it_does_compare_equal() {
+        assert_eq!(control_word("gear"), "settings");
+        assert_eq!(control_word("trash"), "delete");
+        assert_eq!(control_word("Paris"), "Paris");
+        assert_eq!(as_controls("hamburger icon"), "menu icon");
+        assert_eq!(
+            icon_named("Click the pencil icon to write").as_deref(),
+            Some("pencil")
+        );
+        assert_eq!(icon_named("Click the icon"), None);
+    }
+}

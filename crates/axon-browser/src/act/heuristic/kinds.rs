@@ -338,3 +338,44 @@ pub(super) fn by_kind<'a>(
         format!("{how} of {} {}", candidates.len(), kind.words[0]),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(role: &str, name: &str, r: &str, states: &[&str]) -> SnapshotNode {
+        let mut n = SnapshotNode::element(role, name, r);
+        n.states = states.iter().map(|s| s.to_string()).collect();
+        n
+    }
+
+    #[test]
+    fn a_kind_picks_the_one_of_its_kind_or_the_one_at_an_ordinal() {
+        let page = [
+            field("textbox", "Subject", "e1", &[]),
+            field("textbox", "Tell us more", "e2", &["multiline"]),
+            field("textbox", "mm/dd/yyyy", "e3", &[]),
+            field("textbox", "PIN", "e4", &["password"]),
+            field("textbox", "Name", "e5", &[]),
+        ];
+        let pick = |step: &str| {
+            by_kind(&page, step, "").map(|(n, _)| n.reference.clone().unwrap_or_default())
+        };
+        assert_eq!(pick("the textarea").as_deref(), Some("e2"));
+        assert_eq!(pick("the date field").as_deref(), Some("e3"));
+        assert_eq!(pick("the password field").as_deref(), Some("e4"));
+        assert_eq!(
+            pick("the second text field").as_deref(),
+            Some("e5"),
+            "plain fields first"
+        );
+        assert_eq!(pick("the text field"), None, "two plain ones: no pick");
+        assert_eq!(
+            pick("the Subject text field"),
+            None,
+            "named: the name decides"
+        );
+        assert!(kind_in("a checkbox widget").is_some());
+        assert!(kind_in("the Username").is_none());
+    }
+}

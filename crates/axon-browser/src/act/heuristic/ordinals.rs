@@ -218,3 +218,30 @@ fn parent<'a>(nodes: &'a [SnapshotNode], n: &SnapshotNode) -> Option<&'a Snapsho
     let at = nodes.iter().position(|m| std::ptr::eq(m, n))?;
     nodes[..at].iter().rev().find(|m| m.depth < n.depth)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(role: &str, name: &str, r: &str, depth: usize) -> SnapshotNode {
+        let mut n = SnapshotNode::element(role, name, r);
+        n.depth = depth;
+        n
+    }
+
+    #[test]
+    fn result_nouns_count_the_longest_run_of_links_at_one_depth() {
+        let mut page: Vec<SnapshotNode> = (1..=4)
+            .map(|i| at("link", &format!("Boot {i}"), &format!("r{i}"), 0))
+            .collect();
+        page.push(at("navigation", "", "n", 0));
+        page.extend((1..=2).map(|i| at("link", &i.to_string(), &format!("p{i}"), 1)));
+        let pick =
+            |t: &str| by_position(&page, t, &CLICKABLE, None).map(|(n, _)| n.reference.clone());
+        assert_eq!(pick("3rd search result"), Some(Some("r3".into())));
+        assert_eq!(pick("last result"), Some(Some("r4".into())));
+        assert_eq!(ordinal("third"), Some(3));
+        assert_eq!(ordinal("3"), None);
+        assert_eq!(number("three"), Some(3));
+    }
+}

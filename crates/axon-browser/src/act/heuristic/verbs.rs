@@ -331,3 +331,23 @@ pub(super) fn seconds_in(text: &str) -> Option<f64> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_durations_are_read_from_the_words() {
+        assert_eq!(
+            url_in("Go to example.com", "http://h/").as_deref(),
+            Some("https://example.com")
+        );
+        assert_eq!(
+            url_in("Open /about", "http://h/x").as_deref(),
+            Some("http://h/about")
+        );
+        assert_eq!(url_in("Open the menu", "http://h/"), None);
+        assert_eq!(seconds_in("wait 500 ms"), Some(0.5));
+        assert_eq!(seconds_in("wait 2 minutes"), Some(120.0));
+    }
+}

@@ -197,3 +197,26 @@ pub(super) fn same_word(a: &str, b: &str) -> bool {
     }
     prev[b.len()] <= 1
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signs_read_as_words_and_words_keep_their_stems() {
+        assert_eq!(norm("☰"), "menu");
+        assert_eq!(norm("Close ×"), "close close");
+        assert_eq!(norm("+"), "add");
+        assert_eq!(norm("a + b"), "a add b");
+        assert_eq!(norm("C++"), "c", "a + inside a word is no sign");
+        assert_eq!(
+            quoted("Type 'ada' into \u{201c}User\u{201d}"),
+            ["ada", "User"]
+        );
+        assert_eq!(quoted("Don't ask"), Vec::<String>::new());
+        assert_eq!(stem("wrapping"), "wrap");
+        assert!(same_word("servcie", "service"));
+        assert!(!same_word("cat", "car"));
+        assert_eq!(target_words("into the Username field", ""), "username");
+    }
+}
