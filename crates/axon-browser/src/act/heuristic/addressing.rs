@@ -27,18 +27,20 @@ pub(super) fn similarity(target: &str, name: &str) -> f64 {
     if find_words(&t, &n).is_some() {
         return 0.5 + 0.3 * n.len() as f64 / t.len() as f64;
     }
-    // Joiners inside a target ("the number of copies") name nothing.
-    let tw: Vec<&str> = t
-        .split(' ')
-        .filter(|w| !JOINERS.contains(w))
-        .map(stem)
-        .collect();
-    let nw: Vec<&str> = n.split(' ').map(stem).collect();
+    // Joiners and articles ("the number of copies", "in a new tab") name
+    // nothing, on either side.
+    let little = |w: &&str| JOINERS.contains(w) || matches!(*w, "the" | "a" | "an");
+    let tw: Vec<&str> = t.split(' ').filter(|w| !little(w)).map(stem).collect();
+    let nw: Vec<&str> = n.split(' ').filter(|w| !little(w)).map(stem).collect();
     let common = tw
         .iter()
         .filter(|w| nw.iter().any(|n| same_word(w, n)))
         .count() as f64;
     let union = (tw.len() + nw.len()) as f64 - common;
+    // Nothing but little words on both sides ("in the"): no evidence.
+    if union == 0.0 {
+        return 0.0;
+    }
     0.8 * common / union
 }
 
