@@ -322,17 +322,7 @@ pub(super) fn by_kind<'a>(
     } else {
         of_kind
     };
-    let pick = match position {
-        Some(0) => candidates.last().copied(),
-        Some(n) => candidates.get(n.checked_sub(1)?).copied(),
-        None if candidates.len() == 1 => candidates.first().copied(),
-        None => None,
-    }?;
-    let how = match position {
-        Some(0) => "the last".to_string(),
-        Some(n) => format!("number {n}"),
-        None => "the only one".to_string(),
-    };
+    let (pick, how) = at_position(&candidates, position, true)?;
     Some((
         pick,
         format!("{how} of {} {}", candidates.len(), kind.words[0]),

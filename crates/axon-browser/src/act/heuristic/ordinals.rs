@@ -115,13 +115,8 @@ pub(super) fn by_position<'a>(
     if position.is_some() && !rest.is_empty() && rest.iter().all(|w| ITEM_NOUNS.contains(&stem(w)))
     {
         let items = items(nodes, hinted.unwrap_or(&["link"]));
-        let pick = match position {
-            Some(0) => items.last().copied(),
-            Some(n) => items.get(n.checked_sub(1)?).copied(),
-            None => None,
-        }?;
-        let how = format!("number {} of {} items", position.unwrap_or(0), items.len());
-        return Some((pick, how));
+        let (pick, how) = at_position(&items, position, false)?;
+        return Some((pick, format!("{how} of {} items", items.len())));
     }
     // "the Last name field" names a field; it is not the last one.
     if let Some(word) = ordinal_word
@@ -149,16 +144,24 @@ pub(super) fn by_position<'a>(
         [_] if state.is_some() && position.is_none() && candidates.len() > 1 => headers,
         _ => candidates,
     };
+    // Role alone: only when it names one element.
+    let alone = named.is_empty() && (hinted.is_some() || state.is_some());
+    let (pick, how) = at_position(&candidates, position, alone)?;
+    Some((pick, format!("{how} of {} {}", candidates.len(), pick.role)))
+}
+
+/// The element at `position` among `candidates` (1-based; 0 is the last),
+/// or with no position the only candidate when `alone` allows one; and how
+/// it was picked ("number 3", "the last", "the only one").
+pub(super) fn at_position<'a>(
+    candidates: &[&'a SnapshotNode],
+    position: Option<usize>,
+    alone: bool,
+) -> Option<(&'a SnapshotNode, String)> {
     let pick = match position {
         Some(0) => candidates.last().copied(),
         Some(n) => candidates.get(n.checked_sub(1)?).copied(),
-        // Role alone: only when it names one element.
-        None if named.is_empty()
-            && (hinted.is_some() || state.is_some())
-            && candidates.len() == 1 =>
-        {
-            candidates.first().copied()
-        }
+        None if alone && candidates.len() == 1 => candidates.first().copied(),
         None => None,
     }?;
     let how = match position {
@@ -166,7 +169,7 @@ pub(super) fn by_position<'a>(
         Some(n) => format!("number {n}"),
         None => "the only one".to_string(),
     };
-    Some((pick, format!("{how} of {} {}", candidates.len(), pick.role)))
+    Some((pick, how))
 }
 
 /// Words for a state an element is in, and the state ("the collapsed
