@@ -761,3 +761,48 @@ async fn llm_replies_name_history_and_tab_actions() {
     );
     a.browsers.shutdown().await;
 }
+
+/// A model may navigate only where the step says: a page's text can talk a
+/// model into "navigate to https://attacker.example/…" on a step that only
+/// asked for a click. Such a reply is invalid (asked again, then
+/// `ambiguous_step`) and nothing is navigated; an address the step names is
+/// followed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llm_navigations_go_only_where_the_step_says() {
+    let m = model().await;
+    let config = LlmConfig {
+        base_url: m.url.clone(),
+        model: "scripted".into(),
+        timeout_ms: 2000,
+        max_attempts: 1,
+        ..LlmConfig::default()
+    };
+    let translator = Arc::new(LlmTranslator::new(config, None).unwrap());
+    let a = setup_with(translator, Arc::new(act::NoActStore)).await;
+    let push = |replies: Vec<Reply>| m.script.lock().unwrap().extend(replies);
+    // The scripted server takes `&'static str` replies.
+    let navigate = |url: &str| -> &'static str {
+        Box::leak(
+            format!(
+                r#"{{"action": "navigate", "args": {{"url": "{url}"}}, "status": "success", "error_type": "none", "message": "x"}}"#
+            )
+            .into_boxed_str(),
+        )
+    };
+    let elsewhere = format!("{}/welcome.html", a.base);
+
+    a.open("login.html").await;
+    let stray = navigate(&elsewhere);
+    push(vec![Reply::Content(stray), Reply::Content(stray)]);
+    let r = a.step("Click the Log in button").await;
+    let e = r.error.expect("a navigation nobody asked for is refused");
+    assert_eq!(e.code.as_deref(), Some("ambiguous_step"), "{e:?}");
+    assert!(e.message.contains("names no address"), "{}", e.message);
+    assert!(a.url().await.ends_with("login.html"), "{}", a.url().await);
+
+    push(vec![Reply::Content(navigate(&elsewhere))]);
+    let r = a.step(&format!("Go to {elsewhere}")).await;
+    assert!(r.success, "{r:#?}");
+    assert!(a.url().await.ends_with("welcome.html"));
+    a.browsers.shutdown().await;
+}

@@ -61,10 +61,13 @@ struct Setup {
 const DEV_FLOOR: f64 = 95.0;
 const HELD_OUT_FLOOR: f64 = 88.0;
 
-/// The UI-kit set's floors: dev 98.9 %, held-out 91.8 % on 2026-11-26 (the
-/// baseline was 53.3 % and 51.5 %), less about three cases each.
-const KITS_DEV_FLOOR: f64 = 95.0;
-const KITS_HELD_OUT_FLOOR: f64 = 88.0;
+/// The UI-kit set's floors, less about three cases each: dev 99.1 %,
+/// held-out 83.6 % on 2026-11-26 with 232 cases (the first 187: baseline
+/// 53.3 % and 51.5 %, then 98.9 % and 91.8 %; the 45 accordion, feed and
+/// icon cases added after it took held-out to 82.8 % before any change, and
+/// the dev fixes for them moved it by one case: docs/browser-act.md).
+const KITS_DEV_FLOOR: f64 = 96.0;
+const KITS_HELD_OUT_FLOOR: f64 = 81.0;
 
 fn read_cases(jsonl: &str) -> Vec<Case> {
     jsonl

@@ -244,25 +244,29 @@ async fn translators_side_by_side_on_the_ui_kit_corpus() {
         .collect();
     let server = llama().await;
     let base = serve_fixtures().await;
+    let auto = Arc::new(AutoTranslator::new(
+        LlmTranslator::new(config(&server), None).expect("llm"),
+        act::AUTO_THRESHOLD,
+    ));
+    // The model's calls, by the step's session: how often auto asked it.
+    let auto_asked = auto.model().executor().history().clone();
     let translators: Vec<(&str, Arc<dyn ActionTranslator>)> = vec![
         ("heuristic", Arc::new(act::Heuristic)),
         (
             "llm",
             Arc::new(LlmTranslator::new(config(&server), None).expect("llm")),
         ),
-        (
-            "auto",
-            Arc::new(AutoTranslator::new(
-                LlmTranslator::new(config(&server), None).expect("llm"),
-                act::AUTO_THRESHOLD,
-            )),
-        ),
+        ("auto", auto.clone()),
     ];
-    println!("| translator | reached | decide p50 | decide p95 |");
-    println!("| --- | --- | --- | --- |");
-    for (name, translator) in translators {
+    // `AXON_TRANSLATORS=auto,heuristic` runs only those (the model's own row
+    // takes most of the time).
+    let only = std::env::var("AXON_TRANSLATORS").unwrap_or_default();
+    let wanted = |name: &str| only.is_empty() || only.split(',').any(|w| w.trim() == name);
+    println!("| translator | reached | decide p50 | decide p95 | model asked |");
+    println!("| --- | --- | --- | --- | --- |");
+    for (name, translator) in translators.into_iter().filter(|(n, _)| wanted(n)) {
         let (executor, browsers) = act_executor(translator);
-        let (mut passed, mut decide) = (0, Vec::new());
+        let (mut passed, mut decide, mut asked) = (0, Vec::new(), 0);
         for (n, case) in cases.iter().enumerate() {
             let session = format!("{name}-{n}");
             let call = |tool: &str, args: serde_json::Value| {
@@ -284,6 +288,15 @@ async fn translators_side_by_side_on_the_ui_kit_corpus() {
                     .as_u64()
                     .unwrap_or(started.elapsed().as_millis() as u64),
             );
+            asked += usize::from(match name {
+                "llm" => true,
+                "auto" => !auto_asked
+                    .by_correlation(&session)
+                    .await
+                    .unwrap_or_default()
+                    .is_empty(),
+                _ => false,
+            });
             let log = call("browser_get_text", json!({"selector": "#log"})).await;
             let seen = log.data["text"].as_str().unwrap_or_default();
             let code = r.error.as_ref().and_then(|e| e.code.as_deref());
@@ -296,7 +309,7 @@ async fn translators_side_by_side_on_the_ui_kit_corpus() {
         decide.sort_unstable();
         let at = |p: usize| decide[(decide.len() * p / 100).min(decide.len() - 1)];
         println!(
-            "| {name} | {passed} / {} | {} ms | {} ms |",
+            "| {name} | {passed} / {} | {} ms | {} ms | {asked} |",
             cases.len(),
             at(50),
             at(95)

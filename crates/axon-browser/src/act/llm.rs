@@ -391,6 +391,44 @@ enum Checked {
 }
 
 /// The one JSON object in `content` (tolerating code fences around it).
+/// A model navigates only where the step says. Page text can talk a model
+/// into "navigate to https://attacker.example/…" on a step that asked for a
+/// click, and a model that cannot find a link guesses its address; either is
+/// a navigation nobody asked for. The step names an address when it holds the
+/// URL itself, or its host, or one of the host's names ("Open Wikipedia" for
+/// en.wikipedia.org; an IP address only whole).
+fn asked_to_go(action: &Action, step: &str) -> Result<(), String> {
+    let Some(url) = action.args.url.as_deref().filter(|_| action.action == ActionKind::Navigate)
+    else {
+        return Ok(());
+    };
+    let step = step.to_lowercase();
+    let url = url.trim().to_lowercase();
+    let host = url::Url::parse(&url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default();
+    let words: Vec<&str> = step
+        .split(|c: char| !c.is_alphanumeric() && c != '-')
+        .collect();
+    let is_ip = host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[');
+    let named_host = !host.is_empty()
+        && (step.contains(host.trim_start_matches("www."))
+            || (!is_ip
+                && host
+                    .rsplit('.')
+                    .skip(1)
+                    .filter(|label| label.len() >= 3 && *label != "www")
+                    .any(|label| words.contains(&label))));
+    if step.contains(url.trim_end_matches('/')) || named_host {
+        Ok(())
+    } else {
+        Err(format!(
+            "navigate to {url}: the step names no address; act on DOM_SNAPSHOT instead (click the link that leads there)"
+        ))
+    }
+}
+
 fn parse_reply(content: &str) -> Result<Reply, String> {
     let start = content.find('{');
     let end = content.rfind('}');
@@ -434,6 +472,7 @@ impl ActionTranslator for LlmTranslator {
                     args: reply.args,
                 };
                 validate(&action, &input.snapshot)
+                    .and_then(|()| asked_to_go(&action, &input.plan_step))
                     .map(|()| Checked::Act(Box::new(action), reply.message.unwrap_or_default()))
             });
             match checked {
@@ -484,6 +523,32 @@ mod tests {
                 .unwrap_err()
                 .contains("action")
         );
+    }
+
+    #[test]
+    fn a_model_navigates_only_where_the_step_says() {
+        let go = |url: &str| Action {
+            action: ActionKind::Navigate,
+            args: ActionArgs {
+                url: Some(url.into()),
+                ..ActionArgs::default()
+            },
+        };
+        let allowed = |step: &str, url: &str| asked_to_go(&go(url), step).is_ok();
+        assert!(allowed("Go to https://example.org/a", "https://example.org/a"));
+        assert!(allowed("Open example.org", "https://www.example.org/"));
+        assert!(allowed("Open Wikipedia", "https://en.wikipedia.org/"));
+        assert!(allowed("Go to 127.0.0.1:8080", "http://127.0.0.1:8080/x"));
+        assert!(!allowed("Click the Log in button", "https://attacker.example/"));
+        assert!(!allowed("Open the pricing page", "https://example.org/pricing"));
+        // An address's numbers are not names: "0" is no host.
+        assert!(!allowed("Select 0 items", "http://127.0.0.1/"));
+        // Anything but a navigation is not this rule's business.
+        let click = Action {
+            action: ActionKind::Click,
+            args: ActionArgs::default(),
+        };
+        assert!(asked_to_go(&click, "Click it").is_ok());
     }
 
     #[test]

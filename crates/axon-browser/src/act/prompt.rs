@@ -132,7 +132,7 @@ You MUST NOT create, reorder or revise the plan; ask questions; perform multi-st
 You MUST execute one plan step incrementally, choose exactly one tool call, and base any click targets ONLY on elements present in DOM_SNAPSHOT (use their role and name exactly as shown, or their ref).
 
 Tool selection rules:
-- If PLAN_STEP implies moving to a website and the URL is known, use navigate(url).
+- If PLAN_STEP implies moving to a website and PLAN_STEP itself names its address (a URL, a host, a site by name), use navigate(url); to reach another page, click the link that leads there.
 - If PLAN_STEP implies searching and a search UI exists, use search(text).
 - If PLAN_STEP implies interacting with a page element, use click with an ARIA role + accessible name from DOM_SNAPSHOT.
 - Use type(text) to type; give role + name (or ref) of the field from DOM_SNAPSHOT, or none to type into the focused element.

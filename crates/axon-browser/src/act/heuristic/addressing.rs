@@ -41,6 +41,13 @@ pub(super) fn similarity(target: &str, name: &str) -> f64 {
     if union == 0.0 {
         return 0.0;
     }
+    // Every word the step says is in the name, out of order or inflected
+    // ("where do I find invoices" in "Where do I find my invoices?",
+    // "cancellation" in "How do I cancel my plan?"): nearly as good as the
+    // words in a row.
+    if common == tw.len() as f64 {
+        return 0.55 + 0.3 * common / nw.len() as f64;
+    }
     0.8 * common / union
 }
 
@@ -225,7 +232,12 @@ pub(super) fn click_among(
     // and the role words; a quoted name alone is left to the name match
     // below. Then by the item (row, list item, article) the other words name.
     let words = target_words(&unquoted(step, quotes), verb);
-    let positional = format!("{} {words} {}", quotes.join(" "), role_words(step));
+    let positional = format!(
+        "{} {words} {} {}",
+        quotes.join(" "),
+        role_words(step),
+        section_words(step)
+    );
     let hint_here = hint.or(role_hint(&norm(step)));
     let picked = if quotes.is_empty() {
         by_kind(nodes, step, verb)
@@ -244,6 +256,22 @@ pub(super) fn click_among(
             0.75,
             format!("Click {} {:?} ({how})", node.role, node.name),
         );
+    }
+    // "Expand the collapsed section" with three collapsed: say which are.
+    let (tied, state) = tied_by_state(nodes, &positional, &CLICKABLE, hint_here);
+    if !tied.is_empty() {
+        let names: Vec<String> = tied
+            .iter()
+            .map(|n| format!("{} {:?}", n.role, n.name))
+            .collect();
+        return Err(fail(
+            "ambiguous_step",
+            format!(
+                "{} elements are {state}: {}; name the one to {verb}",
+                tied.len(),
+                names.join(", ")
+            ),
+        ));
     }
     if target.is_empty() {
         return Err(fail(

@@ -25,6 +25,15 @@ pub(super) fn set(
             ));
         }
     };
+    // "Move the document to the trash": a place, not a value; the step
+    // names a control ("Move to trash").
+    if quotes.is_empty()
+        && ["the ", "a ", "an ", "my "]
+            .iter()
+            .any(|article| value.to_ascii_lowercase().starts_with(article))
+    {
+        return click(nodes, quotes, step, "", None);
+    }
     let mut roles: Vec<&str> = EDITABLE.to_vec();
     roles.extend(["listbox", "slider", "checkbox", "switch"]);
     let (node, score) = best(nodes, &field, &roles, None)?;

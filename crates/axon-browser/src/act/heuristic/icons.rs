@@ -94,7 +94,7 @@ pub(super) fn close(
 
 /// Signs that stand for a word, and the word a person reads them as: a
 /// control that shows only "☰" is the menu.
-pub(super) const SIGNS: [(char, &str); 27] = [
+pub(super) const SIGNS: [(char, &str); 43] = [
     ('×', "close"),
     ('✕', "close"),
     ('✖', "close"),
@@ -122,12 +122,28 @@ pub(super) const SIGNS: [(char, &str); 27] = [
     ('⌂', "home"),
     ('✓', "ok"),
     ('✔', "ok"),
+    ('🔖', "bookmark"),
+    ('📎', "attach"),
+    ('🔗', "link"),
+    ('🖨', "print"),
+    ('⬇', "download"),
+    ('⬆', "upload"),
+    ('↶', "undo"),
+    ('↷', "redo"),
+    ('‹', "previous"),
+    ('›', "next"),
+    ('ⓘ', "info"),
+    ('ℹ', "info"),
+    ('💬', "reply"),
+    ('🔁', "repost"),
+    ('👍', "like"),
+    ('✉', "mail"),
 ];
 
 /// Words for the same control: what a person sees on it (a gear, a trash
 /// can) and what it does (settings, delete). The first word of a group is
 /// the one both sides are compared as.
-const SAME_CONTROL: [&[&str]; 12] = [
+const SAME_CONTROL: [&[&str]; 16] = [
     &["close", "x", "dismiss"],
     &["menu", "hamburger"],
     &["settings", "gear", "cog", "preferences"],
@@ -140,6 +156,10 @@ const SAME_CONTROL: [&[&str]; 12] = [
     &["edit", "pencil", "compose"],
     &["refresh", "reload"],
     &["star", "favourite", "favorite"],
+    &["reply", "comment", "respond"],
+    &["repost", "retweet", "reshare", "boost"],
+    &["attach", "paperclip", "attachment", "clip"],
+    &["info", "information"],
 ];
 
 /// `word` as its group's first word (itself when it is in none).
@@ -167,8 +187,16 @@ pub(super) fn icon_named(step: &str) -> Option<String> {
     let at = words
         .iter()
         .position(|w| matches!(*w, "icon" | "symbol" | "sign"))?;
-    let before = words.get(at.checked_sub(1)?)?;
-    (!FILLER.contains(before)).then(|| before.to_string())
+    let before = *words.get(at.checked_sub(1)?)?;
+    // "the trash can icon": the word a control is known by, when the last
+    // one is the second half of a compound.
+    let known = |w: &str| SAME_CONTROL.iter().any(|g| g.contains(&w));
+    let compound = at
+        .checked_sub(2)
+        .and_then(|i| words.get(i))
+        .filter(|first| !known(before) && known(first));
+    let named = compound.copied().unwrap_or(before);
+    (!FILLER.contains(&named)).then(|| named.to_string())
 }
 
 #[cfg(test)]
@@ -186,5 +214,11 @@ mod tests {
             Some("pencil")
         );
         assert_eq!(icon_named("Click the icon"), None);
+        assert_eq!(
+            icon_named("Click the trash can icon").as_deref(),
+            Some("trash")
+        );
+        assert_eq!(control_word("comment"), "reply");
+        assert_eq!(norm("📎"), "attach");
     }
 }

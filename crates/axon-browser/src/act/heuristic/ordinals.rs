@@ -69,85 +69,161 @@ pub(super) fn by_position<'a>(
     hint: Option<&[&str]>,
 ) -> Option<(&'a SnapshotNode, String)> {
     let lower = norm(target);
-    let words: Vec<&str> = lower.split_whitespace().collect();
-    let mut position = None;
-    let mut ordinal_word = None;
-    let mut rest: Vec<&str> = Vec::new();
-    let mut state = None;
-    let mut i = 0;
-    while i < words.len() {
-        let w = words[i];
-        if let Some((o, n)) = ORDINALS.iter().find(|(o, _)| *o == w) {
-            position = Some(*n);
-            ordinal_word = Some(*o);
-        } else if let Some(n) = w.strip_prefix('#').and_then(|d| d.parse::<usize>().ok()) {
-            position = Some(n);
-        } else if w == "number"
-            && let Some(n) = words.get(i + 1).and_then(|d| number(d))
-        {
-            position = Some(n);
-            i += 1;
-        } else if let Some(n) = number(w).filter(|_| {
-            // "tab 3": a number after a role word, unless it is a name
-            // on the page ("Item 37").
-            i > 0
-                && ROLE_WORDS.iter().any(|(r, _)| *r == words[i - 1])
-                && !nodes
-                    .iter()
-                    .any(|n| find_words(&norm(&n.name), &format!("{} {w}", words[i - 1])).is_some())
-        }) {
-            position = Some(n);
-        } else if let Some((_, s)) = STATE_WORDS.iter().find(|(word, _)| *word == w) {
-            state = Some(*s);
-        } else if !FILLER.contains(&w) && !JOINERS.contains(&w) {
-            rest.push(w);
-        }
-        i += 1;
-    }
+    let read = Positional::read(nodes, &lower);
     let hinted = hint.filter(|h| h.iter().any(|r| roles.contains(r)));
-    let of_role = |n: &&SnapshotNode| {
-        is_candidate(n, roles)
-            && hinted.is_none_or(|h| h.contains(&n.role.as_str()))
-            && state.is_none_or(|s| n.states.iter().any(|have| have == s))
-    };
     // "the 6th search result", "the first post": the items of the page's
     // longest run of links (or of the role named) at one depth.
-    if position.is_some() && !rest.is_empty() && rest.iter().all(|w| ITEM_NOUNS.contains(&stem(w)))
+    if read.position.is_some()
+        && !read.rest.is_empty()
+        && read.rest.iter().all(|w| ITEM_NOUNS.contains(&stem(w)))
     {
         let items = items(nodes, hinted.unwrap_or(&["link"]));
-        let (pick, how) = at_position(&items, position, false)?;
+        let (pick, how) = at_position(&items, read.position, false)?;
         return Some((pick, format!("{how} of {} items", items.len())));
     }
     // "the Last name field" names a field; it is not the last one.
-    if let Some(word) = ordinal_word
+    if let Some(word) = read.ordinal_word
         && nodes
             .iter()
-            .filter(of_role)
+            .filter(|n| read.fits(n, roles, hinted))
             .any(|n| find_words(&norm(&n.name), word).is_some())
     {
         return None;
     }
-    let named = rest.join(" ");
-    let candidates: Vec<&SnapshotNode> = nodes
-        .iter()
-        .filter(of_role)
-        .filter(|n| named.is_empty() || similarity(&named, &n.name) >= NOT_FOUND)
-        .collect();
-    // Several in that state ("the collapsed section"): an accordion's
-    // section headers are buttons in headings (the WAI-ARIA pattern).
-    let headers: Vec<&SnapshotNode> = candidates
-        .iter()
-        .copied()
-        .filter(|n| parent(nodes, n).is_some_and(|p| p.role == "heading"))
-        .collect();
-    let candidates = match headers.as_slice() {
-        [_] if state.is_some() && position.is_none() && candidates.len() > 1 => headers,
-        _ => candidates,
-    };
+    let candidates = read.candidates(nodes, roles, hinted);
     // Role alone: only when it names one element.
-    let alone = named.is_empty() && (hinted.is_some() || state.is_some());
-    let (pick, how) = at_position(&candidates, position, alone)?;
+    let alone = read.rest.is_empty() && (hinted.is_some() || read.state.is_some());
+    let (pick, how) = at_position(&candidates, read.position, alone)?;
     Some((pick, format!("{how} of {} {}", candidates.len(), pick.role)))
+}
+
+/// The elements a step picks by their state alone when it picks several
+/// ("Expand the collapsed section" on a page with three collapsed), with
+/// the state: what an `ambiguous_step` names. Empty when the step names a
+/// position or no state, or the state picks one element or none.
+pub(super) fn tied_by_state<'a>(
+    nodes: &'a [SnapshotNode],
+    target: &str,
+    roles: &[&str],
+    hint: Option<&[&str]>,
+) -> (Vec<&'a SnapshotNode>, &'static str) {
+    let lower = norm(target);
+    let read = Positional::read(nodes, &lower);
+    let hinted = hint.filter(|h| h.iter().any(|r| roles.contains(r)));
+    match read.state {
+        Some(state) if read.position.is_none() => {
+            let tied = read.candidates(nodes, roles, hinted);
+            (if tied.len() > 1 { tied } else { Vec::new() }, state)
+        }
+        _ => (Vec::new(), ""),
+    }
+}
+
+/// What a step's words say about where an element is: a position ("third",
+/// "#2", "number 2", "tab 3"), a state ("collapsed"), and the other words,
+/// which name it.
+struct Positional<'w> {
+    position: Option<usize>,
+    ordinal_word: Option<&'static str>,
+    state: Option<&'static str>,
+    /// The step names a section of a page ("the second question", "the
+    /// last FAQ entry"): a disclosure, which is expanded or collapsed
+    /// (unless the step names a role too: "the first link in the section").
+    section: bool,
+    rest: Vec<&'w str>,
+}
+
+impl<'w> Positional<'w> {
+    fn read(nodes: &[SnapshotNode], lower: &'w str) -> Self {
+        let words: Vec<&str> = lower.split_whitespace().collect();
+        let mut read = Positional {
+            position: None,
+            ordinal_word: None,
+            state: None,
+            section: false,
+            rest: Vec::new(),
+        };
+        let mut i = 0;
+        while i < words.len() {
+            let w = words[i];
+            if let Some((o, n)) = ORDINALS.iter().find(|(o, _)| *o == w) {
+                read.position = Some(*n);
+                read.ordinal_word = Some(*o);
+            } else if let Some(n) = w.strip_prefix('#').and_then(|d| d.parse::<usize>().ok()) {
+                read.position = Some(n);
+            } else if w == "number"
+                && let Some(n) = words.get(i + 1).and_then(|d| number(d))
+            {
+                read.position = Some(n);
+                i += 1;
+            } else if let Some(n) = number(w).filter(|_| {
+                // "tab 3": a number after a role word, unless it is a name
+                // on the page ("Item 37").
+                i > 0
+                    && ROLE_WORDS.iter().any(|(r, _)| *r == words[i - 1])
+                    && !nodes.iter().any(|n| {
+                        find_words(&norm(&n.name), &format!("{} {w}", words[i - 1])).is_some()
+                    })
+            }) {
+                read.position = Some(n);
+            } else if let Some((_, s)) = STATE_WORDS.iter().find(|(word, _)| *word == w) {
+                read.state = Some(*s);
+            } else if SECTION_NOUNS.contains(&stem(w)) {
+                read.section = true;
+            } else if !FILLER.contains(&w) && !JOINERS.contains(&w) {
+                read.rest.push(w);
+            }
+            i += 1;
+        }
+        read
+    }
+
+    /// Whether `n` is of the roles (the hinted ones, when the step hints)
+    /// and in the state the step names.
+    fn fits(&self, n: &SnapshotNode, roles: &[&str], hinted: Option<&[&str]>) -> bool {
+        is_candidate(n, roles)
+            && hinted.is_none_or(|h| h.contains(&n.role.as_str()))
+            && self
+                .state
+                .is_none_or(|s| n.states.iter().any(|have| have == s))
+            && (!self.section
+                || hinted.is_some()
+                || n
+                    .states
+                    .iter()
+                    .any(|have| have == "expanded" || have == "collapsed"))
+    }
+
+    /// The elements the step's words fit, in document order.
+    fn candidates<'a>(
+        &self,
+        nodes: &'a [SnapshotNode],
+        roles: &[&str],
+        hinted: Option<&[&str]>,
+    ) -> Vec<&'a SnapshotNode> {
+        let named = self.rest.join(" ");
+        let candidates: Vec<&SnapshotNode> = nodes
+            .iter()
+            .filter(|n| self.fits(n, roles, hinted))
+            .filter(|n| named.is_empty() || similarity(&named, &n.name) >= NOT_FOUND)
+            .collect();
+        // Several in that state ("the collapsed section"), or sections
+        // counted ("the second question"): an accordion's section headers
+        // are buttons in headings (the WAI-ARIA pattern), before a tree's
+        // folders or a lone disclosure.
+        let headers: Vec<&SnapshotNode> = candidates
+            .iter()
+            .copied()
+            .filter(|n| parent(nodes, n).is_some_and(|p| p.role == "heading"))
+            .collect();
+        match headers.as_slice() {
+            [_] if self.state.is_some() && self.position.is_none() && candidates.len() > 1 => {
+                headers
+            }
+            [_, _, ..] if self.section && self.position.is_some() => headers,
+            _ => candidates,
+        }
+    }
 }
 
 /// The element at `position` among `candidates` (1-based; 0 is the last),
@@ -184,6 +260,20 @@ const STATE_WORDS: [(&str, &str); 8] = [
     ("checked", "checked"),
     ("ticked", "checked"),
 ];
+
+/// Nouns for a section of a page that opens and closes (an accordion's
+/// panel, a FAQ's question), stemmed.
+const SECTION_NOUNS: [&str; 6] = ["section", "question", "panel", "topic", "answer", "faq"];
+
+/// The step's section nouns ("the second question": "question"), which the
+/// target's words drop as filler but a position counts among.
+pub(super) fn section_words(step: &str) -> String {
+    norm(step)
+        .split_whitespace()
+        .filter(|w| SECTION_NOUNS.contains(&stem(w)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 /// Nouns for the items of a list ("the 6th search result", "the first
 /// post", "the second suggestion"), stemmed.

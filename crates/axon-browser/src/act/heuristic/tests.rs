@@ -366,3 +366,33 @@ fn a_spinner_s_buttons_are_named_by_what_they_do_or_show() {
         (Some("e4"), Some("1.25"))
     );
 }
+
+#[test]
+fn a_state_that_several_elements_share_is_an_error_naming_them() {
+    let header = |name: &str, r: &str, state: &str| {
+        let mut h = node("heading", name, "");
+        h.reference = None;
+        let mut b = node("button", name, r);
+        b.depth = 1;
+        b.states = vec![state.into()];
+        [h, b]
+    };
+    let mut page: Vec<SnapshotNode> = Vec::new();
+    page.extend(header("Sizing", "e1", "expanded"));
+    page.extend(header("Returns", "e2", "collapsed"));
+    page.extend(header("Care", "e3", "collapsed"));
+    let decided = |step: &str| decide(&input(step, page.clone()));
+    let e = decided("Expand the collapsed section").unwrap_err();
+    assert_eq!(e.code.as_deref(), Some("ambiguous_step"), "{e:?}");
+    assert!(
+        e.message
+            .contains("2 elements are collapsed: button \"Returns\", button \"Care\""),
+        "{}",
+        e.message
+    );
+    // One in that state, or a position among them: picked.
+    let picked = decided("Collapse the expanded section").unwrap();
+    assert_eq!(picked.action.args.reference.as_deref(), Some("e1"));
+    let picked = decided("Expand the second collapsed section").unwrap();
+    assert_eq!(picked.action.args.reference.as_deref(), Some("e3"));
+}

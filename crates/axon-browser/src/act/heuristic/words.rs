@@ -96,7 +96,7 @@ pub(super) fn find_words(lower: &str, phrase: &str) -> Option<usize> {
 }
 
 /// Words that never name a target (articles, role nouns, politeness).
-pub(super) const FILLER: [&str; 37] = [
+pub(super) const FILLER: [&str; 41] = [
     "the",
     "a",
     "an",
@@ -130,6 +130,10 @@ pub(super) const FILLER: [&str; 37] = [
     "entry",
     "area",
     "section",
+    "question",
+    "answer",
+    "topic",
+    "panel",
     "folder",
     "widget",
     "is",
@@ -163,6 +167,11 @@ pub(super) fn stem(w: &str) -> &str {
         if b.len() >= 2 && b[b.len() - 1] == b[b.len() - 2] {
             return &s[..s.len() - 1];
         }
+        return s;
+    }
+    // "cancellation" → "cancell" (one letter from "cancel"), "confirmation"
+    // → "confirm".
+    if let Some(s) = w.strip_suffix("ation").filter(|s| s.len() > 3) {
         return s;
     }
     if let Some(s) = w.strip_suffix("ed").filter(|s| s.len() > 3) {
@@ -215,6 +224,8 @@ mod tests {
         );
         assert_eq!(quoted("Don't ask"), Vec::<String>::new());
         assert_eq!(stem("wrapping"), "wrap");
+        assert_eq!(stem("cancellation"), "cancell");
+        assert!(same_word(stem("cancellation"), stem("cancel")));
         assert!(same_word("servcie", "service"));
         assert!(!same_word("cat", "car"));
         assert_eq!(target_words("into the Username field", ""), "username");
