@@ -722,15 +722,15 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
         .map(|(i, t)| t.resolve(i))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| usage(e.to_string()))?;
-    // Scoped tokens protect a server as well as full ones do.
-    let any_token: Vec<String> = config
-        .server
-        .auth_tokens
-        .iter()
-        .cloned()
-        .chain(tokens.iter().map(|t| t.token.clone()))
-        .collect();
-    axon_server::check_bind(&addr, &any_token).map_err(usage)?;
+    // Before anything is built: an address the server would refuse.
+    let mut options = axon_server::ServerOptions {
+        auth_tokens: config.server.auth_tokens.clone(),
+        tokens,
+        ..axon_server::ServerOptions::default()
+    };
+    options
+        .check_bind(&addr)
+        .map_err(|e| usage(e.to_string()))?;
     // The recorder must exist before the executor registers its metric handles.
     let metrics = axon_server::install_prometheus().map_err(infra)?;
     let (runner, store) = runner(config, ui, Imports::All).await?;
@@ -743,11 +743,9 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
     // No tool call of this process reaches its own API, nor, when it serves
     // others, what sits behind it (docs/security.md).
     axon_core::network::register_own_port(local.port());
-    let serves_others = !local.ip().is_loopback() || !tokens.is_empty();
+    let serves_others = !local.ip().is_loopback() || !options.tokens.is_empty();
     axon_core::network::deny_private(!config.allow_private(serves_others));
-    let options = axon_server::ServerOptions {
-        auth_tokens: config.server.auth_tokens.clone(),
-        tokens,
+    options = axon_server::ServerOptions {
         body_limit_bytes: config.server.body_limit_bytes as usize,
         shutdown_grace: std::time::Duration::from_millis(config.server.shutdown_grace_ms),
         mcp_tools: config.mcp.filter(),
@@ -759,6 +757,7 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
         mcp_session_idle: std::time::Duration::from_millis(
             config.mcp.session_idle_ms.unwrap_or(300_000),
         ),
+        ..options
     };
     let mut server = axon_server::Server::new(runner, store.clone(), options)
         .with_metrics(metrics)

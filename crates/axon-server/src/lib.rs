@@ -29,7 +29,7 @@
 //! Errors are `application/problem+json` naming the JSON pointer of the bad field.
 //! With tokens set, every endpoint but `/healthz` wants `Authorization: Bearer
 //! <token>`; a scoped token ([`ScopedToken`]) sees and calls only its tools and
-//! needs `admin` to reset breakers or cancel runs; [`check_bind`] refuses a
+//! needs `admin` to reset breakers or cancel runs; [`ServerOptions::check_bind`] refuses a
 //! non-loopback address without tokens.
 
 #![warn(missing_docs)]
@@ -316,6 +316,10 @@ impl Server {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let state = self.state.clone();
+        state
+            .options
+            .check_bind(&listener.local_addr()?)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::PermissionDenied, e))?;
         let grace = state.options.shutdown_grace;
         let on_signal = state.clone();
         let signal = async move {
@@ -358,14 +362,36 @@ impl Server {
     }
 }
 
-/// Refuse to expose an unauthenticated server beyond this machine.
-pub fn check_bind(addr: &SocketAddr, auth_tokens: &[String]) -> Result<(), String> {
-    if addr.ip().is_loopback() || !auth_tokens.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "refusing to bind {addr} without server.auth_tokens: a non-loopback address needs bearer tokens"
-        ))
+/// Why a server refuses an address: it would answer anyone who can reach it.
+#[derive(Debug)]
+pub struct BindError {
+    /// The address refused.
+    pub addr: SocketAddr,
+}
+
+impl std::fmt::Display for BindError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "refusing to bind {} without server.auth_tokens or [[server.tokens]]: a non-loopback address needs bearer tokens",
+            self.addr
+        )
+    }
+}
+
+impl std::error::Error for BindError {}
+
+impl ServerOptions {
+    /// Refuse to expose an unauthenticated server beyond this machine. Full
+    /// and scoped tokens count alike: either kind makes every request
+    /// authenticate. [`Server::serve`] checks this itself; a caller checks
+    /// first only to fail before it builds anything.
+    pub fn check_bind(&self, addr: &SocketAddr) -> Result<(), BindError> {
+        if addr.ip().is_loopback() || !self.auth_tokens.is_empty() || !self.tokens.is_empty() {
+            Ok(())
+        } else {
+            Err(BindError { addr: *addr })
+        }
     }
 }
 
@@ -374,15 +400,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn non_loopback_binds_need_tokens() {
+    fn non_loopback_binds_need_tokens_of_either_kind() {
         let public: SocketAddr = "0.0.0.0:7878".parse().unwrap();
         let local: SocketAddr = "127.0.0.1:7878".parse().unwrap();
-        assert!(check_bind(&local, &[]).is_ok());
-        assert!(
-            check_bind(&public, &[])
-                .unwrap_err()
-                .contains("auth_tokens")
-        );
-        assert!(check_bind(&public, &["t".into()]).is_ok());
+        let open = ServerOptions::default();
+        assert!(open.check_bind(&local).is_ok());
+        let refused = open.check_bind(&public).unwrap_err();
+        assert!(refused.to_string().contains("auth_tokens"), "{refused}");
+        let full = ServerOptions {
+            auth_tokens: vec!["t".into()],
+            ..ServerOptions::default()
+        };
+        assert!(full.check_bind(&public).is_ok());
+        let scoped = ServerOptions {
+            tokens: vec![ScopedToken {
+                token: "s".into(),
+                tools: vec!["echo".into()],
+                admin: false,
+            }],
+            ..ServerOptions::default()
+        };
+        assert!(scoped.check_bind(&public).is_ok());
     }
 }

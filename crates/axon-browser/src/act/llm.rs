@@ -398,7 +398,11 @@ enum Checked {
 /// URL itself, or its host, or one of the host's names ("Open Wikipedia" for
 /// en.wikipedia.org; an IP address only whole).
 fn asked_to_go(action: &Action, step: &str) -> Result<(), String> {
-    let Some(url) = action.args.url.as_deref().filter(|_| action.action == ActionKind::Navigate)
+    let Some(url) = action
+        .args
+        .url
+        .as_deref()
+        .filter(|_| action.action == ActionKind::Navigate)
     else {
         return Ok(());
     };
@@ -535,12 +539,21 @@ mod tests {
             },
         };
         let allowed = |step: &str, url: &str| asked_to_go(&go(url), step).is_ok();
-        assert!(allowed("Go to https://example.org/a", "https://example.org/a"));
+        assert!(allowed(
+            "Go to https://example.org/a",
+            "https://example.org/a"
+        ));
         assert!(allowed("Open example.org", "https://www.example.org/"));
         assert!(allowed("Open Wikipedia", "https://en.wikipedia.org/"));
         assert!(allowed("Go to 127.0.0.1:8080", "http://127.0.0.1:8080/x"));
-        assert!(!allowed("Click the Log in button", "https://attacker.example/"));
-        assert!(!allowed("Open the pricing page", "https://example.org/pricing"));
+        assert!(!allowed(
+            "Click the Log in button",
+            "https://attacker.example/"
+        ));
+        assert!(!allowed(
+            "Open the pricing page",
+            "https://example.org/pricing"
+        ));
         // An address's numbers are not names: "0" is no host.
         assert!(!allowed("Select 0 items", "http://127.0.0.1/"));
         // Anything but a navigation is not this rule's business.

@@ -188,8 +188,7 @@ impl<'w> Positional<'w> {
                 .is_none_or(|s| n.states.iter().any(|have| have == s))
             && (!self.section
                 || hinted.is_some()
-                || n
-                    .states
+                || n.states
                     .iter()
                     .any(|have| have == "expanded" || have == "collapsed"))
     }
