@@ -85,10 +85,10 @@ impl ToolRegistry {
         let compile = |schema, which| {
             Schema::compile(schema)
                 .map(Arc::new)
-                .map_err(|message| RegistryError::InvalidSchema {
+                .map_err(|e| RegistryError::InvalidSchema {
                     tool: name.clone(),
                     which,
-                    message,
+                    message: e.to_string(),
                 })
         };
         let input = compile(&spec.input_schema, "input")?;

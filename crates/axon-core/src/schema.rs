@@ -17,12 +17,23 @@ impl std::fmt::Debug for Schema {
     }
 }
 
+/// A schema that does not compile, and what is wrong with it (the JSON
+/// Schema validator's own error, as its source).
+#[derive(Debug, thiserror::Error)]
+#[error("{source}")]
+pub struct SchemaError {
+    #[source]
+    source: Box<jsonschema::ValidationError<'static>>,
+}
+
 impl Schema {
     /// Compile a schema; the error says what is wrong with it.
-    pub fn compile(schema: &Value) -> Result<Schema, String> {
+    pub fn compile(schema: &Value) -> Result<Schema, SchemaError> {
         jsonschema::validator_for(schema)
             .map(|validator| Schema { validator })
-            .map_err(|e| e.to_string())
+            .map_err(|e| SchemaError {
+                source: Box::new(e),
+            })
     }
 
     /// Check `instance`. On failure the error has `kind`, names every bad field by its

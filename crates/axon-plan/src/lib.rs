@@ -22,6 +22,7 @@ pub use graph::{GraphFormat, render as render_graph};
 pub use plan::{DEFAULT_MAX_PARALLEL, Fallback, ParseError, Plan, Step, StepRef};
 pub use replay::{Compiled, Kept, compile as compile_replay};
 pub use run::{PlanEvent, PlanResult, PlanRunner, RunOptions, RunStatus, StepOutcome, StepStatus};
-pub use secrets::{SecretSource, Secrets};
+pub use secrets::{SecretError, SecretSource, Secrets};
 pub use store::{Claim, IdempotencyBegin, InMemoryRunStore, RunRecord, RunStore, complete_result};
+pub use template::TemplateError;
 pub use validate::{Graph, PlanErrors, Problem, validate};

@@ -883,7 +883,11 @@ impl<'a> Run<'a> {
                 match &r.source {
                     Source::Secret(name) => {
                         if !secret_values.contains_key(name) {
-                            let value = self.runner.secrets.resolve(name).map_err(&fail)?;
+                            let value = self
+                                .runner
+                                .secrets
+                                .resolve(name)
+                                .map_err(|e| fail(e.to_string()))?;
                             secret_values.insert(name.clone(), Value::String(value));
                         }
                     }
@@ -907,13 +911,13 @@ impl<'a> Run<'a> {
                 .as_ref()
                 .map(|r| &r.data)
         };
-        let args = resolve(&step.params, &data).map_err(&fail)?;
+        let args = resolve(&step.params, &data).map_err(|e| fail(e.to_string()))?;
         let fallbacks = step
             .fallbacks
             .iter()
             .map(|f| resolve(&f.params, &data).map(|args| FallbackCall::new(f.tool.clone(), args)))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(&fail)?;
+            .map_err(|e| fail(e.to_string()))?;
         let policy = merge_policies(self.plan.defaults.as_ref(), step.policy.as_ref());
         let events = self.events.clone().map(|tx| {
             let run_id = self.run_id.clone();

@@ -62,22 +62,57 @@ impl Secrets {
 
     /// Read a secret's value now. The error names the secret and where it was
     /// looked for, never a value.
-    pub fn resolve(&self, name: &str) -> Result<String, String> {
-        match self.sources.get(name) {
-            None => Err(format!(
-                "no secret named {name:?} is configured ([secrets] {name} = {{ env = \"VAR\" }})"
-            )),
+    pub fn resolve(&self, name: &str) -> Result<String, SecretError> {
+        let name = name.to_string();
+        match self.sources.get(&name) {
+            None => Err(SecretError::NotConfigured { name }),
             Some(SecretSource::Value(v)) => Ok(v.clone()),
-            Some(SecretSource::Env(var)) => std::env::var(var)
-                .map_err(|_| format!("secret {name:?}: the environment variable {var} is not set")),
+            Some(SecretSource::Env(var)) => std::env::var(var).map_err(|_| SecretError::EnvUnset {
+                name,
+                var: var.clone(),
+            }),
             Some(SecretSource::File(path)) => std::fs::read_to_string(path)
                 .map(|text| {
                     let text = text.strip_suffix('\n').unwrap_or(&text);
                     text.strip_suffix('\r').unwrap_or(text).to_string()
                 })
-                .map_err(|e| format!("secret {name:?}: cannot read {}: {e}", path.display())),
+                .map_err(|source| SecretError::Unreadable {
+                    name,
+                    path: path.clone(),
+                    source: std::sync::Arc::new(source),
+                }),
         }
     }
+}
+
+/// Why a secret has no value: it names the secret and where it was looked
+/// for, never a value.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum SecretError {
+    /// No `[secrets]` entry has this name.
+    #[error("no secret named {name:?} is configured ([secrets] {name} = {{ env = \"VAR\" }})")]
+    NotConfigured {
+        /// The name the template asked for.
+        name: String,
+    },
+    /// Its environment variable is not set.
+    #[error("secret {name:?}: the environment variable {var} is not set")]
+    EnvUnset {
+        /// The secret.
+        name: String,
+        /// The variable it reads.
+        var: String,
+    },
+    /// Its file cannot be read.
+    #[error("secret {name:?}: cannot read {}: {source}", path.display())]
+    Unreadable {
+        /// The secret.
+        name: String,
+        /// The file it reads.
+        path: std::path::PathBuf,
+        /// Why (shared: the error is cloned into each step that asked).
+        source: std::sync::Arc<std::io::Error>,
+    },
 }
 
 /// The plan as it may be stored: literal values under secret-named keys in
@@ -279,11 +314,13 @@ mod tests {
         assert_eq!(secrets.resolve("A").unwrap(), "v");
         assert_eq!(secrets.resolve("B").unwrap(), "from-file");
         let e = secrets.resolve("C").unwrap_err();
-        assert!(e.contains("AXON_TEST_SURELY_UNSET_VAR"), "{e}");
+        assert!(matches!(e, SecretError::EnvUnset { .. }), "{e:?}");
+        assert!(e.to_string().contains("AXON_TEST_SURELY_UNSET_VAR"), "{e}");
         assert!(
             secrets
                 .resolve("D")
                 .unwrap_err()
+                .to_string()
                 .contains("no secret named")
         );
         let _ = std::fs::remove_file(dir);

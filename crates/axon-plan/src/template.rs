@@ -61,6 +61,42 @@ enum Piece {
     Ref(Reference),
 }
 
+/// What is wrong with a template. Parsing fails on its text (a plan error,
+/// found before the run); rendering on the data it reads (a step's error,
+/// at run time).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// `${` without its `}`.
+    #[error("unclosed template in {text:?}")]
+    Unclosed {
+        /// The whole string parameter.
+        text: String,
+    },
+    /// A reference that is not `step[N]`, `steps.<id>` or `secret.<NAME>`
+    /// followed by `.data` and a path.
+    #[error("template {template}: {why}")]
+    Syntax {
+        /// The template, `${…}`.
+        template: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The step it reads has no data (it failed, or was skipped).
+    #[error("template {template}: the step has no data")]
+    NoData {
+        /// The template.
+        template: String,
+    },
+    /// Its path is not in the step's data.
+    #[error("template {template}: {why}")]
+    Path {
+        /// The template.
+        template: String,
+        /// Which segment, and what it met.
+        why: String,
+    },
+}
+
 /// A parsed string parameter.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Template {
@@ -69,7 +105,7 @@ pub struct Template {
 
 impl Template {
     /// Parse a string. Errors say what is wrong with which template.
-    pub fn parse(s: &str) -> Result<Template, String> {
+    pub fn parse(s: &str) -> Result<Template, TemplateError> {
         let mut pieces = Vec::new();
         let mut literal = String::new();
         let mut rest = s;
@@ -82,7 +118,9 @@ impl Template {
             }
             literal.push_str(&rest[..pos]);
             let Some(end) = rest[pos..].find('}') else {
-                return Err(format!("unclosed template in {s:?}"));
+                return Err(TemplateError::Unclosed {
+                    text: s.to_string(),
+                });
             };
             let text = &rest[pos..pos + end + 1];
             if !literal.is_empty() {
@@ -110,7 +148,7 @@ impl Template {
     pub fn render<'a>(
         &self,
         data: &impl Fn(&Source) -> Option<&'a Value>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, TemplateError> {
         if let [Piece::Ref(r)] = self.pieces.as_slice() {
             return evaluate(r, data);
         }
@@ -128,8 +166,11 @@ impl Template {
     }
 }
 
-fn parse_reference(text: &str) -> Result<Reference, String> {
-    let bad = |why: &str| format!("template {text}: {why}");
+fn parse_reference(text: &str) -> Result<Reference, TemplateError> {
+    let bad = |why: &str| TemplateError::Syntax {
+        template: text.to_string(),
+        why: why.to_string(),
+    };
     let inner = &text[2..text.len() - 1];
     let (source, rest) = if let Some(after) = inner.strip_prefix("step[") {
         let close = after.find(']').ok_or_else(|| bad("expected step[N]"))?;
@@ -212,10 +253,14 @@ fn parse_path(mut rest: &str) -> Result<Vec<Segment>, String> {
 fn evaluate<'a>(
     r: &Reference,
     data: &impl Fn(&Source) -> Option<&'a Value>,
-) -> Result<Value, String> {
-    let root =
-        data(&r.source).ok_or_else(|| format!("template {}: the step has no data", r.text))?;
-    walk(root, &r.path, "data").map_err(|why| format!("template {}: {why}", r.text))
+) -> Result<Value, TemplateError> {
+    let root = data(&r.source).ok_or_else(|| TemplateError::NoData {
+        template: r.text.clone(),
+    })?;
+    walk(root, &r.path, "data").map_err(|why| TemplateError::Path {
+        template: r.text.clone(),
+        why,
+    })
 }
 
 fn walk(value: &Value, path: &[Segment], at: &str) -> Result<Value, String> {
@@ -260,7 +305,7 @@ fn kind(v: &Value) -> &'static str {
 }
 
 /// Every string in `params` that holds a template or an escape, with its location.
-pub fn templates_in(params: &Value) -> Vec<Result<Template, String>> {
+pub fn templates_in(params: &Value) -> Vec<Result<Template, TemplateError>> {
     let mut out = Vec::new();
     visit_strings(params, &mut |s| {
         if s.contains("${") {
@@ -283,7 +328,7 @@ fn visit_strings(v: &Value, f: &mut impl FnMut(&str)) {
 pub fn resolve<'a>(
     params: &Value,
     data: &impl Fn(&Source) -> Option<&'a Value>,
-) -> Result<Value, String> {
+) -> Result<Value, TemplateError> {
     Ok(match params {
         Value::String(s) if s.contains("${") => Template::parse(s)?.render(data)?,
         Value::Array(items) => Value::Array(
@@ -382,10 +427,13 @@ mod tests {
         let data = with(json!({"a": {"b": 1}}));
         let err = resolve(&json!("${step[0].data.a.c}"), &data).unwrap_err();
         assert_eq!(
-            err,
+            err.to_string(),
             "template ${step[0].data.a.c}: segment .c not found in data.a"
         );
-        let err = resolve(&json!("${step[0].data.a.b[2]}"), &data).unwrap_err();
+        assert!(matches!(err, TemplateError::Path { .. }), "{err:?}");
+        let err = resolve(&json!("${step[0].data.a.b[2]}"), &data)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("segment [2] cannot apply to data.a.b, which is a number"),
             "{err}"

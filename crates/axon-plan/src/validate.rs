@@ -239,7 +239,7 @@ impl<'a> Checker<'a> {
         for t in &templates {
             let t = match t {
                 Err(e) => {
-                    self.push(Some(i), field.clone(), e.clone());
+                    self.push(Some(i), field.clone(), e.to_string());
                     continue;
                 }
                 Ok(t) => t,
