@@ -610,11 +610,11 @@ impl Config {
             }
         }
         if let Some(llm) = &self.llm {
-            llm.check().map_err(ConfigError)?;
+            llm.check().map_err(|e| ConfigError(e.to_string()))?;
         }
         let mut names = std::collections::BTreeSet::new();
         for server in &self.mcp.servers {
-            server.check().map_err(ConfigError)?;
+            server.check().map_err(|e| ConfigError(e.to_string()))?;
             if !names.insert(server.name.as_str()) {
                 return Err(ConfigError(format!(
                     "mcp.servers: two servers are named {:?}",

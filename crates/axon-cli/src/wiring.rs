@@ -71,8 +71,8 @@ async fn registry(
     // browser_act decides with the model in [llm], else offline.
     let translator: Arc<dyn axon_browser::act::ActionTranslator> = match &config.llm {
         Some(llm) => {
-            let model =
-                axon_browser::act::LlmTranslator::new(llm.clone(), history).map_err(usage)?;
+            let model = axon_browser::act::LlmTranslator::new(llm.clone(), history)
+                .map_err(|e| usage(e.to_string()))?;
             match llm.translator {
                 axon_browser::act::Translator::Llm => Arc::new(model),
                 axon_browser::act::Translator::Auto => Arc::new(
@@ -123,7 +123,7 @@ async fn registry(
             Err(message) if server.optional => {
                 ui.warn(&format!("{message} (optional: its tools are absent)"));
             }
-            Err(message) => return Err(infra(message)),
+            Err(e) => return Err(infra(e.to_string())),
         }
     }
     Ok(registry)

@@ -7,7 +7,7 @@
 //! drops it; the next attempt — the retry loop's, or the next call's — starts a
 //! fresh one. So a server that stays down shows up in the breaker, never as a hang.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,150 +29,12 @@ use rmcp::transport::Transport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 use tracing::Instrument;
 
-use crate::pin::{self, Hold, PinMode, PinStore};
-
-/// How long a server may take to start and answer `initialize` and `tools/list`
-/// unless its config says otherwise.
-pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
-
-/// One `[[mcp.servers]]` entry: where the server is and what to call its tools.
-///
-/// Either `command` (with `args`, `env`, `cwd`) for a server that speaks MCP on
-/// its stdin/stdout, or `url` (with `headers`) for Streamable HTTP.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct McpServerConfig {
-    /// Names the server in errors and, unless `prefix` is set, its tools:
-    /// `<name>__<tool>`.
-    pub name: String,
-    /// The program to start (stdio transport).
-    pub command: Option<String>,
-    /// Its arguments.
-    pub args: Vec<String>,
-    /// Environment variables added to Axon's own for the child (tokens go here;
-    /// `axon config show` masks them).
-    pub env: BTreeMap<String, String>,
-    /// The child's working directory.
-    pub cwd: Option<std::path::PathBuf>,
-    /// The endpoint (Streamable HTTP transport).
-    pub url: Option<String>,
-    /// HTTP headers sent with every request (`Authorization` for a token).
-    pub headers: BTreeMap<String, String>,
-    /// Tool names become `<prefix>__<tool>` instead of `<name>__<tool>`.
-    pub prefix: Option<String>,
-    /// A server that fails to start is a warning and its tools are absent,
-    /// instead of a start-up error.
-    pub optional: bool,
-    /// How long starting, the handshake and listing the tools may take.
-    pub startup_timeout_ms: u64,
-    /// What happens when a tool's definition is not the accepted one
-    /// (crate::pin): `hold` (the default), `warn` or `off`.
-    pub pin: PinMode,
-    /// Policy keys for every tool of the server, over `[defaults]` and under
-    /// each tool's `[tools.<name>]` (docs/design.md, "Policy layers"): the
-    /// breaker, rate limit and retry budget they share (key `server`).
-    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
-    pub policy: serde_json::Map<String, serde_json::Value>,
-}
-
-impl Default for McpServerConfig {
-    fn default() -> Self {
-        McpServerConfig {
-            name: String::new(),
-            command: None,
-            args: Vec::new(),
-            env: BTreeMap::new(),
-            cwd: None,
-            url: None,
-            headers: BTreeMap::new(),
-            prefix: None,
-            optional: false,
-            startup_timeout_ms: DEFAULT_STARTUP_TIMEOUT_MS,
-            pin: PinMode::default(),
-            policy: serde_json::Map::new(),
-        }
-    }
-}
-
-impl McpServerConfig {
-    /// A stdio server: `command args…`.
-    pub fn stdio(
-        name: impl Into<String>,
-        command: impl Into<String>,
-        args: impl IntoIterator<Item = impl Into<String>>,
-    ) -> Self {
-        McpServerConfig {
-            name: name.into(),
-            command: Some(command.into()),
-            args: args.into_iter().map(Into::into).collect(),
-            ..McpServerConfig::default()
-        }
-    }
-
-    /// A Streamable HTTP server at `url`.
-    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
-        McpServerConfig {
-            name: name.into(),
-            url: Some(url.into()),
-            ..McpServerConfig::default()
-        }
-    }
-
-    /// Check the entry before anything is started; the message names the field.
-    pub fn check(&self) -> Result<(), String> {
-        let prefix = self.prefix.as_deref().unwrap_or(&self.name);
-        if self.name.is_empty() {
-            return Err("mcp.servers: an entry has no name".into());
-        }
-        if !is_valid_tool_name(prefix) || prefix.len() > 40 {
-            return Err(format!(
-                "mcp.servers {:?}: {} {prefix:?} must be 1-40 characters of a-z, A-Z, 0-9, _ and -, since it starts every tool name",
-                self.name,
-                if self.prefix.is_some() {
-                    "prefix"
-                } else {
-                    "name"
-                }
-            ));
-        }
-        match (&self.command, &self.url) {
-            (Some(_), Some(_)) => Err(format!(
-                "mcp.servers {:?}: give either command or url, not both",
-                self.name
-            )),
-            (None, None) => Err(format!(
-                "mcp.servers {:?}: needs command (stdio) or url (Streamable HTTP)",
-                self.name
-            )),
-            (Some(command), None) if command.trim().is_empty() => {
-                Err(format!("mcp.servers {:?}: command is empty", self.name))
-            }
-            (None, Some(url)) if !(url.starts_with("http://") || url.starts_with("https://")) => {
-                Err(format!(
-                    "mcp.servers {:?}: url must start with http:// or https://",
-                    self.name
-                ))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    fn tool_prefix(&self) -> &str {
-        self.prefix.as_deref().unwrap_or(&self.name)
-    }
-
-    /// Whether `tool` is one of this server's imported tools by its name
-    /// (`<prefix>__<tool>`), so a caller can start only the servers it needs.
-    pub fn provides(&self, tool: &str) -> bool {
-        tool.strip_prefix(self.tool_prefix())
-            .is_some_and(|rest| rest.starts_with("__"))
-    }
-}
+use crate::config::{McpConfigError, McpServerConfig};
+use crate::pin::{self, Hold, PinStore};
 
 /// Routes a server's progress notifications to the call that asked for them.
 ///
@@ -799,13 +661,42 @@ impl Tool for McpTool {
     }
 }
 
+/// Why a server's tools could not be imported; each names the server.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// Its `[[mcp.servers]]` entry is wrong.
+    #[error(transparent)]
+    Config(#[from] McpConfigError),
+    /// It did not start, answer the handshake or list its tools in time.
+    #[error("{message}")]
+    Unreachable {
+        /// The server's name.
+        server: String,
+        /// What failed (the command that would not start, the handshake,
+        /// the listing).
+        message: String,
+    },
+    /// The store of accepted definitions could not be read.
+    #[error("mcp.servers {server:?}: pins: {message}")]
+    Pins {
+        /// The server's name.
+        server: String,
+        /// The store's error.
+        message: String,
+    },
+}
+
 /// Connect to `config`'s server and list its tools, as Axon tools that share
 /// one connection. The error names the server and says what failed (the
 /// command that would not start, the handshake, the listing).
-pub async fn import(config: McpServerConfig) -> Result<Vec<McpTool>, String> {
+pub async fn import(config: McpServerConfig) -> Result<Vec<McpTool>, ImportError> {
     config.check()?;
+    let server = config.name.clone();
     let connection = Arc::new(McpConnection::new(config));
-    let listing = connection.list_tools().await?;
+    let listing = connection
+        .list_tools()
+        .await
+        .map_err(|message| ImportError::Unreachable { server, message })?;
     Ok(listing
         .iter()
         .filter_map(|tool| McpTool::from_listing(&connection, tool))
@@ -819,13 +710,16 @@ pub async fn import(config: McpServerConfig) -> Result<Vec<McpTool>, String> {
 pub async fn import_pinned(
     config: McpServerConfig,
     pins: &Arc<dyn PinStore>,
-) -> Result<Vec<McpTool>, String> {
+) -> Result<Vec<McpTool>, ImportError> {
     let (server, mode) = (config.name.clone(), config.pin);
     let mut tools = import(config).await?;
     for tool in &mut tools {
         let hold = pin::check(pins, mode, &tool.spec.name, &server, tool.listed.clone())
             .await
-            .map_err(|e| format!("mcp.servers {server:?}: pins: {e}"))?;
+            .map_err(|e| ImportError::Pins {
+                server: server.clone(),
+                message: e.to_string(),
+            })?;
         tool.hold = hold.map(|hold| {
             let notice = hold.notice_spec(&tool.spec);
             (hold, notice)
@@ -874,24 +768,6 @@ mod tests {
         let e = call_data(r).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Failed);
         assert_eq!(e.message, "no such city");
-    }
-
-    #[test]
-    fn config_check_names_the_problem() {
-        let both = McpServerConfig {
-            url: Some("http://x".into()),
-            ..McpServerConfig::stdio("a", "node", ["x"])
-        };
-        assert!(both.check().unwrap_err().contains("not both"));
-        let neither = McpServerConfig {
-            name: "a".into(),
-            ..McpServerConfig::default()
-        };
-        assert!(neither.check().unwrap_err().contains("needs command"));
-        let bad = McpServerConfig::stdio("a b", "node", ["x"]);
-        assert!(bad.check().unwrap_err().contains("name \"a b\""));
-        assert!(McpServerConfig::http("gh", "ftp://x").check().is_err());
-        assert!(McpServerConfig::http("gh", "https://x/mcp").check().is_ok());
     }
 
     #[test]

@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod client;
+mod config;
 mod elicit;
 mod listing;
 mod more;
@@ -47,7 +48,8 @@ mod server;
 mod stdio;
 mod text;
 
-pub use client::{McpConnection, McpServerConfig, McpTool, import, import_pinned};
+pub use client::{ImportError, McpConnection, McpTool, import, import_pinned};
+pub use config::{McpConfigError, McpServerConfig};
 pub use listing::mcp_tool;
 pub use more::DEFAULT_MAX_RESULT_TOKENS;
 pub use server::{

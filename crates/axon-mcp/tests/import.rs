@@ -291,7 +291,12 @@ async fn a_server_that_stays_down_opens_the_breaker() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_cannot_start_is_a_clear_error() {
     let missing = McpServerConfig::stdio("ghost", "/nonexistent/mcp-server", ["--stdio"]);
-    let message = import(missing).await.unwrap_err();
+    let error = import(missing).await.unwrap_err();
+    assert!(
+        matches!(&error, axon_mcp::ImportError::Unreachable { server, .. } if server == "ghost"),
+        "{error:?}"
+    );
+    let message = error.to_string();
     assert!(message.contains("\"ghost\""), "{message}");
     assert!(
         message.contains("cannot start `/nonexistent/mcp-server`"),
@@ -302,7 +307,7 @@ async fn a_server_that_cannot_start_is_a_clear_error() {
         startup_timeout_ms: 500,
         ..McpServerConfig::stdio("mute", "sleep", ["30"])
     };
-    let message = import(silent).await.unwrap_err();
+    let message = import(silent).await.unwrap_err().to_string();
     assert!(message.contains("\"mute\""), "{message}");
     assert!(message.contains("500 ms"), "{message}");
 
@@ -310,7 +315,7 @@ async fn a_server_that_cannot_start_is_a_clear_error() {
         startup_timeout_ms: 5000,
         ..McpServerConfig::http("nowhere", "http://127.0.0.1:9/mcp?token=s3cret")
     };
-    let message = import(refused).await.unwrap_err();
+    let message = import(refused).await.unwrap_err().to_string();
     assert!(message.contains("\"nowhere\""), "{message}");
     assert!(!message.contains("s3cret"), "{message}");
 }

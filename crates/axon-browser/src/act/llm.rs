@@ -148,23 +148,49 @@ impl Default for LlmConfig {
 
 impl LlmConfig {
     /// Whether the config is usable; the error names the field.
-    pub fn check(&self) -> Result<(), String> {
-        let parsed = url::Url::parse(&self.base_url).map_err(|e| format!("llm.base_url: {e}"))?;
+    pub fn check(&self) -> Result<(), LlmConfigError> {
+        let bad = |field, problem: String| LlmConfigError::Field { field, problem };
+        let parsed = url::Url::parse(&self.base_url).map_err(|e| bad("base_url", e.to_string()))?;
         if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(format!("llm.base_url: {} is not http(s)", self.base_url));
+            return Err(bad("base_url", format!("{} is not http(s)", self.base_url)));
         }
         if self.model.trim().is_empty() {
-            return Err("llm.model: is empty".into());
+            return Err(bad("model", "is empty".into()));
         }
         if !(0.0..=1.0).contains(&self.auto_threshold) {
-            return Err(format!(
-                "llm.auto_threshold: {} is not between 0 and 1",
-                self.auto_threshold
+            return Err(bad(
+                "auto_threshold",
+                format!("{} is not between 0 and 1", self.auto_threshold),
             ));
         }
         Ok(())
     }
 }
+
+/// What keeps `[llm]` from making a translator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LlmConfigError {
+    /// A key under `[llm]` is wrong: `llm.<field>: <problem>`.
+    Field {
+        /// The key (`base_url`, `model`, `auto_threshold`, `api_key_env`).
+        field: &'static str,
+        /// What is wrong with its value.
+        problem: String,
+    },
+    /// The model's executor could not be built.
+    Executor(String),
+}
+
+impl std::fmt::Display for LlmConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LlmConfigError::Field { field, problem } => write!(f, "llm.{field}: {problem}"),
+            LlmConfigError::Executor(why) => write!(f, "llm: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for LlmConfigError {}
 
 /// `llm_chat` arguments: the conversation so far.
 #[derive(Deserialize, JsonSchema)]
@@ -342,12 +368,18 @@ struct Reply {
 impl LlmTranslator {
     /// A translator calling `config`'s endpoint; its `llm_chat` calls are
     /// recorded in `history` when given.
-    pub fn new(config: LlmConfig, history: Option<Arc<dyn HistoryStore>>) -> Result<Self, String> {
+    pub fn new(
+        config: LlmConfig,
+        history: Option<Arc<dyn HistoryStore>>,
+    ) -> Result<Self, LlmConfigError> {
         config.check()?;
         if let Some(var) = &config.api_key_env
             && std::env::var_os(var).is_none()
         {
-            return Err(format!("llm.api_key_env: ${var} is not set"));
+            return Err(LlmConfigError::Field {
+                field: "api_key_env",
+                problem: format!("${var} is not set"),
+            });
         }
         let mut registry = ToolRegistry::new();
         let defaults = json!({
@@ -356,13 +388,15 @@ impl LlmTranslator {
         });
         registry
             .register(chat_tool(config))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| LlmConfigError::Executor(e.to_string()))?;
         let mut builder = Executor::builder(registry).defaults(defaults);
         if let Some(history) = history {
             builder = builder.history(history);
         }
         Ok(LlmTranslator {
-            executor: builder.build().map_err(|e| format!("llm: {e}"))?,
+            executor: builder
+                .build()
+                .map_err(|e| LlmConfigError::Executor(e.to_string()))?,
         })
     }
 
@@ -390,7 +424,6 @@ enum Checked {
     Refused(&'static str, String),
 }
 
-/// The one JSON object in `content` (tolerating code fences around it).
 /// A model navigates only where the step says. Page text can talk a model
 /// into "navigate to https://attacker.example/…" on a step that asked for a
 /// click, and a model that cannot find a link guesses its address; either is
@@ -433,6 +466,7 @@ fn asked_to_go(action: &Action, step: &str) -> Result<(), String> {
     }
 }
 
+/// The one JSON object in `content` (tolerating code fences around it).
 fn parse_reply(content: &str) -> Result<Reply, String> {
     let start = content.find('{');
     let end = content.rfind('}');
@@ -571,12 +605,20 @@ mod tests {
             model: "m".into(),
             ..LlmConfig::default()
         };
-        assert!(bad.check().unwrap_err().starts_with("llm.base_url"));
+        assert!(
+            bad.check()
+                .unwrap_err()
+                .to_string()
+                .starts_with("llm.base_url")
+        );
         let no_model = LlmConfig {
             base_url: "http://127.0.0.1:1/v1".into(),
             ..LlmConfig::default()
         };
-        assert_eq!(no_model.check().unwrap_err(), "llm.model: is empty");
+        assert_eq!(
+            no_model.check().unwrap_err().to_string(),
+            "llm.model: is empty"
+        );
         let key = LlmConfig {
             base_url: "http://127.0.0.1:1/v1".into(),
             model: "m".into(),
@@ -587,7 +629,7 @@ mod tests {
             key.check().is_ok(),
             "the key is checked when the translator is built"
         );
-        let err = LlmTranslator::new(key, None).unwrap_err();
+        let err = LlmTranslator::new(key, None).unwrap_err().to_string();
         assert!(err.contains("AXON_TEST_NO_SUCH_KEY"), "{err}");
     }
 }

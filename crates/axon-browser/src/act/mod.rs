@@ -29,7 +29,7 @@ use serde_json::Value;
 pub use auto::{AUTO_THRESHOLD, AutoTranslator};
 pub use cache::{ActStore, CachedStep, MemoryActStore, NoActStore};
 pub use heuristic::Heuristic;
-pub use llm::{LlmConfig, LlmTranslator, ResponseFormat, Translator};
+pub use llm::{LlmConfig, LlmConfigError, LlmTranslator, ResponseFormat, Translator};
 pub use prompt::{CompressedSnapshot, MAX_PROMPT_NODES, compress};
 
 use crate::session::Browsers;
