@@ -5,7 +5,7 @@
 //! PostgreSQL stores of `axon-store` implement the same trait.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -88,11 +88,96 @@ impl HistoryStats {
     }
 }
 
-/// A store failed (disk full, database gone). Recording never fails a call; it is
-/// logged instead.
+/// A store failed (disk full, database gone, a record that does not read).
+/// Recording never fails a call; it is logged instead. The kinds tell a
+/// caller what to do: try again later, pick another key, or look at the data.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("history store: {0}")]
-pub struct StoreError(pub String);
+pub enum StoreError {
+    /// The store cannot be opened or reached, or refused the statement (the
+    /// file, the database, a lock): later may work.
+    #[error("history store: {message}")]
+    Unavailable {
+        /// What failed, naming the store.
+        message: String,
+        /// The driver's or the system's error, when there is one.
+        #[source]
+        source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    },
+    /// What is asked for is taken: a run id in use, a run another process
+    /// runs.
+    #[error("history store: {message}")]
+    Conflict {
+        /// Which key, and by whom.
+        message: String,
+    },
+    /// A stored record does not read back, or a record cannot be written as
+    /// one.
+    #[error("history store: {message}")]
+    Corrupt {
+        /// Which record.
+        message: String,
+        /// The decoder's error, when there is one.
+        #[source]
+        source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    },
+}
+
+impl StoreError {
+    /// [`StoreError::Unavailable`] with a message only.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        StoreError::Unavailable {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// [`StoreError::Unavailable`] from the driver's error, whose text is the
+    /// message.
+    pub fn from_driver(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        StoreError::Unavailable {
+            message: source.to_string(),
+            source: Some(Arc::new(source)),
+        }
+    }
+
+    /// [`StoreError::Unavailable`] with what failed and why.
+    pub fn unavailable_with(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        StoreError::Unavailable {
+            message: message.into(),
+            source: Some(Arc::new(source)),
+        }
+    }
+
+    /// [`StoreError::Conflict`].
+    pub fn conflict(message: impl Into<String>) -> Self {
+        StoreError::Conflict {
+            message: message.into(),
+        }
+    }
+
+    /// [`StoreError::Corrupt`] from the decoder's error.
+    pub fn corrupt(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        StoreError::Corrupt {
+            message: message.into(),
+            source: Some(Arc::new(source)),
+        }
+    }
+
+    /// What failed, without the "history store:" the display puts first.
+    pub fn message(&self) -> &str {
+        match self {
+            StoreError::Unavailable { message, .. }
+            | StoreError::Conflict { message }
+            | StoreError::Corrupt { message, .. } => message,
+        }
+    }
+}
 
 /// Where call history goes.
 #[async_trait]
@@ -115,8 +200,8 @@ pub trait HistoryStore: Send + Sync + 'static {
     /// implements `record` only).
     fn record_at_once(&self, entry: HistoryEntry) -> Result<(), StoreError> {
         let _ = entry;
-        Err(StoreError(
-            "this history store records through `record` only".into(),
+        Err(StoreError::unavailable(
+            "this history store records through `record` only",
         ))
     }
 
@@ -210,7 +295,7 @@ impl HistoryStore for InMemoryHistory {
         let mut guard = self
             .book
             .lock()
-            .map_err(|_| StoreError("history lock poisoned".into()))?;
+            .map_err(|_| StoreError::unavailable("history lock poisoned"))?;
         let book = &mut *guard;
         let corr: SmolStr = match book
             .by_correlation
@@ -246,7 +331,7 @@ impl HistoryStore for InMemoryHistory {
         let book = self
             .book
             .lock()
-            .map_err(|_| StoreError("history lock poisoned".into()))?;
+            .map_err(|_| StoreError::unavailable("history lock poisoned"))?;
         Ok(book
             .by_correlation
             .get(correlation_id)
@@ -258,7 +343,7 @@ impl HistoryStore for InMemoryHistory {
         let book = self
             .book
             .lock()
-            .map_err(|_| StoreError("history lock poisoned".into()))?;
+            .map_err(|_| StoreError::unavailable("history lock poisoned"))?;
         let Some(corr) = book.call_index.get(call_id) else {
             return Ok(None);
         };

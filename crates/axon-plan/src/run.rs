@@ -333,7 +333,7 @@ impl PlanRunner {
         };
         let claim = match self.store.claim(&run_id).await {
             Ok(claim) => claim,
-            Err(e) => return Err(refuse(e.0)),
+            Err(e) => return Err(refuse(e.message().to_string())),
         };
         let name = plan.name.as_deref().unwrap_or("");
         let span = tracing::info_span!(
@@ -458,7 +458,7 @@ async fn keyed_call(
             let kept = match (result.success, stored) {
                 (true, Some(stored)) => match serde_json::to_string(&stored) {
                     Ok(json) => store.idempotency_finish(key, &json).await,
-                    Err(e) => Err(axon_core::StoreError(e.to_string())),
+                    Err(e) => Err(axon_core::StoreError::corrupt("a result as a record", e)),
                 },
                 _ => store.idempotency_abandon(key).await,
             };

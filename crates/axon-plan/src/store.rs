@@ -216,7 +216,7 @@ impl InMemoryRunStore {
 }
 
 fn poisoned() -> StoreError {
-    StoreError("run store lock poisoned".into())
+    StoreError::unavailable("run store lock poisoned")
 }
 
 #[async_trait]
@@ -316,7 +316,7 @@ impl RunStore for InMemoryRunStore {
     async fn claim(&self, run_id: &str) -> Result<Claim, StoreError> {
         let mut running = self.running.lock().map_err(|_| poisoned())?;
         if !running.insert(run_id.to_string()) {
-            return Err(StoreError(format!(
+            return Err(StoreError::conflict(format!(
                 "run {run_id} is running already; wait for it to finish, or cancel it"
             )));
         }

@@ -53,7 +53,7 @@ impl Claim {
         self.finished = true;
         let stored = match serde_json::to_string(result) {
             Ok(json) => self.store.idempotency_finish(&self.key, &json).await,
-            Err(e) => Err(axon_core::StoreError(e.to_string())),
+            Err(e) => Err(axon_core::StoreError::corrupt("a result as a record", e)),
         };
         if let Err(e) = stored {
             // The caller still gets its result; a repeat would run again.

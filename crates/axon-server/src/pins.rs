@@ -35,7 +35,8 @@ impl PinStore for StorePins {
     }
 
     async fn put(&self, pin: &Pin) -> Result<(), StoreError> {
-        let json = serde_json::to_string(pin).map_err(|e| StoreError(e.to_string()))?;
+        let json = serde_json::to_string(pin)
+            .map_err(|e| StoreError::corrupt("a tool pin as a record", e))?;
         self.0.pin_put(&pin.tool, &json).await
     }
 
@@ -50,7 +51,8 @@ impl PinStore for StorePins {
 }
 
 fn parse(json: &str) -> Result<Pin, StoreError> {
-    serde_json::from_str(json).map_err(|e| StoreError(format!("a tool pin does not read: {e}")))
+    serde_json::from_str(json)
+        .map_err(|e| StoreError::corrupt(format!("a tool pin does not read: {e}"), e))
 }
 
 /// The pin of `tool` as `GET /v1/tools/{name}` shows it (`null` for a tool

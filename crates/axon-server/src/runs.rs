@@ -5,7 +5,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use axon_core::CancellationToken;
+use axon_core::{CancellationToken, StoreError};
 use axon_plan::{Plan, PlanErrors, PlanEvent, PlanResult, RunOptions};
 use axum::Json;
 use axum::extract::{Extension, Path, Query, State};
@@ -375,12 +375,11 @@ async fn enqueue(
         ));
     }
     let stored = state.store.enqueue(run_id, plan, tenant.as_deref());
-    stored.await.map_err(|e| {
-        if e.0.ends_with("exists") {
-            Problem::new(StatusCode::CONFLICT, "run exists", e.0)
-        } else {
-            store_failed(e)
+    stored.await.map_err(|e| match e {
+        StoreError::Conflict { message } => {
+            Problem::new(StatusCode::CONFLICT, "run exists", message)
         }
+        other => store_failed(other),
     })?;
     Ok(accepted(run_id, "queued"))
 }

@@ -29,7 +29,8 @@ fn to_json(record: &ApprovalRecord) -> Result<String, StoreError> {
 }
 
 fn from_json(json: &str) -> Result<ApprovalRecord, StoreError> {
-    serde_json::from_str(json).map_err(|e| StoreError(format!("an approval does not read: {e}")))
+    serde_json::from_str(json)
+        .map_err(|e| StoreError::corrupt(format!("an approval does not read: {e}"), e))
 }
 
 macro_rules! approvals_in {

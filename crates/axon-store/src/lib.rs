@@ -143,7 +143,7 @@ where
 /// Queuing `run_id` failed: an id already used is said so.
 pub(crate) fn enqueue_failed(run_id: &str, e: sqlx::Error) -> StoreError {
     match e.as_database_error() {
-        Some(d) if d.is_unique_violation() => StoreError(format!("run {run_id} exists")),
+        Some(d) if d.is_unique_violation() => StoreError::conflict(format!("run {run_id} exists")),
         _ => err(e),
     }
 }
@@ -171,7 +171,7 @@ pub(crate) type Statement = std::pin::Pin<Box<dyn std::future::Future<Output = (
 
 /// Refusing a run's lease: who holds it.
 pub(crate) fn taken_by(run_id: &str, host: &str, pid: i64) -> StoreError {
-    StoreError(format!(
+    StoreError::conflict(format!(
         "run {run_id} is being run by another process (pid {pid} on {host}); wait for it to finish, or cancel it"
     ))
 }
@@ -201,8 +201,8 @@ pub const CLAIM_STALE_MS: i64 = 15_000;
 /// How often a held claim beats.
 pub(crate) const CLAIM_BEAT: Duration = Duration::from_secs(5);
 
-pub(crate) fn err(e: impl std::fmt::Display) -> StoreError {
-    StoreError(e.to_string())
+pub(crate) fn err(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+    StoreError::from_driver(e)
 }
 
 pub(crate) fn now_ms() -> i64 {
@@ -317,7 +317,7 @@ pub(crate) fn run_record<'a>(
 }
 
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|e| StoreError(format!("corrupt record: {e}")))
+    serde_json::from_str(text).map_err(|e| StoreError::corrupt(format!("corrupt record: {e}"), e))
 }
 
 pub(crate) fn encode<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {

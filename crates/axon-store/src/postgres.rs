@@ -46,8 +46,8 @@ impl PgStore {
         schema: Option<&str>,
         retention: Retention,
     ) -> Result<PgStore, StoreError> {
-        let mut options =
-            PgConnectOptions::from_str(url).map_err(|e| StoreError(format!("store url: {e}")))?;
+        let mut options = PgConnectOptions::from_str(url)
+            .map_err(|e| StoreError::unavailable_with(format!("store url: {e}"), e))?;
         // No user in the URL: libpq's rule is PGUSER, then the OS user (sqlx
         // does the same, but says "anonymous" where the OS user cannot be
         // looked up); then $USER, else a clear error instead of a role that
@@ -58,8 +58,8 @@ impl PgStore {
                 let user = std::env::var("USER")
                     .or_else(|_| std::env::var("LOGNAME"))
                     .map_err(|_| {
-                        StoreError(
-                            "store url: no user in it, PGUSER is not set and the OS user cannot be looked up; name one: postgres://USER@host:5432/db".into(),
+                        StoreError::unavailable(
+                            "store url: no user in it, PGUSER is not set and the OS user cannot be looked up; name one: postgres://USER@host:5432/db",
                         )
                     })?;
                 options = options.username(&user);
@@ -78,13 +78,14 @@ impl PgStore {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_')
             {
-                return Err(StoreError(format!(
+                return Err(StoreError::unavailable(format!(
                     "store schema {schema:?}: letters, digits and _ only"
                 )));
             }
             options = options.options([("search_path", schema)]);
         }
-        let cannot = |e: sqlx::Error| StoreError(format!("cannot open {target}: {e}"));
+        let cannot =
+            |e: sqlx::Error| StoreError::unavailable_with(format!("cannot open {target}: {e}"), e);
         let pool = PgPoolOptions::new()
             .max_connections(8)
             .acquire_timeout(CONNECT_TIMEOUT)
@@ -108,7 +109,9 @@ impl PgStore {
         sqlx::migrate!("./migrations/postgres")
             .run(&pool)
             .await
-            .map_err(|e| StoreError(format!("cannot migrate {target}: {e}")))?;
+            .map_err(|e| {
+                StoreError::unavailable_with(format!("cannot migrate {target}: {e}"), e)
+            })?;
         prune(&pool, &retention).await?;
         Ok(PgStore {
             writer: Writer::start(

@@ -49,8 +49,9 @@ impl SqliteStore {
     ) -> Result<SqliteStore, StoreError> {
         let path = path.as_ref();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| StoreError(format!("cannot create {}: {e}", dir.display())))?;
+            std::fs::create_dir_all(dir).map_err(|e| {
+                StoreError::unavailable_with(format!("cannot create {}: {e}", dir.display()), e)
+            })?;
         }
         let options = SqliteConnectOptions::new()
             .filename(path)
@@ -63,7 +64,9 @@ impl SqliteStore {
             .max_connections(4)
             .connect_with(options.clone())
             .await
-            .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
+            .map_err(|e| {
+                StoreError::unavailable_with(format!("cannot open {}: {e}", path.display()), e)
+            })?;
         // Two processes opening a new file at once (`axon run` and `axon history`)
         // race to apply the same migration; the loser finds it applied when it
         // looks again.
@@ -76,7 +79,7 @@ impl SqliteStore {
                     tokio::time::sleep(Duration::from_millis(20 * tries)).await;
                 }
                 Err(e) => {
-                    return Err(StoreError(format!(
+                    return Err(StoreError::unavailable(format!(
                         "cannot migrate {}: {e}",
                         path.display()
                     )));
@@ -93,14 +96,18 @@ impl SqliteStore {
             .pragma("cache_size", "-16000")
             .connect()
             .await
-            .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
+            .map_err(|e| {
+                StoreError::unavailable_with(format!("cannot open {}: {e}", path.display()), e)
+            })?;
         // Safe: the only value in the text is an integer it formats itself.
         sqlx::raw_sql(sqlx::AssertSqlSafe(fifo_trigger(
             retention.max_per_correlation,
         )))
         .execute(&mut connection)
         .await
-        .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
+        .map_err(|e| {
+            StoreError::unavailable_with(format!("cannot open {}: {e}", path.display()), e)
+        })?;
         Ok(SqliteStore {
             pool,
             path: path.to_path_buf(),
@@ -246,10 +253,14 @@ impl Store for SqliteStore {
     async fn check_writable(&self) -> Result<(), StoreError> {
         // Root writes through permission bits, and an open handle writes on after a
         // chmod: so a file made read-only counts as unwritable whoever runs us.
-        let meta = std::fs::metadata(&self.path)
-            .map_err(|e| StoreError(format!("{}: {e}", self.path.display())))?;
+        let meta = std::fs::metadata(&self.path).map_err(|e| {
+            StoreError::unavailable_with(format!("{}: {e}", self.path.display()), e)
+        })?;
         if meta.permissions().readonly() {
-            return Err(StoreError(format!("{} is read-only", self.path.display())));
+            return Err(StoreError::unavailable(format!(
+                "{} is read-only",
+                self.path.display()
+            )));
         }
         sqlx::query("INSERT OR REPLACE INTO health (id, at_ms) VALUES (1, ?)")
             .bind(now_ms())
@@ -430,7 +441,9 @@ const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
 /// and `axon history`) would see "database is locked": the loser waits and
 /// asks again, up to [`OPEN_TIMEOUT`].
 async fn into_wal(options: &SqliteConnectOptions, path: &Path) -> Result<(), StoreError> {
-    let cannot = |e: sqlx::Error| StoreError(format!("cannot open {}: {e}", path.display()));
+    let cannot = |e: sqlx::Error| {
+        StoreError::unavailable_with(format!("cannot open {}: {e}", path.display()), e)
+    };
     let deadline = tokio::time::Instant::now() + OPEN_TIMEOUT;
     let mut pause = Duration::from_millis(5);
     loop {
@@ -446,7 +459,7 @@ async fn into_wal(options: &SqliteConnectOptions, path: &Path) -> Result<(), Sto
         match tried {
             Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
             Ok(mode) => {
-                return Err(StoreError(format!(
+                return Err(StoreError::unavailable(format!(
                     "cannot open {}: it stays in journal mode {mode}, not WAL",
                     path.display()
                 )));
@@ -475,7 +488,7 @@ impl SqliteBatches {
     fn connection(&mut self) -> Result<&mut SqliteConnection, StoreError> {
         self.0
             .as_mut()
-            .ok_or_else(|| StoreError("the store is closed".into()))
+            .ok_or_else(|| StoreError::unavailable("the store is closed"))
     }
 }
 

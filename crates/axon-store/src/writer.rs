@@ -32,7 +32,7 @@ pub(crate) struct Row {
 }
 
 /// Answered once a row is committed (or could not be).
-pub(crate) type Ack = oneshot::Sender<Result<(), String>>;
+pub(crate) type Ack = oneshot::Sender<Result<(), StoreError>>;
 
 /// Work for the writer task.
 pub(crate) enum Job {
@@ -95,7 +95,7 @@ pub(crate) async fn write_history(
                 tracing::error!(error = %e, calls = rows.len(), "could not record calls in history");
             }
             for ack in acks.drain(..) {
-                let _ = ack.send(outcome.clone().map_err(|e| e.0));
+                let _ = ack.send(outcome.clone());
             }
             let before = written;
             written += rows.len() as u64;
@@ -151,7 +151,7 @@ impl Writer {
                 None => None,
             },
         };
-        let closed = || StoreError("the store is closed".into());
+        let closed = || StoreError::unavailable("the store is closed");
         if self.durability == Durability::Async {
             return self
                 .jobs
@@ -166,8 +166,8 @@ impl Writer {
             .map_err(|_| closed())?;
         match committed.await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(StoreError(e)),
-            Err(_) => Err(StoreError("the history writer stopped".into())),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(StoreError::unavailable("the history writer stopped")),
         }
     }
 
@@ -177,10 +177,10 @@ impl Writer {
         self.jobs
             .send(Job::Flush(done))
             .await
-            .map_err(|_| StoreError("the store is closed".into()))?;
+            .map_err(|_| StoreError::unavailable("the store is closed"))?;
         flushed
             .await
-            .map_err(|_| StoreError("the history writer stopped".into()))
+            .map_err(|_| StoreError::unavailable("the history writer stopped"))
     }
 
     /// Commit everything queued so far, then stop the writer.

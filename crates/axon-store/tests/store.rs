@@ -783,7 +783,15 @@ async fn a_run_id_is_held_by_one_execution_at_a_time(backend: Backend) {
     let store = backend.open_default().await;
     let held = store.claim("c1").await.unwrap();
     let refused = store.claim("c1").await.err().unwrap();
-    assert!(refused.0.contains("another process"), "{}", refused.0);
+    assert!(
+        refused.message().contains("another process"),
+        "{}",
+        refused.message()
+    );
+    assert!(
+        matches!(refused, axon_core::StoreError::Conflict { .. }),
+        "{refused:?}"
+    );
     held.release().await;
     let again = store.claim("c1").await.unwrap();
     drop(again);
@@ -1029,7 +1037,7 @@ async fn runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken
     // A queued run waits for a replica; queuing an id twice is refused.
     store.enqueue("q1", &plan, None).await.unwrap();
     let twice = store.enqueue("q1", &plan, None).await.unwrap_err();
-    assert!(twice.0.contains("q1"), "{}", twice.0);
+    assert!(twice.message().contains("q1"), "{}", twice.message());
     assert_eq!(store.pending_runs(10).await.unwrap(), ["q1"]);
     assert_eq!(store.run_hold("q1").await.unwrap(), RunHold::Pending);
     // Taken: held, and no longer pending.
@@ -1099,13 +1107,17 @@ async fn an_unreachable_database_is_a_clear_error_naming_it_without_its_password
     .await
     .err()
     .unwrap();
-    assert!(err.0.contains("postgres://127.0.0.1:1/test"), "{}", err.0);
-    assert!(!err.0.contains("s3cret-pw"), "{}", err.0);
+    assert!(
+        err.message().contains("postgres://127.0.0.1:1/test"),
+        "{}",
+        err.message()
+    );
+    assert!(!err.message().contains("s3cret-pw"), "{}", err.message());
     let bad = PgStore::open(&postgres_url(), Some("x; DROP"), Retention::default())
         .await
         .err()
         .unwrap();
-    assert!(bad.0.contains("schema"), "{}", bad.0);
+    assert!(bad.message().contains("schema"), "{}", bad.message());
 }
 
 both!(a_step_with_an_idempotency_key_is_called_once_across_runs_and_replicas);
