@@ -168,7 +168,7 @@ impl BrowserConfig {
         }
         let host = parsed.host_str().unwrap_or_default();
         let bare = host.trim_start_matches('[').trim_end_matches(']');
-        self.check_host(bare).or_else(blocked)?;
+        self.check_host(bare).or_else(|e| blocked(e.to_string()))?;
         // What the network rules decide without a lookup (an address, a
         // loopback name); the browser's proxy checks every request again.
         let port = parsed.port_or_known_default().unwrap_or(0);
@@ -181,12 +181,16 @@ impl BrowserConfig {
     /// Whether the browser may connect to `host` by the host lists (every
     /// request it makes is checked so, `crate::egress`); the error says which
     /// list refused it.
-    pub fn check_host(&self, host: &str) -> Result<(), String> {
+    pub fn check_host(&self, host: &str) -> Result<(), HostRefused> {
+        let refused = |listed| HostRefused {
+            host: host.to_string(),
+            listed,
+        };
         if axon_core::hosts::matches_any(&self.deny_hosts, host) {
-            return Err(format!("host {host} is in browser.deny_hosts"));
+            return Err(refused(true));
         }
         if !self.allow_hosts.is_empty() && !axon_core::hosts::matches_any(&self.allow_hosts, host) {
-            return Err(format!("host {host} is not in browser.allow_hosts"));
+            return Err(refused(false));
         }
         Ok(())
     }
@@ -203,3 +207,24 @@ pub(crate) fn running_as_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
+/// A host the browser may not reach, and which list says so.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostRefused {
+    /// The host asked for.
+    pub host: String,
+    /// `true`: it is in `browser.deny_hosts`; `false`: `browser.allow_hosts`
+    /// is set and does not hold it.
+    pub listed: bool,
+}
+
+impl std::fmt::Display for HostRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.listed {
+            write!(f, "host {} is in browser.deny_hosts", self.host)
+        } else {
+            write!(f, "host {} is not in browser.allow_hosts", self.host)
+        }
+    }
+}
+
+impl std::error::Error for HostRefused {}

@@ -83,7 +83,7 @@ impl Rules {
     /// Why a connection to `host:port` is refused, if it is: the host rules,
     /// then every address it resolves to. Returns the addresses to try.
     async fn check(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
-        self.config.check_host(host)?;
+        self.config.check_host(host).map_err(|e| e.to_string())?;
         let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
             .await
             .map_err(|e| format!("cannot resolve {host}: {e}"))?

@@ -43,6 +43,7 @@ mod storage;
 mod tabs;
 mod tools;
 
+pub use config::HostRefused;
 pub use handles::{NewSessionArgs, SaveArgs};
 pub use locate::Address;
 pub use session::{ActionTimeouts, BrowserConfig, Browsers, SessionInfo, SessionOptions};

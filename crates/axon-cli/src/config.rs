@@ -413,6 +413,8 @@ impl std::fmt::Display for ConfigError {
     }
 }
 
+impl std::error::Error for ConfigError {}
+
 impl Config {
     /// Load from `path` (or `AXON_CONFIG`, or nothing), then apply `AXON_…`
     /// overrides and check the policy keys.
@@ -434,25 +436,25 @@ impl Config {
     /// Parse and check TOML text as [`load`](Config::load) does, without the
     /// environment: what `axon config check` says of a file.
     pub fn from_text(text: &str) -> Result<Config, ConfigError> {
-        let config = Self::parse(text).map_err(ConfigError)?;
+        let config = Self::parse(text)?;
         config.check()?;
         Ok(config)
     }
 
     /// Parse TOML text. An error starts with the key's path (`history.backend:`)
     /// when there is one, and carries the line.
-    pub fn parse(text: &str) -> Result<Config, String> {
-        let document =
-            toml::Deserializer::parse(text).map_err(|e| e.to_string().trim_end().to_string())?;
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        let document = toml::Deserializer::parse(text)
+            .map_err(|e| ConfigError(e.to_string().trim_end().to_string()))?;
         serde_path_to_error::deserialize(document).map_err(|e| {
             let path = e.path().to_string();
             let message = e.into_inner().to_string();
             let message = message.trim_end();
-            if path == "." {
+            ConfigError(if path == "." {
                 message.to_string()
             } else {
                 format!("{path}: {message}")
-            }
+            })
         })
     }
 
@@ -744,7 +746,9 @@ mod tests {
 
     #[test]
     fn unknown_keys_name_the_key_and_the_line() {
-        let err = Config::parse("[server]\nbind = \"127.0.0.1:1\"\nbindd = 3\n").unwrap_err();
+        let err = Config::parse("[server]\nbind = \"127.0.0.1:1\"\nbindd = 3\n")
+            .unwrap_err()
+            .0;
         assert!(err.contains("line 3") && err.contains("bindd"), "{err}");
     }
 

@@ -732,7 +732,7 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
         .check_bind(&addr)
         .map_err(|e| usage(e.to_string()))?;
     // The recorder must exist before the executor registers its metric handles.
-    let metrics = axon_server::install_prometheus().map_err(infra)?;
+    let metrics = axon_server::install_prometheus().map_err(|e| infra(e.to_string()))?;
     let (runner, store) = runner(config, ui, Imports::All).await?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await

@@ -60,7 +60,8 @@ async fn registry(
     store: Option<Arc<dyn Store>>,
 ) -> Result<ToolRegistry, Fail> {
     let mut registry = ToolRegistry::with_utilities();
-    let http = axon_http::HttpRequest::new(config.http.clone()).map_err(infra)?;
+    let http =
+        axon_http::HttpRequest::new(config.http.clone()).map_err(|e| infra(e.to_string()))?;
     registry.register(http).map_err(|e| infra(e.to_string()))?;
     // Chromium starts on the first browser call, not here.
     let browsers = Arc::new(

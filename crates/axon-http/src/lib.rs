@@ -149,9 +149,27 @@ pub struct HttpRequest {
     config: Arc<HttpConfig>,
 }
 
+/// The HTTP client could not be built (its TLS backend, most likely).
+#[derive(Debug)]
+pub struct ClientError {
+    source: reqwest::Error,
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot build the HTTP client: {}", self.source)
+    }
+}
+
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
 impl HttpRequest {
     /// The tool, reaching the hosts `config` allows.
-    pub fn new(config: HttpConfig) -> Result<HttpRequest, String> {
+    pub fn new(config: HttpConfig) -> Result<HttpRequest, ClientError> {
         install_crypto_provider();
         let config = Arc::new(config);
         let redirects = config.clone();
@@ -174,7 +192,7 @@ impl HttpRequest {
             // a name that re-resolves) lands on a never-reached address.
             .dns_resolver(Arc::new(Resolver))
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .map_err(|source| ClientError { source })?;
         let spec = ToolSpec::new(
             NAME,
             "Sends an HTTP request and returns {status, headers, json | text}. 5xx and 429 are retried; other 4xx fail with code http_<status>.",

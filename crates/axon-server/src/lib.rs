@@ -66,7 +66,7 @@ use tokio_util::task::TaskTracker;
 pub use access::ScopedToken;
 pub use edge::LOOPBACK_HOSTS;
 pub use openapi::document as openapi_document;
-pub use ops::install_prometheus;
+pub use ops::{MetricsError, install_prometheus};
 pub use pins::StorePins;
 
 /// How the server behaves at its edges.

@@ -22,12 +22,31 @@ const LATENCY_BUCKETS_MS: [f64; 9] = [
 
 /// Install the process-wide Prometheus recorder with `tool_latency_ms` as a
 /// histogram on the buckets of docs/design.md (10 ms … 8 s). Call it before building the executor.
-pub fn install_prometheus() -> Result<PrometheusHandle, String> {
+pub fn install_prometheus() -> Result<PrometheusHandle, MetricsError> {
     PrometheusBuilder::new()
         .set_buckets_for_metric(Matcher::Full("tool_latency_ms".into()), &LATENCY_BUCKETS_MS)
-        .map_err(|e| e.to_string())?
+        .map_err(|source| MetricsError { source })?
         .install_recorder()
-        .map_err(|e| format!("cannot install the metrics recorder: {e}"))
+        .map_err(|source| MetricsError { source })
+}
+
+/// The Prometheus recorder could not be installed (another recorder holds
+/// the process, or the buckets are refused).
+#[derive(Debug)]
+pub struct MetricsError {
+    source: metrics_exporter_prometheus::BuildError,
+}
+
+impl std::fmt::Display for MetricsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot install the metrics recorder: {}", self.source)
+    }
+}
+
+impl std::error::Error for MetricsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
 }
 
 /// `GET /healthz`: 200 `{"status":"ok"}` when every component works, 503

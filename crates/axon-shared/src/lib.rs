@@ -126,20 +126,81 @@ pub fn redacted(url: &str) -> String {
     }
 }
 
+/// Why the shared Redis could not be joined at start-up; each names the
+/// target without its password.
+#[derive(Debug)]
+pub enum ConnectError {
+    /// `shared.redis_url` does not parse.
+    BadUrl {
+        /// The URL, redacted.
+        target: String,
+        /// The client's error.
+        source: redis::RedisError,
+    },
+    /// It did not answer within 2 s.
+    Timeout {
+        /// The URL, redacted.
+        target: String,
+    },
+    /// It answered with an error (refused, authentication, …).
+    Refused {
+        /// The URL, redacted.
+        target: String,
+        /// The client's error.
+        source: redis::RedisError,
+    },
+}
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectError::BadUrl { target, source } => {
+                write!(f, "shared.redis_url {target}: {source}")
+            }
+            ConnectError::Timeout { target } => {
+                write!(f, "Redis at {target} did not answer in 2 s")
+            }
+            ConnectError::Refused { target, source } => write!(f, "Redis at {target}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ConnectError::BadUrl { source, .. } | ConnectError::Refused { source, .. } => {
+                Some(source)
+            }
+            ConnectError::Timeout { .. } => None,
+        }
+    }
+}
+
 impl RedisShared {
     /// Connect to `config.redis_url` (and check it answers). An error names
     /// the target: a Redis that cannot be reached at start-up is a
     /// configuration error, not something to degrade from.
-    pub async fn connect(config: &SharedConfig) -> Result<Self, String> {
+    pub async fn connect(config: &SharedConfig) -> Result<Self, ConnectError> {
         Self::connect_with_clock(config, wall_clock()).await
     }
 
     /// [`RedisShared::connect`] with the clock the breaker's windows use
     /// (tests turn it by hand).
-    pub async fn connect_with_clock(config: &SharedConfig, clock: Clock) -> Result<Self, String> {
+    pub async fn connect_with_clock(
+        config: &SharedConfig,
+        clock: Clock,
+    ) -> Result<Self, ConnectError> {
         let target = redacted(&config.redis_url);
-        let client = redis::Client::open(config.redis_url.as_str())
-            .map_err(|e| format!("shared.redis_url {target}: {e}"))?;
+        let client = redis::Client::open(config.redis_url.as_str()).map_err(|source| {
+            ConnectError::BadUrl {
+                target: target.clone(),
+                source,
+            }
+        })?;
+        let refused = |source| ConnectError::Refused {
+            target: target.clone(),
+            source,
+        };
         let settings = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_millis(500)))
             .set_response_timeout(Some(config.timeout))
@@ -147,12 +208,14 @@ impl RedisShared {
         let connect = client.get_connection_manager_with_config(settings);
         let mut conn = tokio::time::timeout(Duration::from_secs(2), connect)
             .await
-            .map_err(|_| format!("Redis at {target} did not answer in 2 s"))?
-            .map_err(|e| format!("Redis at {target}: {e}"))?;
+            .map_err(|_| ConnectError::Timeout {
+                target: target.clone(),
+            })?
+            .map_err(refused)?;
         let _: String = redis::cmd("PING")
             .query_async(&mut conn)
             .await
-            .map_err(|e| format!("Redis at {target}: {e}"))?;
+            .map_err(refused)?;
         Ok(RedisShared {
             conn,
             prefix: config.key_prefix.clone(),

@@ -506,7 +506,7 @@ impl ActionTranslator for LlmTranslator {
                     return Ok(Checked::Refused(code, message));
                 }
                 let action = Action {
-                    action: ActionKind::parse(&reply.action)?,
+                    action: ActionKind::parse(&reply.action).map_err(|e| e.to_string())?,
                     args: reply.args,
                 };
                 validate(&action, &input.snapshot)

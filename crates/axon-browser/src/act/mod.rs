@@ -124,15 +124,12 @@ impl ActionKind {
     }
 
     /// The name a model gave, or why it is not an action (sent back to the model).
-    pub fn parse(name: &str) -> Result<ActionKind, String> {
+    pub fn parse(name: &str) -> Result<ActionKind, UnknownAction> {
         ActionKind::ALL
             .into_iter()
             .find(|a| a.as_str() == name)
-            .ok_or_else(|| {
-                format!(
-                    "{name:?} is not an allowed action (allowed: {})",
-                    ACTIONS.join(", ")
-                )
+            .ok_or_else(|| UnknownAction {
+                name: name.to_string(),
             })
     }
 }
@@ -553,9 +550,30 @@ fn count(action: &str, error_type: &'static str) {
         .increment(1);
 }
 
+/// A name that is none of the actions (a model's reply); the message, with
+/// the allowed names, goes back to the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownAction {
+    /// The name given.
+    pub name: String,
+}
+
+impl std::fmt::Display for UnknownAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:?} is not an allowed action (allowed: {})",
+            self.name,
+            ACTIONS.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownAction {}
+
 /// Check an action against the snapshot: the arguments it needs, and a click/type/select target
 /// that the snapshot has. The error says what is wrong, for the LLM's retry.
-pub fn validate(action: &Action, snapshot: &CompressedSnapshot) -> Result<(), String> {
+pub(crate) fn validate(action: &Action, snapshot: &CompressedSnapshot) -> Result<(), String> {
     let a = &action.args;
     let need = |v: &Option<String>, field: &str| match v {
         Some(s) if !s.trim().is_empty() => Ok(()),
