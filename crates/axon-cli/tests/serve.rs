@@ -370,6 +370,22 @@ async fn tools_breakers_and_stats() {
     let r = s.client.put(s.url("/v1/stats")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert!(is_problem(&r));
+    // Taken out of service by hand: refused until reset.
+    let (status, body) = s.post("/v1/breakers/flaky/isolate", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["state"], "isolated");
+    let (status, refused) = s
+        .post(
+            "/v1/tools/flaky/call",
+            json!({"args": {"key": "brk", "fail_times": 0}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(refused["error"]["kind"], "circuit_open", "{refused}");
+    let (status, body) = s.post("/v1/breakers/flaky/reset", json!({})).await;
+    assert_eq!((status, &body["state"]), (StatusCode::OK, &json!("closed")));
+    let (status, _) = s.post("/v1/breakers/nope/isolate", json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -218,7 +218,7 @@ async fn by_default_executors_share_the_process_wide_breakers() {
 async fn manual_isolate_and_reset() {
     let (tool, n) = Scripted::new("t", |_, _| ok(json!(1)));
     let ex = executor(vec![tool]);
-    assert!(ex.isolate_breaker("t"));
+    assert!(ex.isolate_breaker("t").await);
     assert_eq!(
         ex.call(ToolCall::new("t", json!({})))
             .await
@@ -227,8 +227,8 @@ async fn manual_isolate_and_reset() {
             .kind,
         ErrorKind::CircuitOpen
     );
-    assert!(ex.reset_breaker("t"));
+    assert!(ex.reset_breaker("t").await);
     assert!(ex.call(ToolCall::new("t", json!({}))).await.success);
     assert_eq!(calls(&n), 1);
-    assert!(!ex.reset_breaker("nope"));
+    assert!(!ex.reset_breaker("nope").await);
 }

@@ -423,7 +423,24 @@ pub(crate) async fn reset_breaker(
         }
         return Ok(Json(json!({"tool": tool, "key": key, "state": "closed"})));
     }
-    if !executor.reset_cluster_breaker(&tool).await {
+    if !executor.reset_breaker(&tool).await {
+        return Err(Problem::not_found(format!("no tool {tool:?}")));
+    }
+    let state = executor.cluster_breaker_state(&tool).await;
+    Ok(Json(json!({"tool": tool, "state": state})))
+}
+
+/// `POST /v1/breakers/{tool}/isolate`: open a tool's breaker until it is
+/// reset (an operator taking a dependency out of service; every replica
+/// sees it through the shared store).
+pub(crate) async fn isolate_breaker(
+    State(state): State<Arc<AppState>>,
+    Extension(access): Extension<Access>,
+    Path(tool): Path<String>,
+) -> Result<Json<Value>, Problem> {
+    access.check_admin("isolating a breaker")?;
+    let executor = state.executor();
+    if !executor.isolate_breaker(&tool).await {
         return Err(Problem::not_found(format!("no tool {tool:?}")));
     }
     let state = executor.cluster_breaker_state(&tool).await;

@@ -278,6 +278,7 @@ impl Server {
             .route("/v1/stats", get(api::stats))
             .route("/v1/breakers", get(api::breakers))
             .route("/v1/breakers/{tool}/reset", post(api::reset_breaker))
+            .route("/v1/breakers/{tool}/isolate", post(api::isolate_breaker))
             .route("/metrics", get(ops::metrics))
             .route(
                 "/mcp",

@@ -732,6 +732,15 @@ fn build() -> Value {
                 ("404", problem("No such tool, or no breaker kept for that key.")),
             ])),
         }},
+        "/v1/breakers/{tool}/isolate": {"post": {
+            "operationId": "isolateBreaker",
+            "summary": "Open a tool's breaker until it is reset, in every replica: take a dependency out of service by hand (an admin action).",
+            "parameters": [path_param("tool", "The tool's name.")],
+            "responses": guarded(responses(vec![
+                ("200", json_response("The breaker, isolated.", reference("Breaker"))),
+                ("404", problem("No such tool.")),
+            ])),
+        }},
         "/mcp": {"post": {
             "operationId": "mcp",
             "summary": "MCP over Streamable HTTP (JSON-RPC 2.0): every tool and `run_plan`. Use an MCP client.",

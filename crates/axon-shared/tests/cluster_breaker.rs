@@ -187,12 +187,12 @@ async fn failures_seen_by_one_replica_open_the_breaker_on_the_others() {
     let world = World::new();
     let (a, _) = world.replica(REDIS).await;
     let (b, _) = world.replica(REDIS).await;
-    assert!(a.isolate_cluster_breaker("upstream").await);
+    assert!(a.isolate_breaker("upstream").await);
     assert_eq!(
         call(&b).await.unwrap_err(),
         (ErrorKind::CircuitOpen, Some("isolated".into()))
     );
-    assert!(b.reset_cluster_breaker("upstream").await);
+    assert!(b.reset_breaker("upstream").await);
     assert!(call(&a).await.is_ok());
 }
 
@@ -372,7 +372,7 @@ async fn with_redis_down_calls_go_on_on_local_state_and_recover_when_it_returns(
         call(&a).await.unwrap_err();
     }
     assert_eq!(call(&a).await.unwrap_err().0, ErrorKind::CircuitOpen);
-    assert!(a.reset_cluster_breaker("upstream").await);
+    assert!(a.reset_breaker("upstream").await);
     world.mode.store(0, Ordering::SeqCst);
 
     // Back on the same port: after the client's backoff, shared again.
@@ -393,7 +393,7 @@ async fn with_redis_down_calls_go_on_on_local_state_and_recover_when_it_returns(
     );
     // And the cluster state is Redis's again: an isolation there rejects here.
     let (b, _) = world.replica(&format!("redis://127.0.0.1:{port}/0")).await;
-    assert!(b.isolate_cluster_breaker("upstream").await);
+    assert!(b.isolate_breaker("upstream").await);
     assert_eq!(call(&a).await.unwrap_err().0, ErrorKind::CircuitOpen);
 }
 

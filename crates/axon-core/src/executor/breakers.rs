@@ -38,9 +38,9 @@ impl Executor {
         Some(entry.own.state.breaker.state())
     }
 
-    /// Close a tool's breaker by hand, in the shared store too; false if
-    /// there is no such tool.
-    pub async fn reset_cluster_breaker(&self, tool: &str) -> bool {
+    /// Close a tool's breaker by hand, in the shared store too (the whole
+    /// cluster's); false if there is no such tool.
+    pub async fn reset_breaker(&self, tool: &str) -> bool {
         let Some(entry) = self.inner.entries.get(tool) else {
             return false;
         };
@@ -51,9 +51,10 @@ impl Executor {
         true
     }
 
-    /// Open a tool's breaker until reset, in the shared store too; false if
-    /// there is no such tool.
-    pub async fn isolate_cluster_breaker(&self, tool: &str) -> bool {
+    /// Open a tool's breaker until reset (an operator taking a dependency
+    /// out of service), in the shared store too; false if there is no such
+    /// tool.
+    pub async fn isolate_breaker(&self, tool: &str) -> bool {
         let Some(entry) = self.inner.entries.get(tool) else {
             return false;
         };
@@ -62,24 +63,6 @@ impl Executor {
         }
         entry.own.state.breaker.isolate();
         true
-    }
-
-    /// Close a tool's breaker by hand; false if there is no such tool.
-    pub fn reset_breaker(&self, tool: &str) -> bool {
-        self.inner
-            .entries
-            .get(tool)
-            .map(|e| e.own.state.breaker.reset())
-            .is_some()
-    }
-
-    /// Open a tool's breaker until reset; false if there is no such tool.
-    pub fn isolate_breaker(&self, tool: &str) -> bool {
-        self.inner
-            .entries
-            .get(tool)
-            .map(|e| e.own.state.breaker.isolate())
-            .is_some()
     }
 }
 
