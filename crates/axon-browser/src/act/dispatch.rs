@@ -17,22 +17,33 @@ pub(super) async fn run(
     nodes: &[SnapshotNode],
     ctx: &ToolContext,
 ) -> Result<(), ToolError> {
-    let a = &action.args;
-    let missing = |field: &str| {
-        ToolError::invalid_arguments(format!("{}: needs args.{field}", action.action))
-    };
     match action.action {
-        ActionKind::Navigate => {
-            let url = a.url.clone().ok_or_else(|| missing("url"))?;
-            let args = tools::NavigateArgs {
-                url,
-                wait_until: Default::default(),
-                timeout_ms: None,
-            };
-            tools::navigation::navigate(browsers, args, ctx)
-                .await
-                .map(drop)
-        }
+        ActionKind::Click
+        | ActionKind::Type
+        | ActionKind::Select
+        | ActionKind::Hover
+        | ActionKind::Drag
+        | ActionKind::Upload => on_element(browsers, action, nodes, ctx).await,
+        _ => on_page(browsers, action, ctx).await,
+    }
+}
+
+/// `args.<field>` is missing for `action`.
+fn missing(action: &Action, field: &str) -> ToolError {
+    ToolError::invalid_arguments(format!("{}: needs args.{field}", action.action))
+}
+
+/// The actions on an element of the page: click, type, select, hover, drag,
+/// upload.
+async fn on_element(
+    browsers: &Browsers,
+    action: &Action,
+    nodes: &[SnapshotNode],
+    ctx: &ToolContext,
+) -> Result<(), ToolError> {
+    let a = &action.args;
+    let missing = |field: &str| missing(action, field);
+    match action.action {
         ActionKind::Click => {
             let args = tools::ClickArgs {
                 address: address(a, nodes),
@@ -57,35 +68,6 @@ pub(super) async fn run(
                 timeout_ms: None,
             };
             tools::elements::type_text(browsers, args, ctx)
-                .await
-                .map(drop)
-        }
-        ActionKind::Search => {
-            let query = a.text.clone().ok_or_else(|| missing("text"))?;
-            let args = tools::SearchArgs {
-                query,
-                address: Address::default(),
-                timeout_ms: None,
-            };
-            tools::forms::search(browsers, args, ctx).await.map(drop)
-        }
-        ActionKind::Scroll => tools::page::scroll(browsers, scroll_args(a), ctx)
-            .await
-            .map(drop),
-        ActionKind::PressKey => {
-            let key = a.key.clone().ok_or_else(|| missing("key"))?;
-            let args = tools::PressKeyArgs {
-                key,
-                address: Address::default(),
-                timeout_ms: None,
-            };
-            tools::elements::press_key(browsers, args, ctx)
-                .await
-                .map(drop)
-        }
-        ActionKind::Wait => {
-            let seconds = a.seconds.ok_or_else(|| missing("seconds"))?;
-            tools::page::wait(browsers, tools::WaitArgs { seconds }, ctx)
                 .await
                 .map(drop)
         }
@@ -138,6 +120,59 @@ pub(super) async fn run(
                 .await
                 .map(drop)
         }
+        _ => Err(ToolError::internal(format!(
+            "{} is not an action on an element",
+            action.action
+        ))),
+    }
+}
+
+/// The actions on the page or the session: navigate, search, scroll, keys,
+/// wait, history, dialogs, tabs.
+async fn on_page(browsers: &Browsers, action: &Action, ctx: &ToolContext) -> Result<(), ToolError> {
+    let a = &action.args;
+    let missing = |field: &str| missing(action, field);
+    match action.action {
+        ActionKind::Navigate => {
+            let url = a.url.clone().ok_or_else(|| missing("url"))?;
+            let args = tools::NavigateArgs {
+                url,
+                wait_until: Default::default(),
+                timeout_ms: None,
+            };
+            tools::navigation::navigate(browsers, args, ctx)
+                .await
+                .map(drop)
+        }
+        ActionKind::Search => {
+            let query = a.text.clone().ok_or_else(|| missing("text"))?;
+            let args = tools::SearchArgs {
+                query,
+                address: Address::default(),
+                timeout_ms: None,
+            };
+            tools::forms::search(browsers, args, ctx).await.map(drop)
+        }
+        ActionKind::Scroll => tools::page::scroll(browsers, scroll_args(a), ctx)
+            .await
+            .map(drop),
+        ActionKind::PressKey => {
+            let key = a.key.clone().ok_or_else(|| missing("key"))?;
+            let args = tools::PressKeyArgs {
+                key,
+                address: Address::default(),
+                timeout_ms: None,
+            };
+            tools::elements::press_key(browsers, args, ctx)
+                .await
+                .map(drop)
+        }
+        ActionKind::Wait => {
+            let seconds = a.seconds.ok_or_else(|| missing("seconds"))?;
+            tools::page::wait(browsers, tools::WaitArgs { seconds }, ctx)
+                .await
+                .map(drop)
+        }
         ActionKind::GoBack | ActionKind::GoForward => {
             let args = tools::history::HistoryArgs { timeout_ms: None };
             match action.action {
@@ -164,6 +199,10 @@ pub(super) async fn run(
             .tabs(ctx, crate::tabs::Action::Close(a.index))
             .await
             .map(drop),
+        _ => Err(ToolError::internal(format!(
+            "{} is not an action on the page",
+            action.action
+        ))),
     }
 }
 
