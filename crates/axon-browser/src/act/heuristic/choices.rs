@@ -40,48 +40,7 @@ pub(super) fn select(
         .filter(|n| n.role == "combobox" || n.role == "listbox")
         .filter(|n| n.reference.is_some())
         .collect();
-    let (mut option, mut field) = match quotes {
-        [one] => (one.clone(), target_words(unq, verb)),
-        // "Select 'Germany' from 'Country'": the last quote names the list
-        // when a joiner comes before it; else all are values.
-        [.., last]
-            if ["from", "in", "on"].iter().any(|w| {
-                find_words(&lower, w).is_some_and(|at| lower[at..].contains(&last.to_lowercase()))
-            }) =>
-        {
-            (quotes[..quotes.len() - 1].join(", "), last.clone())
-        }
-        [_, ..] => (quotes.join(", "), target_words(unq, verb)),
-        [] => {
-            let split = ["from", "in", "as", "for", "on"]
-                .iter()
-                .filter_map(|w| find_words(&lower, w).map(|at| (at, w.len())))
-                .min();
-            // Commas separate values ("Brazil, Mauritania"): kept as "and",
-            // which the words keep and `split_values` splits on.
-            let listed = |s: &str| s.replace(',', " and ");
-            match split {
-                Some((at, len)) => (
-                    target_words(&listed(&lower[..at]), verb),
-                    target_words(&lower[at + len..], ""),
-                ),
-                None => (target_words(&listed(&lower), verb), String::new()),
-            }
-        }
-    };
-    // "Choose the colours red and blue": the list named first.
-    if field.is_empty() {
-        for list in &lists {
-            let name = norm(&list.name);
-            if !name.is_empty()
-                && let Some(rest) = option.strip_prefix(&format!("{name} "))
-            {
-                option = rest.to_string();
-                field = name;
-                break;
-            }
-        }
-    }
+    let (option, field) = read_choice(quotes, &lower, unq, verb, &lists);
     // "Pick the first suggestion", "the second option": by position.
     if quotes.is_empty() && has_ordinal(&option) {
         let positional = format!("{option} {}", role_words(step));
@@ -140,24 +99,7 @@ pub(super) fn select(
             ));
         }
     }
-    // The list: the one named; else the one with an option of that value;
-    // else the page's only list.
-    let has_value = |l: &&SnapshotNode| {
-        below(nodes, l)
-            .iter()
-            .any(|o| o.role == "option" && values.iter().any(|v| similarity(v, &o.name) >= 0.9))
-    };
-    let list = match list_named {
-        Some((list, _)) => list,
-        None => match (lists.iter().copied().find(has_value), lists.as_slice()) {
-            (Some(list), _) => list,
-            (None, [only]) => *only,
-            (None, _) => {
-                let what = if field.is_empty() { &option } else { &field };
-                best(nodes, what, &["combobox", "listbox"], None)?.0
-            }
-        },
-    };
+    let list = which_list(nodes, &lists, list_named, &values, &field, &option)?;
     // A list box shows its options: one value is a click on it.
     if list.role == "listbox"
         && let [value] = values.as_slice()
@@ -184,6 +126,92 @@ pub(super) fn select(
             list.name
         ),
     )
+}
+
+/// What a select step chooses and where: the values (commas kept as "and"
+/// until `split_values` splits them) and the list's name ("Select 'Germany'
+/// from 'Country'", "Choose the colours red and blue"), empty when it names
+/// none.
+fn read_choice(
+    quotes: &[String],
+    lower: &str,
+    unq: &str,
+    verb: &str,
+    lists: &[&SnapshotNode],
+) -> (String, String) {
+    let (mut option, mut field) = match quotes {
+        [one] => (one.clone(), target_words(unq, verb)),
+        // "Select 'Germany' from 'Country'": the last quote names the list
+        // when a joiner comes before it; else all are values.
+        [.., last]
+            if ["from", "in", "on"].iter().any(|w| {
+                find_words(lower, w).is_some_and(|at| lower[at..].contains(&last.to_lowercase()))
+            }) =>
+        {
+            (quotes[..quotes.len() - 1].join(", "), last.clone())
+        }
+        [_, ..] => (quotes.join(", "), target_words(unq, verb)),
+        [] => {
+            let split = ["from", "in", "as", "for", "on"]
+                .iter()
+                .filter_map(|w| find_words(lower, w).map(|at| (at, w.len())))
+                .min();
+            // Commas separate values ("Brazil, Mauritania"): kept as "and",
+            // which the words keep and `split_values` splits on.
+            let listed = |s: &str| s.replace(',', " and ");
+            match split {
+                Some((at, len)) => (
+                    target_words(&listed(&lower[..at]), verb),
+                    target_words(&lower[at + len..], ""),
+                ),
+                None => (target_words(&listed(lower), verb), String::new()),
+            }
+        }
+    };
+    // "Choose the colours red and blue": the list named first.
+    if field.is_empty() {
+        for list in lists {
+            let name = norm(&list.name);
+            if !name.is_empty()
+                && let Some(rest) = option.strip_prefix(&format!("{name} "))
+            {
+                option = rest.to_string();
+                field = name;
+                break;
+            }
+        }
+    }
+    (option, field)
+}
+
+/// The list a select step chooses in: the one it names; else the one with
+/// an option of that value; else the page's only list.
+fn which_list<'a>(
+    nodes: &'a [SnapshotNode],
+    lists: &[&'a SnapshotNode],
+    list_named: Option<(&'a SnapshotNode, f64)>,
+    values: &[String],
+    field: &str,
+    option: &str,
+) -> Result<&'a SnapshotNode, ToolError> {
+    // The list: the one named; else the one with an option of that value;
+    // else the page's only list.
+    let has_value = |l: &&SnapshotNode| {
+        below(nodes, l)
+            .iter()
+            .any(|o| o.role == "option" && values.iter().any(|v| similarity(v, &o.name) >= 0.9))
+    };
+    Ok(match list_named {
+        Some((list, _)) => list,
+        None => match (lists.iter().copied().find(has_value), lists) {
+            (Some(list), _) => list,
+            (None, [only]) => *only,
+            (None, _) => {
+                let what = if field.is_empty() { option } else { field };
+                best(nodes, what, &["combobox", "listbox"], None)?.0
+            }
+        },
+    })
 }
 
 #[cfg(test)]
