@@ -423,32 +423,13 @@ async fn act(
         return Err(ToolError::invalid_arguments("/plan_step: is empty"));
     }
     let page = browsers.page_for(ctx).await?;
-    // A dialog held open answers nothing else: the page is not read (it
-    // would not answer), and the step may answer the dialog.
-    let dialog = browsers.held_dialog(ctx).await;
-    let snap = match &dialog {
-        Some(_) => snapshot::Snapshot::default(),
-        None => snapshot::snapshot(&page, 2000).await?,
-    };
-    let tabs = match dialog.is_none() && names_tabs(&args.plan_step) {
-        true => browsers.tab_list(ctx).await?,
-        false => Vec::new(),
-    };
-    let compressed = compress(&snap.nodes, prompt::MAX_PROMPT_NODES);
+    let (snap, input) = read_step(browsers, &page, args, ctx).await?;
     let snapshot_ms = started.elapsed().as_millis() as u64;
     // What the dialog and the tabs are is not in the page's shape: such
     // steps are translated every time.
-    let cacheable = dialog.is_none() && tabs.is_empty();
-    let input = StepInput {
-        main_goal: args.main_goal.unwrap_or_default(),
-        plan_step: args.plan_step.clone(),
-        url: snap.url.clone(),
-        snapshot: compressed,
-        dialog,
-        tabs,
-    };
+    let cacheable = input.dialog.is_none() && input.tabs.is_empty();
     let deciding = Instant::now();
-    let key = cache::key(&args.plan_step, &snap.url, &snap.nodes);
+    let key = cache::key(&input.plan_step, &snap.url, &snap.nodes);
     let cached = match cacheable {
         true => match store.get(&key).await {
             Some(entry) => cache::revalidate(&entry, &snap.nodes),
@@ -505,42 +486,73 @@ async fn act(
         (Err(_), true) => store.remove(&key).await,
         _ => {}
     }
-    match outcome {
-        Ok(()) => {
-            count(decision.action.action.as_str(), "none");
-            Ok(ExecutionOutput {
-                action: decision.action.action.as_str().to_string(),
-                args: serde_json::to_value(&decision.action.args).unwrap_or(Value::Null),
-                status: "success".into(),
-                error_type: "none".into(),
-                message: decision.message,
-                execution_time_ms: started.elapsed().as_millis() as u64,
-                translator: translator.name().into(),
-                confidence: decision.confidence,
-                snapshot_ms,
-                decide_ms,
-                dispatch_ms,
-                settle_ms,
-                snapshot_tokens: input.snapshot.tokens,
-                cache: if hit { "hit" } else { "miss" }.into(),
-                call,
-            })
-        }
-        Err(e) => {
-            let kind = error_type(e.code.as_deref());
-            count(decision.action.action.as_str(), kind);
-            let message = format!(
-                "{} {} failed: {}",
-                decision.action.action,
-                serde_json::to_string(&decision.action.args).unwrap_or_default(),
-                e.message
-            );
-            Err(ToolError {
-                message,
-                code: Some(kind.to_string()),
-                ..e
-            })
-        }
+    if let Err(e) = outcome {
+        return Err(failed(&decision.action, e));
+    }
+    count(decision.action.action.as_str(), "none");
+    Ok(ExecutionOutput {
+        action: decision.action.action.as_str().to_string(),
+        args: serde_json::to_value(&decision.action.args).unwrap_or(Value::Null),
+        status: "success".into(),
+        error_type: "none".into(),
+        message: decision.message,
+        execution_time_ms: started.elapsed().as_millis() as u64,
+        translator: translator.name().into(),
+        confidence: decision.confidence,
+        snapshot_ms,
+        decide_ms,
+        dispatch_ms,
+        settle_ms,
+        snapshot_tokens: input.snapshot.tokens,
+        cache: if hit { "hit" } else { "miss" }.into(),
+        call,
+    })
+}
+
+/// What a translator reads for a step: the page (not read while a dialog
+/// is held open: it would not answer, and the step may answer the dialog),
+/// compressed, and the session's tabs when the step speaks of them.
+async fn read_step(
+    browsers: &Browsers,
+    page: &chromiumoxide::Page,
+    args: ActArgs,
+    ctx: &ToolContext,
+) -> Result<(snapshot::Snapshot, StepInput), ToolError> {
+    let dialog = browsers.held_dialog(ctx).await;
+    let snap = match &dialog {
+        Some(_) => snapshot::Snapshot::default(),
+        None => snapshot::snapshot(page, 2000).await?,
+    };
+    let tabs = match dialog.is_none() && names_tabs(&args.plan_step) {
+        true => browsers.tab_list(ctx).await?,
+        false => Vec::new(),
+    };
+    let input = StepInput {
+        main_goal: args.main_goal.unwrap_or_default(),
+        plan_step: args.plan_step,
+        url: snap.url.clone(),
+        snapshot: compress(&snap.nodes, prompt::MAX_PROMPT_NODES),
+        dialog,
+        tabs,
+    };
+    Ok((snap, input))
+}
+
+/// A decided action that failed, counted, with the action and its
+/// arguments in the message and its error type as the code.
+fn failed(action: &Action, e: ToolError) -> ToolError {
+    let kind = error_type(e.code.as_deref());
+    count(action.action.as_str(), kind);
+    let message = format!(
+        "{} {} failed: {}",
+        action.action,
+        serde_json::to_string(&action.args).unwrap_or_default(),
+        e.message
+    );
+    ToolError {
+        message,
+        code: Some(kind.to_string()),
+        ..e
     }
 }
 
