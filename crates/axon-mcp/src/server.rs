@@ -295,68 +295,21 @@ impl AxonMcp {
         // 2026-07-28: the call sent again with its user's answer to Axon's
         // approval question (elicit.rs).
         if let Some(state) = &request.request_state {
-            let shown = axon_core::redact::redact(&call.args, &[]);
-            let answered = match &call.tenant {
-                Some(_) => Err((
-                    "invalid_arguments",
-                    "a scoped client does not approve its own calls".to_string(),
-                )),
-                None => {
-                    crate::elicit::answered(
-                        approvals.as_ref(),
-                        state,
-                        request.input_responses.as_ref(),
-                        &name,
-                        &shown,
-                        &client_name(&context),
-                    )
-                    .await
-                }
-            };
-            match answered {
+            let responses = request.input_responses.as_ref();
+            match approval_answered(&approvals, &call, state, responses, &context).await {
                 Ok(id) => call.approval_id = Some(id),
                 Err((kind, message)) => {
                     return Ok(complete(error_result(kind, None, &message, None)));
                 }
             }
         }
-        let progress = context.meta.get_progress_token();
         // The owner's client that can show a form is asked to approve a call
         // that waits for a person: in-band (2025-11-25), or by answering
         // `input_required` (2026-07-28) (elicit.rs).
         let owner = call.tenant.is_none() && call.approval_id.is_none();
         let asks = owner && crate::elicit::can_ask(&context.peer);
         let inline = owner && !asks && crate::elicit::can_ask_inline(&context);
-        let (parked_tx, parked) = tokio::sync::oneshot::channel::<String>();
-        let parked_tx = std::sync::Mutex::new(Some(parked_tx));
-        if progress.is_some() || asks || inline {
-            let peer = context.peer.clone();
-            let approvals = approvals.clone();
-            call = call.on_event(move |event| match event {
-                CallEvent::Progress {
-                    progress: done,
-                    total,
-                    message,
-                    ..
-                } => {
-                    let Some(token) = &progress else { return };
-                    let mut note = ProgressNotificationParam::new(token.clone(), done);
-                    note.total = total;
-                    note.message = message;
-                    let peer = peer.clone();
-                    tokio::spawn(async move { peer.notify_progress(note).await });
-                }
-                CallEvent::AwaitingApproval { call_id, .. } if asks => {
-                    crate::elicit::ask(peer.clone(), approvals.clone(), call_id);
-                }
-                CallEvent::AwaitingApproval { call_id, .. } if inline => {
-                    if let Some(tx) = parked_tx.lock().ok().and_then(|mut tx| tx.take()) {
-                        let _ = tx.send(call_id);
-                    }
-                }
-                _ => {}
-            });
-        }
+        let (call, parked) = with_events(call, &context, &approvals, asks, inline);
         let running = self.runner.executor().call(call);
         if !inline {
             return Ok(complete(call_result(running.await)));
@@ -810,4 +763,78 @@ impl McpSessions {
     pub async fn contains(&self, id: &str) -> bool {
         self.0.sessions.read().await.contains_key(id)
     }
+}
+
+/// The approval a call sent again with its user's answer (2026-07-28) was
+/// asked for, or why the answer does not count (a scoped client does not
+/// approve its own calls; elicit.rs checks the rest).
+async fn approval_answered(
+    approvals: &Arc<dyn axon_core::approval::ApprovalStore>,
+    call: &ToolCall,
+    state: &str,
+    responses: Option<&rmcp::model::InputResponses>,
+    context: &RequestContext<RoleServer>,
+) -> Result<String, crate::elicit::Refusal> {
+    if call.tenant.is_some() {
+        return Err((
+            "invalid_arguments",
+            "a scoped client does not approve its own calls".to_string(),
+        ));
+    }
+    let shown = axon_core::redact::redact(&call.args, &[]);
+    crate::elicit::answered(
+        approvals.as_ref(),
+        state,
+        responses,
+        &call.tool,
+        &shown,
+        &client_name(context),
+    )
+    .await
+}
+
+/// `call` with its events wired to the client: progress notifications when
+/// it asked for them; an approval question asked in-band (`asks`), or the
+/// parked call's id sent on the returned channel (`inline`: the client
+/// answers `input_required`).
+fn with_events(
+    call: ToolCall,
+    context: &RequestContext<RoleServer>,
+    approvals: &Arc<dyn axon_core::approval::ApprovalStore>,
+    asks: bool,
+    inline: bool,
+) -> (ToolCall, tokio::sync::oneshot::Receiver<String>) {
+    let progress = context.meta.get_progress_token();
+    let (parked_tx, parked) = tokio::sync::oneshot::channel::<String>();
+    if progress.is_none() && !asks && !inline {
+        return (call, parked);
+    }
+    let parked_tx = std::sync::Mutex::new(Some(parked_tx));
+    let peer = context.peer.clone();
+    let approvals = approvals.clone();
+    let call = call.on_event(move |event| match event {
+        CallEvent::Progress {
+            progress: done,
+            total,
+            message,
+            ..
+        } => {
+            let Some(token) = &progress else { return };
+            let mut note = ProgressNotificationParam::new(token.clone(), done);
+            note.total = total;
+            note.message = message;
+            let peer = peer.clone();
+            tokio::spawn(async move { peer.notify_progress(note).await });
+        }
+        CallEvent::AwaitingApproval { call_id, .. } if asks => {
+            crate::elicit::ask(peer.clone(), approvals.clone(), call_id);
+        }
+        CallEvent::AwaitingApproval { call_id, .. } if inline => {
+            if let Some(tx) = parked_tx.lock().ok().and_then(|mut tx| tx.take()) {
+                let _ = tx.send(call_id);
+            }
+        }
+        _ => {}
+    });
+    (call, parked)
 }
