@@ -19,6 +19,7 @@
 use std::sync::Arc;
 
 use axon_core::approval::{ApprovalRecord, ApprovalStatus, ApprovalStore, Decision};
+use axon_core::{CallEvent, ToolCall};
 use rmcp::RoleServer;
 use rmcp::model::{
     ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema, InputRequest,
@@ -192,6 +193,80 @@ pub(crate) async fn answered(
         )),
         Err(e) => Err(("approval_denied", e.to_string())),
     }
+}
+
+/// The approval a call sent again with its user's answer (2026-07-28) was
+/// asked for, or why the answer does not count (a scoped client does not
+/// approve its own calls; elicit.rs checks the rest).
+pub(crate) async fn approval_answered(
+    approvals: &Arc<dyn axon_core::approval::ApprovalStore>,
+    call: &ToolCall,
+    state: &str,
+    responses: Option<&rmcp::model::InputResponses>,
+    context: &RequestContext<RoleServer>,
+) -> Result<String, Refusal> {
+    if call.tenant.is_some() {
+        return Err((
+            "invalid_arguments",
+            "a scoped client does not approve its own calls".to_string(),
+        ));
+    }
+    let shown = axon_core::redact::redact(&call.args, &[]);
+    answered(
+        approvals.as_ref(),
+        state,
+        responses,
+        &call.tool,
+        &shown,
+        &crate::server::client_name(context),
+    )
+    .await
+}
+
+/// `call` with its events wired to the client: progress notifications when
+/// it asked for them; an approval question asked in-band (`asks`), or the
+/// parked call's id sent on the returned channel (`inline`: the client
+/// answers `input_required`).
+pub(crate) fn with_events(
+    call: ToolCall,
+    context: &RequestContext<RoleServer>,
+    approvals: &Arc<dyn axon_core::approval::ApprovalStore>,
+    asks: bool,
+    inline: bool,
+) -> (ToolCall, tokio::sync::oneshot::Receiver<String>) {
+    let progress = context.meta.get_progress_token();
+    let (parked_tx, parked) = tokio::sync::oneshot::channel::<String>();
+    if progress.is_none() && !asks && !inline {
+        return (call, parked);
+    }
+    let parked_tx = std::sync::Mutex::new(Some(parked_tx));
+    let peer = context.peer.clone();
+    let approvals = approvals.clone();
+    let call = call.on_event(move |event| match event {
+        CallEvent::Progress {
+            progress: done,
+            total,
+            message,
+            ..
+        } => {
+            let Some(token) = &progress else { return };
+            let mut note = rmcp::model::ProgressNotificationParam::new(token.clone(), done);
+            note.total = total;
+            note.message = message;
+            let peer = peer.clone();
+            tokio::spawn(async move { peer.notify_progress(note).await });
+        }
+        CallEvent::AwaitingApproval { call_id, .. } if asks => {
+            ask(peer.clone(), approvals.clone(), call_id);
+        }
+        CallEvent::AwaitingApproval { call_id, .. } if inline => {
+            if let Some(tx) = parked_tx.lock().ok().and_then(|mut tx| tx.take()) {
+                let _ = tx.send(call_id);
+            }
+        }
+        _ => {}
+    });
+    (call, parked)
 }
 
 #[cfg(test)]

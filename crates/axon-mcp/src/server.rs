@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use axon_core::{CallEvent, CallResult, SmolStr, ToolCall};
+use axon_core::{CallResult, SmolStr, ToolCall};
 use axon_plan::{Plan, PlanEvent, PlanRunner, RunOptions};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
@@ -296,7 +296,9 @@ impl AxonMcp {
         // approval question (elicit.rs).
         if let Some(state) = &request.request_state {
             let responses = request.input_responses.as_ref();
-            match approval_answered(&approvals, &call, state, responses, &context).await {
+            match crate::elicit::approval_answered(&approvals, &call, state, responses, &context)
+                .await
+            {
                 Ok(id) => call.approval_id = Some(id),
                 Err((kind, message)) => {
                     return Ok(complete(error_result(kind, None, &message, None)));
@@ -309,7 +311,7 @@ impl AxonMcp {
         let owner = call.tenant.is_none() && call.approval_id.is_none();
         let asks = owner && crate::elicit::can_ask(&context.peer);
         let inline = owner && !asks && crate::elicit::can_ask_inline(&context);
-        let (call, parked) = with_events(call, &context, &approvals, asks, inline);
+        let (call, parked) = crate::elicit::with_events(call, &context, &approvals, asks, inline);
         let running = self.runner.executor().call(call);
         if !inline {
             return Ok(complete(call_result(running.await)));
@@ -445,7 +447,7 @@ impl AxonMcp {
 /// A finished result, with the `resultType` protocol 2026-07-28 requires (the
 /// Python SDK rejects a result without it; rmcp strips it for older peers).
 /// The name the client gave itself, for the history of what it decided.
-fn client_name(context: &RequestContext<RoleServer>) -> String {
+pub(crate) fn client_name(context: &RequestContext<RoleServer>) -> String {
     context
         .client_info()
         .map(|info| info.name)
@@ -763,78 +765,4 @@ impl McpSessions {
     pub async fn contains(&self, id: &str) -> bool {
         self.0.sessions.read().await.contains_key(id)
     }
-}
-
-/// The approval a call sent again with its user's answer (2026-07-28) was
-/// asked for, or why the answer does not count (a scoped client does not
-/// approve its own calls; elicit.rs checks the rest).
-async fn approval_answered(
-    approvals: &Arc<dyn axon_core::approval::ApprovalStore>,
-    call: &ToolCall,
-    state: &str,
-    responses: Option<&rmcp::model::InputResponses>,
-    context: &RequestContext<RoleServer>,
-) -> Result<String, crate::elicit::Refusal> {
-    if call.tenant.is_some() {
-        return Err((
-            "invalid_arguments",
-            "a scoped client does not approve its own calls".to_string(),
-        ));
-    }
-    let shown = axon_core::redact::redact(&call.args, &[]);
-    crate::elicit::answered(
-        approvals.as_ref(),
-        state,
-        responses,
-        &call.tool,
-        &shown,
-        &client_name(context),
-    )
-    .await
-}
-
-/// `call` with its events wired to the client: progress notifications when
-/// it asked for them; an approval question asked in-band (`asks`), or the
-/// parked call's id sent on the returned channel (`inline`: the client
-/// answers `input_required`).
-fn with_events(
-    call: ToolCall,
-    context: &RequestContext<RoleServer>,
-    approvals: &Arc<dyn axon_core::approval::ApprovalStore>,
-    asks: bool,
-    inline: bool,
-) -> (ToolCall, tokio::sync::oneshot::Receiver<String>) {
-    let progress = context.meta.get_progress_token();
-    let (parked_tx, parked) = tokio::sync::oneshot::channel::<String>();
-    if progress.is_none() && !asks && !inline {
-        return (call, parked);
-    }
-    let parked_tx = std::sync::Mutex::new(Some(parked_tx));
-    let peer = context.peer.clone();
-    let approvals = approvals.clone();
-    let call = call.on_event(move |event| match event {
-        CallEvent::Progress {
-            progress: done,
-            total,
-            message,
-            ..
-        } => {
-            let Some(token) = &progress else { return };
-            let mut note = ProgressNotificationParam::new(token.clone(), done);
-            note.total = total;
-            note.message = message;
-            let peer = peer.clone();
-            tokio::spawn(async move { peer.notify_progress(note).await });
-        }
-        CallEvent::AwaitingApproval { call_id, .. } if asks => {
-            crate::elicit::ask(peer.clone(), approvals.clone(), call_id);
-        }
-        CallEvent::AwaitingApproval { call_id, .. } if inline => {
-            if let Some(tx) = parked_tx.lock().ok().and_then(|mut tx| tx.take()) {
-                let _ = tx.send(call_id);
-            }
-        }
-        _ => {}
-    });
-    (call, parked)
 }
