@@ -87,39 +87,7 @@ impl Run<'_> {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| fail(e.to_string()))?;
         let policy = merge_policies(self.plan.defaults.as_ref(), step.policy.as_ref());
-        let events = self.events.clone().map(|tx| {
-            let run_id = self.run_id.clone();
-            Arc::new(move |e: CallEvent| {
-                let event = match e {
-                    CallEvent::Retrying {
-                        attempt,
-                        error,
-                        delay_ms,
-                        ..
-                    } => PlanEvent::StepRetrying {
-                        run_id: run_id.clone(),
-                        index: i,
-                        attempt,
-                        error,
-                        delay_ms,
-                    },
-                    CallEvent::Progress {
-                        progress,
-                        total,
-                        message,
-                        ..
-                    } => PlanEvent::StepProgress {
-                        run_id: run_id.clone(),
-                        index: i,
-                        progress,
-                        total,
-                        message,
-                    },
-                    _ => return,
-                };
-                let _ = tx.send(event);
-            }) as axon_core::EventSink
-        });
+        let events = self.step_events(i);
         let slot = record.clone();
         Ok(ToolCall {
             tool: step.tool.clone(),
@@ -145,6 +113,43 @@ impl Run<'_> {
             default_max_result_tokens: None,
             approval_id: None,
         })
+    }
+
+    /// The run's events for step `i`'s call (retries and progress), when
+    /// someone listens to the run's events.
+    fn step_events(&self, i: usize) -> Option<axon_core::EventSink> {
+        let tx = self.events.clone()?;
+        let run_id = self.run_id.clone();
+        Some(Arc::new(move |e: CallEvent| {
+            let event = match e {
+                CallEvent::Retrying {
+                    attempt,
+                    error,
+                    delay_ms,
+                    ..
+                } => PlanEvent::StepRetrying {
+                    run_id: run_id.clone(),
+                    index: i,
+                    attempt,
+                    error,
+                    delay_ms,
+                },
+                CallEvent::Progress {
+                    progress,
+                    total,
+                    message,
+                    ..
+                } => PlanEvent::StepProgress {
+                    run_id: run_id.clone(),
+                    index: i,
+                    progress,
+                    total,
+                    message,
+                },
+                _ => return,
+            };
+            let _ = tx.send(event);
+        }))
     }
 
     /// The real values behind what step `source`'s stored form masked, where
