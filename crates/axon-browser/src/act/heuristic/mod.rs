@@ -101,56 +101,8 @@ pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
     if let Some(dialog) = &input.dialog {
         return browser::answer_dialog(dialog, step);
     }
-    beyond_the_tools(&lower)?;
-    // Waiting and keys first: "press Enter" is a key, "wait 2 seconds" a wait.
-    if let Some(at) = find_words(&lower, "wait") {
-        return wait(&lower[at..]);
-    }
-    // "Submit the form by clicking the button": the means is the action.
-    let lower_ascii = step.to_ascii_lowercase();
-    if let Some(at) = [
-        "by clicking",
-        "by pressing",
-        "by tapping",
-        "by selecting",
-        "by choosing",
-    ]
-    .iter()
-    .filter_map(|w| find_words(&lower_ascii, w))
-    .min()
-    {
-        let means = StepInput {
-            plan_step: step[at + 3..].to_string(),
-            ..input.clone()
-        };
-        return decide(&means);
-    }
-    if let Some(tabs) = browser::tab_step(input, step) {
-        return tabs;
-    }
-    if pointer::uploads(&lower) {
-        return pointer::upload(nodes, step);
-    }
-    // Steps that compare or interpret are the model's.
-    reading::needs_reading(nodes, step)?;
-    // A date or time into a date field; "Field: value"; "… to N" on a slider.
-    if let Some(filled) = dates::fill(nodes, step) {
-        return filled;
-    }
-    if let Some(set) = labelled(nodes, step) {
-        return set;
-    }
-    if let Some(set) = set_number(nodes, step) {
-        return set;
-    }
-    if pointer::drags(&lower) {
-        return pointer::drag(nodes, step);
-    }
-    if let Some(at) = pointer::hover_at(&lower) {
-        return pointer::hover(nodes, step, at);
-    }
-    if let Some(history) = browser::history_step(nodes, &lower) {
-        return history;
+    if let Some(decided) = not_a_verb_step(input, step, &lower) {
+        return decided;
     }
     // The step without its quoted strings, lowercased (quotes keep their case).
     let unq = unquoted(step, &quotes).to_lowercase();
@@ -197,4 +149,66 @@ pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
         Verb::Click => click_verb(nodes, &quotes, step, word, hint),
         Verb::Scroll => scroll(&unq),
     }
+}
+
+/// The steps read before the verb: beyond the tools, waits, "by clicking
+/// …" (the means is the action), tabs, uploads, steps that need reading,
+/// dates, "Field: value", numbers on sliders, drags, hovers, history. `None`
+/// when the step is none of them.
+fn not_a_verb_step(
+    input: &StepInput,
+    step: &str,
+    lower: &str,
+) -> Option<Result<Decision, ToolError>> {
+    let nodes = &input.snapshot.nodes;
+    if let Err(e) = beyond_the_tools(lower) {
+        return Some(Err(e));
+    }
+    // Waiting and keys first: "press Enter" is a key, "wait 2 seconds" a wait.
+    if let Some(at) = find_words(lower, "wait") {
+        return Some(wait(&lower[at..]));
+    }
+    // "Submit the form by clicking the button": the means is the action.
+    let lower_ascii = step.to_ascii_lowercase();
+    if let Some(at) = [
+        "by clicking",
+        "by pressing",
+        "by tapping",
+        "by selecting",
+        "by choosing",
+    ]
+    .iter()
+    .filter_map(|w| find_words(&lower_ascii, w))
+    .min()
+    {
+        let means = StepInput {
+            plan_step: step[at + 3..].to_string(),
+            ..input.clone()
+        };
+        return Some(decide(&means));
+    }
+    if let Some(tabs) = browser::tab_step(input, step) {
+        return Some(tabs);
+    }
+    if pointer::uploads(lower) {
+        return Some(pointer::upload(nodes, step));
+    }
+    // Steps that compare or interpret are the model's.
+    if let Err(e) = reading::needs_reading(nodes, step) {
+        return Some(Err(e));
+    }
+    // A date or time into a date field; "Field: value"; "… to N" on a slider.
+    if let Some(filled) = dates::fill(nodes, step)
+        .or_else(|| labelled(nodes, step))
+        .or_else(|| set_number(nodes, step))
+    {
+        return Some(filled);
+    }
+    if pointer::drags(lower) {
+        return Some(pointer::drag(nodes, step));
+    }
+    if let Some(at) = pointer::hover_at(lower) {
+        return Some(pointer::hover(nodes, step, at));
+    }
+    browser::history_step(nodes, lower)
 }
