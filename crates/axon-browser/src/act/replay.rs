@@ -71,23 +71,8 @@ pub(super) fn replay(action: &Action, nodes: &[SnapshotNode]) -> ReplayCall {
             "browser_hover"
         }
         ActionKind::Drag => {
-            // A ref of the snapshot, or the text to drop onto.
-            let known = |r: &String| nodes.iter().any(|n| n.reference.as_ref() == Some(r));
-            let onto = match a.onto.clone() {
-                Some(r) if known(&r) => ActionArgs {
-                    reference: Some(r),
-                    ..ActionArgs::default()
-                },
-                text => ActionArgs {
-                    name: text,
-                    ..ActionArgs::default()
-                },
-            };
-            let object = |pairs: Vec<(&str, Value)>| {
-                Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
-            };
             put("source", Some(object(target)));
-            put("target", Some(object(stable_address(&onto, nodes))));
+            put("target", Some(drop_target(a, nodes)));
             "browser_drag"
         }
         ActionKind::Upload => {
@@ -97,11 +82,8 @@ pub(super) fn replay(action: &Action, nodes: &[SnapshotNode]) -> ReplayCall {
                 _ => target.into_iter().for_each(|(k, v)| put(k, Some(v))),
             }
             let many = a.values.clone().filter(|v| !v.is_empty());
-            put(
-                "paths",
-                many.or_else(|| a.text.clone().map(|t| vec![t]))
-                    .map(Value::from),
-            );
+            let paths = many.or_else(|| a.text.clone().map(|t| vec![t]));
+            put("paths", paths.map(Value::from));
             "browser_upload_file"
         }
         ActionKind::GoBack => "browser_navigate_back",
@@ -125,6 +107,28 @@ pub(super) fn replay(action: &Action, nodes: &[SnapshotNode]) -> ReplayCall {
         tool: tool.to_string(),
         args: Value::Object(args),
     }
+}
+
+/// An address's pairs as a JSON object.
+fn object(pairs: Vec<(&str, Value)>) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+/// Where a drag drops, as an address: a ref of the snapshot (by its stable
+/// role and name), or the text to drop onto.
+fn drop_target(a: &ActionArgs, nodes: &[SnapshotNode]) -> Value {
+    let known = |r: &String| nodes.iter().any(|n| n.reference.as_ref() == Some(r));
+    let onto = match a.onto.clone() {
+        Some(r) if known(&r) => ActionArgs {
+            reference: Some(r),
+            ..ActionArgs::default()
+        },
+        text => ActionArgs {
+            name: text,
+            ..ActionArgs::default()
+        },
+    };
+    object(stable_address(&onto, nodes))
 }
 
 /// An element as role and name (from the snapshot node a ref points at, when
