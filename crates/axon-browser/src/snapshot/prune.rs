@@ -135,36 +135,15 @@ impl Walker<'_> {
                     "" | "none" | "generic" | "paragraph" | "LabelText" => "generic",
                     other => other,
                 };
-                let mut states = states(node, role);
-                states.push(CLICKABLE.into());
-                self.push(
-                    backend,
-                    SnapshotNode {
-                        reference: reference(),
-                        role: shown.to_string(),
-                        name: name.clone(),
-                        depth,
-                        value: None,
-                        states,
-                        name_from: None,
-                    },
-                );
+                let mut kept = kept(reference(), shown, name.clone(), depth);
+                kept.states = states(node, role);
+                kept.states.push(CLICKABLE.into());
+                self.push(backend, kept);
                 child_depth = depth + 1;
                 child_carried = name;
             }
         } else if role == "Iframe" {
-            self.push(
-                backend,
-                SnapshotNode {
-                    reference: reference(),
-                    role: "iframe".into(),
-                    name: name.clone(),
-                    depth,
-                    value: None,
-                    states: Vec::new(),
-                    name_from: None,
-                },
-            );
+            self.push(backend, kept(reference(), "iframe", name.clone(), depth));
             if let Some(frame) = backend.and_then(|id| self.reach.frames.get(&id)) {
                 self.tree(frame, depth + 1, carried);
             }
@@ -172,18 +151,7 @@ impl Walker<'_> {
         } else if !ignored {
             if role == "StaticText" {
                 if !name.is_empty() && !carried.contains(&name) {
-                    self.push(
-                        backend,
-                        SnapshotNode {
-                            reference: None,
-                            role: "text".into(),
-                            name,
-                            depth,
-                            value: None,
-                            states: Vec::new(),
-                            name_from: None,
-                        },
-                    );
+                    self.push(backend, kept(None, "text", name, depth));
                 }
                 // Its InlineTextBox children repeat it.
                 return;
@@ -192,21 +160,13 @@ impl Walker<'_> {
                 || (STRUCTURE.contains(&role)
                     && (role != "image" && role != "img" || !name.is_empty()));
             if keep {
-                self.push(
-                    backend,
-                    SnapshotNode {
-                        reference: reference(),
-                        role: role.to_string(),
-                        name: name.clone(),
-                        depth,
-                        value: node["value"]["value"]
-                            .as_str()
-                            .filter(|v| !v.is_empty())
-                            .map(str::to_string),
-                        states: states(node, role),
-                        name_from: None,
-                    },
-                );
+                let mut kept = kept(reference(), role, name.clone(), depth);
+                kept.value = node["value"]["value"]
+                    .as_str()
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_string);
+                kept.states = states(node, role);
+                self.push(backend, kept);
                 child_depth = depth + 1;
                 if !name.is_empty() {
                     child_carried = name;
@@ -221,6 +181,19 @@ impl Walker<'_> {
                 self.walk(child, by_id, child_depth, &child_carried);
             }
         }
+    }
+}
+
+/// A node kept as `role` with `name`, no value and no states yet.
+fn kept(reference: Option<String>, role: &str, name: String, depth: usize) -> SnapshotNode {
+    SnapshotNode {
+        reference,
+        role: role.to_string(),
+        name,
+        depth,
+        value: None,
+        states: Vec::new(),
+        name_from: None,
     }
 }
 
