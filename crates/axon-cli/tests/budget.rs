@@ -6,16 +6,15 @@
 //! until the whole result has been read, and Axon's token estimate is within
 //! 10 % of the tokenizer's count.
 
+mod common;
+use common::repo_root;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
 
 const BUDGET: f64 = 25_000.0;
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// About 600 KB of page: paragraphs, then a table.
 fn big_page() -> String {

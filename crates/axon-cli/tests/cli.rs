@@ -1,8 +1,9 @@
 //! The real `axon` binary, end to end, each test on its own SQLite file.
 
 mod common;
+use common::repo_root;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -37,10 +38,6 @@ impl Axon {
         std::fs::write(&path, text).unwrap();
         path.to_string_lossy().into_owned()
     }
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn stdout_json(o: &Output) -> Value {

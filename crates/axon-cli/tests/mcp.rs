@@ -7,6 +7,7 @@
 //! and `axon mcp` itself.
 
 mod common;
+use common::repo_root;
 
 use std::path::{Path, PathBuf};
 
@@ -132,10 +133,6 @@ async fn run_plan_returns_the_plan_result() {
         "{r}"
     );
     client.cancel().await.unwrap();
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// A config file importing server-everything (stdio), plus `extra` TOML.

@@ -9,6 +9,7 @@
 //! without a session, two sessions apart, a saved state restored.
 
 mod common;
+use common::repo_root;
 
 use std::collections::BTreeSet;
 
@@ -16,10 +17,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 const FORM: &str = r#"<!doctype html>
 <html><head><title>MCP fixture</title></head><body>

@@ -2,8 +2,9 @@
 //! SSE order, auth, bad bodies, health and metrics, and graceful shutdown.
 
 mod common;
+use common::repo_root;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -162,10 +163,6 @@ impl Drop for Served {
     fn drop(&mut self) {
         common::stop(&mut self.child);
     }
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn is_problem(r: &reqwest::Response) -> bool {
@@ -1203,15 +1200,10 @@ async fn a_plans_secrets_are_nowhere_at_rest_over_http_and_mcp() {
     );
 }
 
-/// The repository's root.
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_is_described_by_its_openapi_document_and_answers_by_it() {
     // docs/openapi.json is what the server serves and `axon openapi` prints.
-    let file = std::fs::read_to_string(repo().join("docs/openapi.json")).unwrap();
+    let file = std::fs::read_to_string(repo_root().join("docs/openapi.json")).unwrap();
     let doc: Value = serde_json::from_str(&file).unwrap();
     let printed = Command::new(env!("CARGO_BIN_EXE_axon"))
         .arg("openapi")
@@ -1224,7 +1216,8 @@ async fn the_api_is_described_by_its_openapi_document_and_answers_by_it() {
     );
     assert_eq!(doc["openapi"], "3.1.0");
     // Every route the router has is described.
-    let router = std::fs::read_to_string(repo().join("crates/axon-server/src/lib.rs")).unwrap();
+    let router =
+        std::fs::read_to_string(repo_root().join("crates/axon-server/src/lib.rs")).unwrap();
     let routes: Vec<&str> = router
         .split(".route(")
         .skip(1)
@@ -1289,11 +1282,11 @@ async fn a_client_generated_from_the_document_calls_a_tool_and_runs_a_plan() {
     // openapi-python-client (PyPI, pinned in peers/requirements-api.txt) writes
     // a Python package from docs/openapi.json; a script uses it against a real
     // server (peers/openapi_client_check.py).
-    let venv = repo().join("peers/venv-api/bin");
+    let venv = repo_root().join("peers/venv-api/bin");
     let out = std::env::temp_dir().join(format!("axon-client-{}", ulid::Ulid::new()));
     let generated = Command::new(venv.join("openapi-python-client"))
         .args(["generate", "--meta", "none", "--path"])
-        .arg(repo().join("docs/openapi.json"))
+        .arg(repo_root().join("docs/openapi.json"))
         .arg("--output-path")
         .arg(out.join("axon_client"))
         .output()
@@ -1305,7 +1298,7 @@ async fn a_client_generated_from_the_document_calls_a_tool_and_runs_a_plan() {
     );
     let s = Served::start(None);
     let base = s.base.clone();
-    let script = repo().join("peers/openapi_client_check.py");
+    let script = repo_root().join("peers/openapi_client_check.py");
     let python = venv.join("python");
     let ran = tokio::task::spawn_blocking(move || {
         Command::new(python)

@@ -7,6 +7,7 @@
 //! malformed one.
 
 mod common;
+use common::repo_root;
 
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -16,10 +17,6 @@ use std::sync::{Arc, Mutex};
 
 use axum::response::IntoResponse;
 use serde_json::{Value, json};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// The OTLP receiver: HTTP and gRPC ports, spans appended to a file.
 struct Receiver {
