@@ -150,21 +150,10 @@ pub struct HttpRequest {
 }
 
 /// The HTTP client could not be built (its TLS backend, most likely).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the HTTP client: {source}")]
 pub struct ClientError {
     source: reqwest::Error,
-}
-
-impl std::fmt::Display for ClientError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cannot build the HTTP client: {}", self.source)
-    }
-}
-
-impl std::error::Error for ClientError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
-    }
 }
 
 impl HttpRequest {

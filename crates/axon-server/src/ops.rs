@@ -32,21 +32,10 @@ pub fn install_prometheus() -> Result<PrometheusHandle, MetricsError> {
 
 /// The Prometheus recorder could not be installed (another recorder holds
 /// the process, or the buckets are refused).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("cannot install the metrics recorder: {source}")]
 pub struct MetricsError {
     source: metrics_exporter_prometheus::BuildError,
-}
-
-impl std::fmt::Display for MetricsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cannot install the metrics recorder: {}", self.source)
-    }
-}
-
-impl std::error::Error for MetricsError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
-    }
 }
 
 /// `GET /healthz`: 200 `{"status":"ok"}` when every component works, 503
