@@ -2,25 +2,10 @@
 //! and hands it a public listener without tokens is refused, not served
 //! (the CLI checks too, but only to fail before it builds anything).
 
-use std::sync::Arc;
+mod common;
 
-use axon_core::{Executor, ToolRegistry};
-use axon_plan::PlanRunner;
-use axon_server::{BindError, ScopedToken, Server, ServerOptions};
-use axon_store::{Retention, SqliteStore, Store};
-
-async fn server(options: ServerOptions) -> Server {
-    let path = std::env::temp_dir().join(format!("axon-bind-{}.db", ulid::Ulid::new()));
-    let store: Arc<dyn Store> = Arc::new(
-        SqliteStore::open(&path, Retention::default())
-            .await
-            .expect("a store in the temp dir"),
-    );
-    let executor = Executor::builder(ToolRegistry::with_utilities())
-        .build()
-        .expect("an executor");
-    Server::new(PlanRunner::new(executor), store, options)
-}
+use axon_server::{BindError, ScopedToken, ServerOptions};
+use common::server;
 
 #[tokio::test]
 async fn a_public_listener_without_tokens_is_refused_by_serve_itself() {
