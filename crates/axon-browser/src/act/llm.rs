@@ -428,8 +428,8 @@ enum Checked {
 /// into "navigate to https://attacker.example/…" on a step that asked for a
 /// click, and a model that cannot find a link guesses its address; either is
 /// a navigation nobody asked for. The step names an address when it holds the
-/// URL itself, or its host, or one of the host's names ("Open Wikipedia" for
-/// en.wikipedia.org; an IP address only whole).
+/// URL itself, or its host, or the name the host is registered under ("Open
+/// Wikipedia" for en.wikipedia.org; an IP address only whole).
 fn asked_to_go(action: &Action, step: &str) -> Result<(), String> {
     let Some(url) = action
         .args
@@ -451,12 +451,7 @@ fn asked_to_go(action: &Action, step: &str) -> Result<(), String> {
     let is_ip = host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[');
     let named_host = !host.is_empty()
         && (step.contains(host.trim_start_matches("www."))
-            || (!is_ip
-                && host
-                    .rsplit('.')
-                    .skip(1)
-                    .filter(|label| label.len() >= 3 && *label != "www")
-                    .any(|label| words.contains(&label))));
+            || (!is_ip && registrable(&host).is_some_and(|name| words.contains(&name))));
     if step.contains(url.trim_end_matches('/')) || named_host {
         Ok(())
     } else {
@@ -464,6 +459,21 @@ fn asked_to_go(action: &Action, step: &str) -> Result<(), String> {
             "navigate to {url}: the step names no address; act on DOM_SNAPSHOT instead (click the link that leads there)"
         ))
     }
+}
+
+/// The name a host is registered under: the label left of its suffix
+/// ("wikipedia" in en.wikipedia.org, "bbc" in www.bbc.co.uk), never a label
+/// further left, which anyone with the domain can choose
+/// ("wikipedia.attacker.example" is attacker's).
+fn registrable(host: &str) -> Option<&str> {
+    const SECOND_LEVEL: [&str; 8] = ["co", "com", "org", "net", "gov", "ac", "edu", "ne"];
+    let labels: Vec<&str> = host.rsplit('.').collect();
+    let name = match labels.as_slice() {
+        [_, second, third, ..] if SECOND_LEVEL.contains(second) => *third,
+        [_, second, ..] => *second,
+        _ => return None,
+    };
+    (name.len() >= 3).then_some(name)
 }
 
 /// The one JSON object in `content` (tolerating code fences around it).
@@ -579,6 +589,13 @@ mod tests {
         ));
         assert!(allowed("Open example.org", "https://www.example.org/"));
         assert!(allowed("Open Wikipedia", "https://en.wikipedia.org/"));
+        assert!(allowed("Open the BBC", "https://www.bbc.co.uk/"));
+        // A name anywhere in a host is not the host's: the registrable
+        // label is (a page can say "wikipedia.attacker.example").
+        assert!(!allowed(
+            "Open Wikipedia",
+            "https://wikipedia.attacker.example/"
+        ));
         assert!(allowed("Go to 127.0.0.1:8080", "http://127.0.0.1:8080/x"));
         assert!(!allowed(
             "Click the Log in button",
