@@ -4,7 +4,7 @@
 //! `registry.register_utilities()` adds all three.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -38,7 +38,8 @@ pub struct Slept {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlakyArgs {
-    /// Calls are counted per key, process-wide.
+    /// Calls are counted per key, by the registry the tool is in (one
+    /// executor's; never another executor's in the same process).
     pub key: String,
     /// Fail this many calls of the key, then succeed.
     #[serde(default)]
@@ -67,19 +68,13 @@ pub struct FlakyResult {
     pub data: Value,
 }
 
-static FLAKY_CALLS: LazyLock<Mutex<HashMap<String, u32>>> = LazyLock::new(Default::default);
+/// `flaky`'s calls so far, by key: one count per registration, so two
+/// executors (two tests, two servers in one process) never share one.
+type FlakyCalls = Arc<Mutex<HashMap<String, u32>>>;
 
-/// How many times `flaky` has been called with `key` in this process.
-pub fn flaky_calls(key: &str) -> u32 {
-    FLAKY_CALLS
-        .lock()
-        .map(|m| m.get(key).copied().unwrap_or(0))
-        .unwrap_or(0)
-}
-
-async fn flaky(args: FlakyArgs, _ctx: ToolContext) -> Result<FlakyResult, ToolError> {
+async fn flaky(calls: FlakyCalls, args: FlakyArgs) -> Result<FlakyResult, ToolError> {
     let attempt = {
-        let mut calls = FLAKY_CALLS
+        let mut calls = calls
             .lock()
             .map_err(|_| ToolError::internal("flaky counter poisoned"))?;
         let n = calls.entry(args.key.clone()).or_insert(0);
@@ -137,10 +132,11 @@ pub(crate) fn register(registry: &mut ToolRegistry) -> Result<(), RegistryError>
         )
         .annotations(read_only),
     )?;
+    let calls = FlakyCalls::default();
     registry.register(tool_fn(
             "flaky",
             "Fails the first `fail_times` calls per `key` with `kind`, then answers {\"attempt\", \"data\"}.",
-            flaky,
+            move |args: FlakyArgs, _ctx| flaky(calls.clone(), args),
         ))?;
     Ok(())
 }
