@@ -45,7 +45,7 @@ pub(super) fn similarity(target: &str, name: &str) -> f64 {
     // ("where do I find invoices" in "Where do I find my invoices?",
     // "cancellation" in "How do I cancel my plan?"): nearly as good as the
     // words in a row.
-    if common == tw.len() as f64 {
+    if !tw.is_empty() && common == tw.len() as f64 {
         return 0.55 + 0.3 * common / nw.len() as f64;
     }
     0.8 * common / union
@@ -429,4 +429,17 @@ pub(super) fn by_context<'a>(
             rest.join(" ")
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_word_in_the_name_is_near_a_phrase_match_but_little_words_are_no_evidence() {
+        assert!(similarity("where do i find invoices", "Where do I find my invoices?") > 0.6);
+        assert!(similarity("cancellation", "How do I cancel my plan?") >= NOT_FOUND);
+        // Joiners and articles alone name nothing, whatever the name says.
+        assert_eq!(similarity("in the", "Save changes"), 0.0);
+    }
 }
