@@ -1,16 +1,27 @@
 //! Adaptive settle: after an action that may start work in the page (a click,
-//! typing, a key, a selection), wait until the network requests and DOM
-//! mutations it started have gone quiet — for [`QUIET`] — instead of
-//! returning at once (the next step would read a half-updated page) or
-//! sleeping a fixed time (Playwright MCP waits 500 ms after every action).
+//! typing, a key, a selection), wait for the work it started — the network
+//! requests and DOM mutations — to finish, instead of returning at once (the
+//! next step would read a half-updated page) or sleeping a fixed time
+//! (Playwright MCP waits 500 ms after every action).
+//!
+//! The wait goes on evidence. First the page is given one turn to react: a
+//! rendering frame and a task after the action (its handlers, their promises,
+//! a `setTimeout(…, 0)` and an animation frame have run). If by then no
+//! request was started and no node changed, the action started nothing and the
+//! step returns: a click on a dead button costs a frame, not a quiet window.
+//! Otherwise the page must be quiet for [`QUIET`] (no request in flight, none
+//! started or ended, no DOM mutation) to count as settled.
 //!
 //! Requests are followed through Chromium's Network events (the domain
 //! chromiumoxide enables on every page), subscribed before the action so that
-//! none is missed; mutations through a `MutationObserver` the page keeps the
-//! time of the last one in. Streams that never end by design (WebSocket,
-//! EventSource) are not waited for. The wait is bounded by [`MAX_SETTLE`]
-//! and by the action's own timeout, whichever is shorter: a page that is never
-//! quiet (a ticking clock, a poll every 50 ms) costs at most that.
+//! none is missed; mutations through a `MutationObserver` that counts them and
+//! keeps the time of the last one. Streams that never end by design
+//! (WebSocket, EventSource) are not waited for. The wait is bounded by
+//! [`MAX_SETTLE`] and by the action's own timeout, whichever is shorter: a page
+//! that is never quiet (a ticking clock, a poll every 50 ms) costs at most
+//! that. Work an action schedules for later than its first turn (a
+//! `setTimeout` of 200 ms before a request) is not waited for: nothing shows
+//! it was started.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -19,13 +30,14 @@ use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, RequestId, ResourceType,
 };
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use tokio::time::Instant;
 
 use crate::cdp::{self, Evaluated};
 
 /// How long the page must be quiet (no request in flight, no request
-/// started or ended, no DOM mutation) to count as settled.
+/// started or ended, no DOM mutation) to count as settled, once the action
+/// has been seen to start work.
 pub const QUIET: Duration = Duration::from_millis(100);
 
 /// The longest settle, whatever the page does.
@@ -34,18 +46,33 @@ pub const MAX_SETTLE: Duration = Duration::from_secs(3);
 /// How often the DOM's last mutation is read while the network is quiet.
 const POLL: Duration = Duration::from_millis(25);
 
-/// Start observing mutations in the page; the observer writes the time of
-/// the last one to `window.__axon_settle`. Idempotent per document.
+/// Start observing mutations in the page; the observer counts them and writes
+/// the time of the last one to `window.__axon_settle`. Idempotent per
+/// document; returns the count so far.
 const OBSERVE: &str = r#"(() => {
-  const now = performance.now();
   const s = window.__axon_settle;
-  if (s && s.observer) { s.last = now; return true; }
-  const state = { last: now, observer: null };
-  state.observer = new MutationObserver(() => { state.last = performance.now(); });
+  if (s && s.observer) return s.count;
+  const state = { last: performance.now(), count: 0, observer: null };
+  state.observer = new MutationObserver((records) => {
+    state.count += records.length;
+    state.last = performance.now();
+  });
   state.observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   window.__axon_settle = state;
-  return true;
+  return 0;
 })()"#;
+
+/// Resolves after the page's next turn: an animation frame and a task after
+/// it (50 ms at most, for a page whose frames are paused), with the mutation
+/// count then, or -1 when the observed document was replaced.
+const NEXT_TURN: &str = r#"new Promise((resolve) => {
+  const done = () => {
+    const s = window.__axon_settle;
+    resolve(s && s.observer ? s.count : -1);
+  };
+  requestAnimationFrame(() => setTimeout(done, 0));
+  setTimeout(done, 50);
+})"#;
 
 /// Milliseconds since the last mutation; since the document loaded when it
 /// is a new one (a navigation replaced the observed page), or -1 while it is
@@ -56,11 +83,13 @@ const SINCE_LAST: &str = r#"(() => {
   return document.readyState === "complete" ? performance.now() : -1;
 })()"#;
 
-/// The network events of one page, subscribed before an action.
+/// The network events of one page, subscribed before an action, and the
+/// page's mutation count then.
 pub(crate) struct Watch {
     started: chromiumoxide::listeners::EventStream<EventRequestWillBeSent>,
     finished: chromiumoxide::listeners::EventStream<EventLoadingFinished>,
     failed: chromiumoxide::listeners::EventStream<EventLoadingFailed>,
+    mutations: i64,
 }
 
 /// Subscribe to the page's requests and start observing its DOM: call before
@@ -70,44 +99,84 @@ pub(crate) async fn watch(page: &Page) -> Option<Watch> {
     let started = page.event_listener::<EventRequestWillBeSent>().await.ok()?;
     let finished = page.event_listener::<EventLoadingFinished>().await.ok()?;
     let failed = page.event_listener::<EventLoadingFailed>().await.ok()?;
-    cdp::evaluate(page, OBSERVE, true).await.ok()?;
+    let mutations = match cdp::evaluate(page, OBSERVE, true).await.ok()? {
+        Evaluated::Value(v) => v.as_i64().unwrap_or(0),
+        _ => 0,
+    };
     Some(Watch {
         started,
         finished,
         failed,
+        mutations,
     })
 }
 
-/// Wait until the page has been quiet for [`QUIET`], at most `limit` (and
+/// The requests an action started, as their events arrive.
+struct Network {
+    in_flight: HashSet<RequestId>,
+    /// Whether any request started, ended or failed since the action.
+    seen: bool,
+    last: Instant,
+}
+
+impl Network {
+    fn started(&mut self, e: &EventRequestWillBeSent) {
+        if !matches!(
+            e.r#type,
+            Some(ResourceType::WebSocket | ResourceType::EventSource)
+        ) {
+            self.in_flight.insert(e.request_id.clone());
+        }
+        self.ended(None);
+    }
+
+    fn ended(&mut self, id: Option<&RequestId>) {
+        if let Some(id) = id {
+            self.in_flight.remove(id);
+        }
+        self.seen = true;
+        self.last = Instant::now();
+    }
+
+    /// Take the events that have already arrived, without waiting.
+    fn drain(&mut self, w: &mut Watch) {
+        while let Some(Some(e)) = w.started.next().now_or_never() {
+            self.started(&e);
+        }
+        while let Some(Some(e)) = w.finished.next().now_or_never() {
+            self.ended(Some(&e.request_id));
+        }
+        while let Some(Some(e)) = w.failed.next().now_or_never() {
+            self.ended(Some(&e.request_id));
+        }
+    }
+}
+
+/// Wait until the work the action started is done, at most `limit` (and
 /// [`MAX_SETTLE`]); returns how long it waited.
 pub(crate) async fn settle(page: &Page, mut w: Watch, limit: Duration) -> Duration {
     let began = Instant::now();
     let until = began + limit.min(MAX_SETTLE);
-    let mut in_flight: HashSet<RequestId> = HashSet::new();
-    let mut last_network = began;
+    let mut net = Network {
+        in_flight: HashSet::new(),
+        seen: false,
+        last: began,
+    };
+    if !started_work(page, &mut w, &mut net, until).await {
+        return began.elapsed();
+    }
     loop {
         let now = Instant::now();
         if now >= until {
             break;
         }
         tokio::select! {
-            Some(e) = w.started.next() => {
-                if !matches!(e.r#type, Some(ResourceType::WebSocket | ResourceType::EventSource)) {
-                    in_flight.insert(e.request_id.clone());
-                }
-                last_network = Instant::now();
-            }
-            Some(e) = w.finished.next() => {
-                in_flight.remove(&e.request_id);
-                last_network = Instant::now();
-            }
-            Some(e) = w.failed.next() => {
-                in_flight.remove(&e.request_id);
-                last_network = Instant::now();
-            }
+            Some(e) = w.started.next() => net.started(&e),
+            Some(e) = w.finished.next() => net.ended(Some(&e.request_id)),
+            Some(e) = w.failed.next() => net.ended(Some(&e.request_id)),
             _ = tokio::time::sleep_until((now + POLL).min(until)) => {
-                if in_flight.is_empty()
-                    && last_network.elapsed() >= QUIET
+                if net.in_flight.is_empty()
+                    && net.last.elapsed() >= QUIET
                     && tokio::time::timeout_at(until, dom_quiet(page)).await.unwrap_or(false)
                 {
                     break;
@@ -116,6 +185,29 @@ pub(crate) async fn settle(page: &Page, mut w: Watch, limit: Duration) -> Durati
         }
     }
     began.elapsed()
+}
+
+/// Give the page its next turn and say whether the action started anything
+/// in it: a request, a mutation, or a new document. A page that cannot be
+/// read in time counts as busy (the quiet wait, bounded, decides).
+async fn started_work(page: &Page, w: &mut Watch, net: &mut Network, until: Instant) -> bool {
+    let turn = tokio::time::timeout_at(until, cdp::evaluate(page, NEXT_TURN, true));
+    tokio::pin!(turn);
+    let mutations = loop {
+        tokio::select! {
+            Some(e) = w.started.next() => net.started(&e),
+            Some(e) = w.finished.next() => net.ended(Some(&e.request_id)),
+            Some(e) = w.failed.next() => net.ended(Some(&e.request_id)),
+            read = &mut turn => break match read {
+                Ok(Ok(Evaluated::Value(v))) => v.as_i64(),
+                _ => None,
+            },
+        }
+    };
+    // Events sent before the page answered may still be on their way to
+    // their streams.
+    net.drain(w);
+    net.seen || mutations != Some(w.mutations)
 }
 
 /// Whether the DOM has not changed for [`QUIET`]. A page that cannot be read
