@@ -303,11 +303,8 @@ async fn dispatch(cli: Cli) -> Outcome {
     };
     let span = match label {
         Some(label) => {
-            let span = tracing::debug_span!("cli", otel.name = label);
-            axon_core::trace::adopt_remote_parent(&span, &|key| {
-                std::env::var(key.to_ascii_uppercase()).ok()
-            });
-            span
+            let get = |key: &str| std::env::var(key.to_ascii_uppercase()).ok();
+            axon_core::trace::open_root(&get, || tracing::debug_span!("cli", otel.name = label))
         }
         None => tracing::Span::none(),
     };

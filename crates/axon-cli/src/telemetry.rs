@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use axon_cli::config::{Config, LogFormat, OtlpProtocol, Telemetry as TelemetryConfig};
+use axon_core::trace::sampling::{self, HeadSampler};
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
 use opentelemetry_otlp::WithExportConfig;
@@ -22,12 +23,6 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
-
-/// Whether a span or event comes from Axon: its crates (`axon_core`, …) or this
-/// binary (`axon`).
-fn is_axon(target: &str) -> bool {
-    target.starts_with("axon_") || target == "axon" || target.starts_with("axon::")
-}
 
 /// What must be flushed before the process ends.
 pub struct Telemetry {
@@ -66,17 +61,19 @@ pub fn init(config: &Config, verbose: u8, quiet: bool) -> Result<Telemetry, Stri
     };
     let provider = export.provider()?;
     // Spans of Axon's crates at every level (they are debug spans, so that the
-    // log lines at info do not carry them), their events at info and above.
-    let traced = tracing_subscriber::filter::filter_fn(|meta| {
-        is_axon(meta.target()) && (meta.is_span() || *meta.level() <= tracing::Level::INFO)
-    });
+    // log lines at info do not carry them) in the traces sampled when they
+    // start (axon_core::trace::sampling), their events at info and above.
     let otel = tracing_opentelemetry::layer()
         .with_tracer(provider.tracer("axon"))
         .with_threads(false)
         .with_location(false)
         .with_tracked_inactivity(false)
-        .with_filter(traced);
-    tracing_subscriber::registry().with(fmt).with(otel).init();
+        .with_filter(HeadSampler::new(export.sampling_ratio));
+    tracing_subscriber::registry()
+        .with(fmt)
+        .with(otel)
+        .with(sampling::presence())
+        .init();
     axon_core::trace::install(Box::new(W3c(TraceContextPropagator::new())));
     Ok(Telemetry {
         provider: Some(provider),
@@ -239,8 +236,10 @@ impl Export {
             }
         }
         .map_err(|e| format!("telemetry: cannot build the OTLP exporter: {e}"))?;
-        let sampler =
-            Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(self.sampling_ratio)));
+        // The ratio is applied where a trace starts, before its spans are
+        // built (axon_core::trace::sampling); what reaches the SDK is to be kept,
+        // unless a remote parent said not to.
+        let sampler = Sampler::ParentBased(Box::new(Sampler::AlwaysOn));
         Ok(SdkTracerProvider::builder()
             .with_batch_exporter(exporter)
             .with_sampler(sampler)

@@ -15,7 +15,8 @@
 //! and no policy at all: what no pipeline keeping that record can go under.
 //!
 //! A second group, `tracing`, prices OpenTelemetry: the happy path with no
-//! subscriber (telemetry off) and with the exporter pipeline `axon` installs.
+//! subscriber (telemetry off) and with the exporter pipeline `axon` installs,
+//! every call sampled and one in a hundred (`sampling_ratio = 0.01`).
 //!
 //! A third group, `stages`, turns the pipeline's stages off one at a time
 //! (argument validation, breaker, rate limit, history) down to the like-for-like
@@ -525,46 +526,52 @@ fn bench(c: &mut Criterion) {
     group.finish();
 
     // Tracing: the same happy path with an OpenTelemetry subscriber installed as
-    // `axon` installs it (docs/telemetry.md), every trace sampled, spans batched
-    // to an exporter that drops them. Against `axon_pipeline` above, where no
-    // subscriber wants the spans (telemetry off).
+    // `axon` installs it (docs/telemetry.md), every trace sampled and one in a
+    // hundred, spans batched to an exporter that drops them. Against
+    // `axon_pipeline` above, where no subscriber wants the spans (telemetry off).
     let mut group = c.benchmark_group("tracing");
-    group.bench_function("axon_pipeline_otel_off", |b| {
-        b.to_async(&rt).iter(|| async {
-            let call = ToolCall::new("add", args.clone()).correlation_id("bench");
-            black_box(full.call(call).await);
-        })
-    });
+    let off = || async {
+        let call = ToolCall::new("add", args.clone()).correlation_id("bench");
+        black_box(full.call(call).await);
+    };
+    count_allocations(&rt, "tracing/axon_pipeline_otel_off", off);
+    group.bench_function("axon_pipeline_otel_off", |b| b.to_async(&rt).iter(off));
     let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
         .with_batch_exporter(Discard)
         .build();
-    let subscriber = {
+    // As `axon` installs it (crates/axon-cli/src/telemetry.rs): the ratio
+    // decided where a trace starts, before its spans are built.
+    let subscriber = |ratio: f64| {
+        use axon_core::trace::sampling::{HeadSampler, presence};
         use opentelemetry::trace::TracerProvider as _;
         use tracing_subscriber::Layer;
         use tracing_subscriber::layer::SubscriberExt;
-        let traced = tracing_subscriber::filter::filter_fn(|meta| {
-            meta.target().starts_with("axon_")
-                && (meta.is_span() || *meta.level() <= tracing::Level::INFO)
-        });
-        tracing_subscriber::registry().with(
-            tracing_opentelemetry::layer()
-                .with_tracer(provider.tracer("axon"))
-                .with_threads(false)
-                .with_location(false)
-                .with_tracked_inactivity(false)
-                .with_filter(traced),
-        )
+        tracing_subscriber::registry()
+            .with(
+                tracing_opentelemetry::layer()
+                    .with_tracer(provider.tracer("axon"))
+                    .with_threads(false)
+                    .with_location(false)
+                    .with_tracked_inactivity(false)
+                    .with_filter(HeadSampler::new(ratio)),
+            )
+            .with(presence())
     };
     // The runtime is current-thread: the calls run on this thread, under this
     // thread's default subscriber.
-    let guard = tracing::subscriber::set_default(subscriber);
-    group.bench_function("axon_pipeline_otel_on", |b| {
-        b.to_async(&rt).iter(|| async {
+    for (name, ratio) in [
+        ("axon_pipeline_otel_on", 1.0),
+        ("axon_pipeline_otel_0.01", 0.01),
+    ] {
+        let guard = tracing::subscriber::set_default(subscriber(ratio));
+        let one = || async {
             let call = ToolCall::new("add", args.clone()).correlation_id("bench");
             black_box(full.call(call).await);
-        })
-    });
-    drop(guard);
+        };
+        count_allocations(&rt, &format!("tracing/{name}"), one);
+        group.bench_function(name, |b| b.to_async(&rt).iter(one));
+        drop(guard);
+    }
     group.finish();
     let _ = provider.shutdown();
 }

@@ -286,12 +286,14 @@ impl McpConnection {
     /// first caller's (an `attempt` of some run), that trace would stay open
     /// until the session ends.
     fn session_span(&self) -> tracing::Span {
-        tracing::debug_span!(
-            parent: None,
-            "mcp_session",
-            otel.name = %format_args!("mcp session {}", self.config.name),
-            axon.mcp.server = %self.config.name,
-        )
+        axon_core::trace::open_root(&|_| None, || {
+            tracing::debug_span!(
+                parent: None,
+                "mcp_session",
+                otel.name = %format_args!("mcp session {}", self.config.name),
+                axon.mcp.server = %self.config.name,
+            )
+        })
     }
 
     /// A session's transport that counts progress as it is read ([`Counted`]).

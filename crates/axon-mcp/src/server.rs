@@ -633,21 +633,23 @@ impl ServerHandler for AxonMcp {
         // when `_meta` carries one (SEP-414), else a root: a malformed one is
         // ignored, and whatever span rmcp's session loop started in (over HTTP,
         // the request that opened the session) is not this call's parent.
-        let span = tracing::debug_span!(
-            parent: None,
-            "mcp_server",
-            otel.name = %format_args!("tools/call {}", request.name),
-            otel.kind = "server",
-            mcp.method.name = "tools/call",
-            gen_ai.tool.name = %request.name,
-            jsonrpc.request.id = %context.id,
-        );
-        axon_core::trace::adopt_remote_parent(&span, &|key| {
+        let get = |key: &str| {
             [Some(&context.meta), request.meta.as_ref()]
                 .into_iter()
                 .flatten()
                 .find_map(|meta| meta.get(key))
                 .and_then(|v| v.as_str().map(str::to_string))
+        };
+        let span = axon_core::trace::open_root(&get, || {
+            tracing::debug_span!(
+                parent: None,
+                "mcp_server",
+                otel.name = %format_args!("tools/call {}", request.name),
+                otel.kind = "server",
+                mcp.method.name = "tools/call",
+                gen_ai.tool.name = %request.name,
+                jsonrpc.request.id = %context.id,
+            )
         });
         self.serve_call(request, context).instrument(span).await
     }

@@ -243,24 +243,26 @@ pub(crate) async fn trace_requests(request: Request, next: Next) -> Response {
         .get::<axum::extract::MatchedPath>()
         .map(|p| p.as_str().to_string());
     let method = request.method().as_str().to_string();
-    let span = tracing::debug_span!(
-        "http_server",
-        otel.name = %match &route {
-            Some(route) => format!("{method} {route}"),
-            None => method.clone(),
-        },
-        otel.kind = "server",
-        http.request.method = %method,
-        http.route = route.as_deref(),
-        http.response.status_code = tracing::field::Empty,
-        otel.status_code = tracing::field::Empty,
-    );
     let headers = request.headers();
-    axon_core::trace::adopt_remote_parent(&span, &|key| {
+    let get = |key: &str| {
         headers
             .get(key)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string)
+    };
+    let span = axon_core::trace::open_root(&get, || {
+        tracing::debug_span!(
+            "http_server",
+            otel.name = %match &route {
+                Some(route) => format!("{method} {route}"),
+                None => method.clone(),
+            },
+            otel.kind = "server",
+            http.request.method = %method,
+            http.route = route.as_deref(),
+            http.response.status_code = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        )
     });
     let response = next.run(request).instrument(span.clone()).await;
     span.record(
