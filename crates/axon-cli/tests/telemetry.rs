@@ -431,3 +431,62 @@ fn a_bad_telemetry_setting_is_a_usage_error_naming_it() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `sampling_ratio = 0`: a run that starts its own trace exports nothing;
+/// one that continues a caller's sampled trace (`TRACEPARENT …-01`) is
+/// exported whole, under the caller's trace id (docs/telemetry.md).
+#[tokio::test]
+async fn a_sampled_callers_trace_is_kept_at_ratio_zero_and_a_new_one_is_not() {
+    let dir = std::env::temp_dir().join(format!("axon-otel-ratio-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let receiver = Receiver::start(&dir);
+    let config = format!(
+        "[telemetry]\notlp_endpoint = \"http://127.0.0.1:{}\"\nsampling_ratio = 0.0\n",
+        receiver.http
+    );
+    std::fs::write(dir.join("axon.toml"), config).unwrap();
+    std::fs::write(
+        dir.join("plan.yaml"),
+        "name: sampled\nsteps:\n  - id: say\n    tool: echo\n    params: {said: hi}\n",
+    )
+    .unwrap();
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let run = |traceparent: Option<String>| {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"));
+        cmd.arg("--config")
+            .arg(dir.join("axon.toml"))
+            .args(["run", "--json"])
+            .arg(dir.join("plan.yaml"))
+            .env("AXON_STORE_PATH", dir.join("store.db"))
+            .env_remove("AXON_CONFIG")
+            .env_remove("TRACEPARENT");
+        if let Some(t) = traceparent {
+            cmd.env("TRACEPARENT", t);
+        }
+        async move {
+            let out = cmd.output().await.unwrap();
+            assert!(out.status.success(), "{out:?}");
+        }
+    };
+    run(None).await;
+    assert_eq!(
+        receiver.spans(),
+        Vec::<Value>::new(),
+        "nothing of a new trace at ratio 0"
+    );
+    run(Some(format!("00-{trace_id}-00f067aa0ba902b7-01"))).await;
+    let spans = receiver.spans();
+    for name in [
+        "axon run",
+        "run_plan sampled",
+        "execute_tool echo",
+        "attempt",
+    ] {
+        named(&spans, name, 1);
+    }
+    assert!(
+        spans.iter().all(|s| s["trace_id"] == trace_id),
+        "{spans:#?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
