@@ -43,7 +43,8 @@ pub const QUIET: Duration = Duration::from_millis(100);
 /// The longest settle, whatever the page does.
 pub const MAX_SETTLE: Duration = Duration::from_secs(3);
 
-/// How often the DOM's last mutation is read while the network is quiet.
+/// How often the page is looked at again while a request is in flight (its
+/// end is an event; this is the fallback) or it cannot be read.
 const POLL: Duration = Duration::from_millis(25);
 
 /// Start observing mutations in the page; the observer counts them and writes
@@ -165,22 +166,31 @@ pub(crate) async fn settle(page: &Page, mut w: Watch, limit: Duration) -> Durati
     if !started_work(page, &mut w, &mut net, until).await {
         return began.elapsed();
     }
+    // The earliest moment the page can have been quiet for a window; checked
+    // then, not on a fixed beat, so the step returns a window after the last
+    // thing it started.
+    let mut check = net.last + QUIET;
     loop {
-        let now = Instant::now();
-        if now >= until {
-            break;
-        }
         tokio::select! {
             Some(e) = w.started.next() => net.started(&e),
             Some(e) = w.finished.next() => net.ended(Some(&e.request_id)),
             Some(e) = w.failed.next() => net.ended(Some(&e.request_id)),
-            _ = tokio::time::sleep_until((now + POLL).min(until)) => {
-                if net.in_flight.is_empty()
-                    && net.last.elapsed() >= QUIET
-                    && tokio::time::timeout_at(until, dom_quiet(page)).await.unwrap_or(false)
-                {
+            _ = tokio::time::sleep_until(check.min(until)) => {
+                let now = Instant::now();
+                if now >= until {
                     break;
                 }
+                check = if !net.in_flight.is_empty() {
+                    now + POLL
+                } else if now < net.last + QUIET {
+                    net.last + QUIET
+                } else {
+                    match tokio::time::timeout_at(until, since_last_mutation(page)).await {
+                        Ok(Some(since)) if since >= QUIET => break,
+                        Ok(Some(since)) => now + (QUIET - since),
+                        _ => now + POLL,
+                    }
+                };
             }
         }
     }
@@ -210,13 +220,14 @@ async fn started_work(page: &Page, w: &mut Watch, net: &mut Network, until: Inst
     net.seen || mutations != Some(w.mutations)
 }
 
-/// Whether the DOM has not changed for [`QUIET`]. A page that cannot be read
-/// (it is navigating) is not quiet yet.
-async fn dom_quiet(page: &Page) -> bool {
+/// How long ago the DOM last changed; `None` while the page cannot be read
+/// (it is navigating), which is not quiet yet.
+async fn since_last_mutation(page: &Page) -> Option<Duration> {
     match cdp::evaluate(page, SINCE_LAST, true).await {
         Ok(Evaluated::Value(v)) => v
             .as_f64()
-            .is_some_and(|ms| ms >= QUIET.as_secs_f64() * 1000.0),
-        _ => false,
+            .filter(|ms| *ms >= 0.0)
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
+        _ => None,
     }
 }
