@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Calls/s of the scale-out setups against the embedded default, on this
 # machine, with wrk driving `POST /v1/tools/echo/call` of release `axon serve`
-# processes (docs/benchmarks.md, "Scale-out"):
+# processes (docs/benchmarks.md, "Cluster"):
 #
 #   1. one replica, SQLite (the default: durable history, no Redis): the baseline
 #   2. one replica on PostgreSQL + Redis (shared breaker and rate limit)

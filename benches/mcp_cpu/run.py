@@ -12,7 +12,7 @@ Each binary (default target/release/axon) serves stdio with the default
 SQLite history in a fresh temporary store; the client calls Axon's own `echo`
 300 times to warm up, then N times (default 5000) one after another, and
 prints calls/s and the server's CPU microseconds per call. Figures in
-docs/benchmarks.md ("MCP: CPU per call").
+docs/benchmarks.md ("MCP").
 """
 
 import argparse

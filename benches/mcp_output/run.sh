@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bytes an agent reads from Axon's MCP server vs Playwright MCP 0.0.83 on one
-# 10-action login script (docs/benchmarks.md, "MCP output"). Installs
+# 10-action login script (docs/benchmarks.md, "MCP"). Installs
 # @playwright/mcp into a temporary directory (npm; nothing is downloaded at run
 # time: both drive Debian's /usr/bin/chromium), builds axon, runs compare.py.
 set -euo pipefail

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The web as it is, scenario by scenario: Axon's MCP server against Playwright
-# MCP 0.0.83 on the same pages and the same Chromium (docs/benchmarks.md, "Web
-# scenarios"). Installs @playwright/mcp into a temporary directory (npm; both
+# MCP 0.0.83 on the same pages and the same Chromium (docs/benchmarks.md,
+# "Browser"). Installs @playwright/mcp into a temporary directory (npm; both
 # drive Debian's /usr/bin/chromium), builds axon, runs scenarios.py.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
