@@ -20,6 +20,7 @@
 mod approvals;
 mod pins;
 mod postgres;
+mod runs;
 mod sqlite;
 mod store;
 mod writer;

@@ -7,17 +7,16 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use axon_core::{HistoryEntry, HistoryStats, HistoryStore, StoreError, Timestamp};
-use axon_plan::{Claim, Plan, PlanResult, RunRecord, RunStore, StepOutcome};
+use axon_plan::{Claim, Plan, StepOutcome};
 use sqlx::Row as _;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 
 use crate::{
-    ACT_CACHE_ENTRIES, Batches, CLAIM_STALE_MS, Durability, IDEMPOTENCY_STALE_MS,
-    IDEMPOTENCY_TTL_MS, IdempotencyBegin, Owner, PENDING_SCAN, RECENT_LATENCY_ROWS, Retention, Row,
-    RunFilter, RunHold, RunQuery, RunSummary, Store, ToolStats, Writer, decode, encode,
-    enqueue_failed, err, held_claim, history_stats, hold_of, holder_of, idempotency_found,
-    latencies_of, now_ms, pending, run_record, run_summary_of, taken_by, tool_stats_of,
+    ACT_CACHE_ENTRIES, Batches, CLAIM_STALE_MS, Durability, IDEMPOTENCY_TTL_MS, Owner,
+    PENDING_SCAN, RECENT_LATENCY_ROWS, Retention, Row, RunFilter, RunHold, RunQuery, RunSummary,
+    Store, ToolStats, Writer, decode, encode, enqueue_failed, err, held_claim, history_stats,
+    hold_of, holder_of, latencies_of, now_ms, pending, run_summary_of, taken_by, tool_stats_of,
 };
 
 /// History and runs in one SQLite file.
@@ -633,96 +632,7 @@ impl HistoryStore for SqliteStore {
     }
 }
 
-#[async_trait]
-impl RunStore for SqliteStore {
-    async fn idempotency_begin(
-        &self,
-        key: &str,
-        fingerprint: &str,
-    ) -> Result<IdempotencyBegin, StoreError> {
-        let now = now_ms();
-        // Expired answers and stale claims go; then the key is claimed, or
-        // what holds it is read. Each statement is atomic; between them another
-        // process may claim first, which the read then sees.
-        sqlx::query(
-            "DELETE FROM idempotency WHERE key = ?1 AND \
-             (created_at_ms < ?2 OR (result IS NULL AND created_at_ms < ?3))",
-        )
-        .bind(key)
-        .bind(now - IDEMPOTENCY_TTL_MS)
-        .bind(now - IDEMPOTENCY_STALE_MS)
-        .execute(&self.pool)
-        .await
-        .map_err(err)?;
-        let claimed = sqlx::query(
-            "INSERT INTO idempotency (key, fingerprint, result, created_at_ms) \
-             VALUES (?, ?, NULL, ?) ON CONFLICT (key) DO NOTHING",
-        )
-        .bind(key)
-        .bind(fingerprint)
-        .bind(now)
-        .execute(&self.pool)
-        .await
-        .map_err(err)?;
-        if claimed.rows_affected() == 1 {
-            return Ok(IdempotencyBegin::New);
-        }
-        let row = sqlx::query("SELECT fingerprint, result FROM idempotency WHERE key = ?")
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(err)?;
-        Ok(idempotency_found(
-            row.as_ref()
-                .map(|row| (row.get::<&str, _>("fingerprint"), row.get("result"))),
-            fingerprint,
-        ))
-    }
-
-    async fn idempotency_finish(&self, key: &str, result: &str) -> Result<(), StoreError> {
-        sqlx::query("UPDATE idempotency SET result = ? WHERE key = ?")
-            .bind(result)
-            .bind(key)
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
-            .map_err(err)
-    }
-
-    async fn idempotency_abandon(&self, key: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM idempotency WHERE key = ? AND result IS NULL")
-            .bind(key)
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
-            .map_err(err)
-    }
-
-    async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
-        let Some(run) = sqlx::query("SELECT plan, result, tenant FROM runs WHERE run_id = ?")
-            .bind(run_id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(err)?
-        else {
-            return Ok(None);
-        };
-        let rows =
-            sqlx::query("SELECT outcome FROM run_steps WHERE run_id = ? ORDER BY step_index")
-                .bind(run_id)
-                .fetch_all(&self.pool)
-                .await
-                .map_err(err)?;
-        run_record(
-            run_id,
-            run.get::<&str, _>("plan"),
-            run.get::<Option<&str>, _>("result"),
-            run.get::<Option<&str>, _>("tenant"),
-            rows.iter().map(|row| row.get::<&str, _>("outcome")),
-        )
-        .map(Some)
-    }
-
+crate::runs::run_store!(SqliteStore, {
     async fn begin(
         &self,
         run_id: &str,
@@ -833,15 +743,4 @@ impl RunStore for SqliteStore {
             }),
         ))
     }
-
-    async fn finish(&self, run_id: &str, result: &PlanResult) -> Result<(), StoreError> {
-        sqlx::query("UPDATE runs SET result = ?, updated_at_ms = ? WHERE run_id = ?")
-            .bind(encode(result)?)
-            .bind(now_ms())
-            .bind(run_id)
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
-            .map_err(err)
-    }
-}
+});

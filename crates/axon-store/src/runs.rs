@@ -1,0 +1,133 @@
+//! The plan runs' rows (`axon_plan::RunStore`): one body per statement for
+//! both stores. The statements use `$n` placeholders, which SQLite numbers in
+//! order of first appearance as PostgreSQL does (so each statement names them
+//! in increasing order). What the dialects write differently — the run's
+//! upsert, a checkpoint's, the claim of a run — each store passes in.
+
+/// `impl RunStore for $store`, with the methods the two dialects share and
+/// the store's own (`{ … }`: `begin`, `checkpoint`, `claim`). The store has a
+/// `pool` of its database.
+macro_rules! run_store {
+    ($store:ty, { $($own:tt)* }) => {
+        #[async_trait::async_trait]
+        impl axon_plan::RunStore for $store {
+            $($own)*
+
+            async fn idempotency_begin(
+                &self,
+                key: &str,
+                fingerprint: &str,
+            ) -> Result<$crate::IdempotencyBegin, axon_core::StoreError> {
+                use sqlx::Row as _;
+                let now = $crate::now_ms();
+                // Expired answers and stale claims go; then the key is claimed,
+                // or what holds it is read. Each statement is atomic; between
+                // them another process may claim first, which the read then sees.
+                sqlx::query(
+                    "DELETE FROM idempotency WHERE key = $1 AND \
+                     (created_at_ms < $2 OR (result IS NULL AND created_at_ms < $3))",
+                )
+                .bind(key)
+                .bind(now - $crate::IDEMPOTENCY_TTL_MS)
+                .bind(now - $crate::IDEMPOTENCY_STALE_MS)
+                .execute(&self.pool)
+                .await
+                .map_err($crate::err)?;
+                let claimed = sqlx::query(
+                    "INSERT INTO idempotency (key, fingerprint, result, created_at_ms) \
+                     VALUES ($1, $2, NULL, $3) ON CONFLICT (key) DO NOTHING",
+                )
+                .bind(key)
+                .bind(fingerprint)
+                .bind(now)
+                .execute(&self.pool)
+                .await
+                .map_err($crate::err)?;
+                if claimed.rows_affected() == 1 {
+                    return Ok($crate::IdempotencyBegin::New);
+                }
+                let row = sqlx::query("SELECT fingerprint, result FROM idempotency WHERE key = $1")
+                    .bind(key)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err($crate::err)?;
+                Ok($crate::idempotency_found(
+                    row.as_ref()
+                        .map(|row| (row.get::<&str, _>("fingerprint"), row.get("result"))),
+                    fingerprint,
+                ))
+            }
+
+            async fn idempotency_finish(
+                &self,
+                key: &str,
+                result: &str,
+            ) -> Result<(), axon_core::StoreError> {
+                sqlx::query("UPDATE idempotency SET result = $1 WHERE key = $2")
+                    .bind(result)
+                    .bind(key)
+                    .execute(&self.pool)
+                    .await
+                    .map(|_| ())
+                    .map_err($crate::err)
+            }
+
+            async fn idempotency_abandon(&self, key: &str) -> Result<(), axon_core::StoreError> {
+                sqlx::query("DELETE FROM idempotency WHERE key = $1 AND result IS NULL")
+                    .bind(key)
+                    .execute(&self.pool)
+                    .await
+                    .map(|_| ())
+                    .map_err($crate::err)
+            }
+
+            async fn load(
+                &self,
+                run_id: &str,
+            ) -> Result<Option<axon_plan::RunRecord>, axon_core::StoreError> {
+                use sqlx::Row as _;
+                let Some(run) =
+                    sqlx::query("SELECT plan, result, tenant FROM runs WHERE run_id = $1")
+                        .bind(run_id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err($crate::err)?
+                else {
+                    return Ok(None);
+                };
+                let rows = sqlx::query(
+                    "SELECT outcome FROM run_steps WHERE run_id = $1 ORDER BY step_index",
+                )
+                .bind(run_id)
+                .fetch_all(&self.pool)
+                .await
+                .map_err($crate::err)?;
+                $crate::run_record(
+                    run_id,
+                    run.get::<&str, _>("plan"),
+                    run.get::<Option<&str>, _>("result"),
+                    run.get::<Option<&str>, _>("tenant"),
+                    rows.iter().map(|row| row.get::<&str, _>("outcome")),
+                )
+                .map(Some)
+            }
+
+            async fn finish(
+                &self,
+                run_id: &str,
+                result: &axon_plan::PlanResult,
+            ) -> Result<(), axon_core::StoreError> {
+                sqlx::query("UPDATE runs SET result = $1, updated_at_ms = $2 WHERE run_id = $3")
+                    .bind($crate::encode(result)?)
+                    .bind($crate::now_ms())
+                    .bind(run_id)
+                    .execute(&self.pool)
+                    .await
+                    .map(|_| ())
+                    .map_err($crate::err)
+            }
+        }
+    };
+}
+
+pub(crate) use run_store;
