@@ -9,14 +9,14 @@
 //! starts a trace is sampled with the configured ratio (or as the caller's
 //! `traceparent` says, [`super::open_root`]), a span inside a
 //! trace follows its parent, and a span that is not sampled is never seen by
-//! the OpenTelemetry layer. [`presence`] keeps the unsampled spans in the
-//! registry, without data, so that their children know they are inside an
-//! unsampled trace rather than starting one.
+//! the OpenTelemetry layer. [`presence`] keeps the first span of an unsampled
+//! trace in the registry, without data, so that the spans opened in it know
+//! they are inside an unsampled trace rather than starting one, and are not
+//! built at all.
 
 use tracing::Metadata;
 use tracing::subscriber::Interest;
 use tracing_subscriber::Layer;
-use tracing_subscriber::filter::filter_fn;
 use tracing_subscriber::layer::{Context, Filter, Identity};
 use tracing_subscriber::registry::LookupSpan;
 
@@ -53,7 +53,7 @@ impl HeadSampler {
     }
 
     /// Whether a new span of Axon's is sampled: by its trace's start, or by
-    /// the nearest span it is opened in.
+    /// the span of Axon's it is opened in.
     fn sampled<S>(&self, cx: &Context<'_, S>) -> bool
     where
         S: tracing::Subscriber + for<'a> LookupSpan<'a>,
@@ -63,17 +63,30 @@ impl HeadSampler {
             Some(RootDecision::New) => return self.roll(),
             None => {}
         }
-        // A sampled span of Axon's encloses it: the trace is recorded.
-        if cx.lookup_current().is_some() {
-            return true;
-        }
-        match cx.current_span().metadata() {
-            // Inside an unsampled trace of Axon's (kept by `presence`).
-            Some(parent) if is_axon(parent.target()) => false,
+        let current = cx.current_span();
+        match current.metadata() {
+            // Inside a trace of Axon's: sampled when the span it is in is
+            // (`cx.span` sees only the spans this filter let through).
+            Some(parent) if is_axon(parent.target()) => {
+                current.id().and_then(|id| cx.span(id)).is_some()
+            }
             // Inside nothing of Axon's: the trace starts here.
             _ => self.roll(),
         }
     }
+}
+
+/// Whether the span being opened starts a trace: made by
+/// [`super::open_root`], or opened in no span of Axon's.
+fn starts_trace<S>(cx: &Context<'_, S>) -> bool
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    root_decision().is_some()
+        || !cx
+            .current_span()
+            .metadata()
+            .is_some_and(|parent| is_axon(parent.target()))
 }
 
 impl<S> Filter<S> for HeadSampler
@@ -101,14 +114,36 @@ where
     }
 }
 
-/// A layer that does nothing but keep Axon's spans in the registry when no
-/// other layer wants them: an unsampled span must exist (a slot, no data) for
-/// [`HeadSampler`] to see that its children are inside it. Filtered per
-/// layer, so that what it does not want stays wanted by the others (a layer
-/// without a filter that says no to an event silences it for every layer).
+/// A layer that does nothing but keep the first span of every trace of
+/// Axon's in the registry, sampled or not: a span opened inside an unsampled
+/// trace finds that root current and is not built at all (`Span::none()`:
+/// no slot, no wrapper), where without it it would look like the start of a
+/// trace of its own. Filtered per layer, so that what it does not want stays
+/// wanted by the others (a layer without a filter that says no to an event
+/// silences it for every layer).
 pub fn presence<S>() -> impl Layer<S>
 where
     S: tracing::Subscriber + for<'a> LookupSpan<'a>,
 {
-    Identity::new().with_filter(filter_fn(|meta| meta.is_span() && is_axon(meta.target())))
+    Identity::new().with_filter(Roots)
+}
+
+/// [`presence`]'s filter: Axon's spans that start a trace.
+struct Roots;
+
+impl<S> Filter<S> for Roots
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn enabled(&self, meta: &Metadata<'_>, cx: &Context<'_, S>) -> bool {
+        meta.is_span() && is_axon(meta.target()) && starts_trace(cx)
+    }
+
+    fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> Interest {
+        if meta.is_span() && is_axon(meta.target()) {
+            Interest::sometimes()
+        } else {
+            Interest::never()
+        }
+    }
 }
