@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use axon_core::trace::sampling::{HeadSampler, presence};
+use axon_core::trace::sampling::HeadSampler;
 use axon_core::{Executor, SharedState, ToolCall, ToolError, ToolRegistry, tool_fn};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
@@ -54,13 +54,11 @@ fn exported(ratio: f64, calls: usize, root: Option<&str>) -> Vec<(String, bool)>
     let provider = SdkTracerProvider::builder()
         .with_simple_exporter(spans.clone())
         .build();
-    let subscriber = tracing_subscriber::registry()
-        .with(
-            tracing_opentelemetry::layer()
-                .with_tracer(provider.tracer("test"))
-                .with_filter(HeadSampler::new(ratio)),
-        )
-        .with(presence());
+    let subscriber = tracing_subscriber::registry().with(
+        tracing_opentelemetry::layer()
+            .with_tracer(provider.tracer("test"))
+            .with_filter(HeadSampler::new(ratio)),
+    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()

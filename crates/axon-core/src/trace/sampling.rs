@@ -9,15 +9,19 @@
 //! starts a trace is sampled with the configured ratio (or as the caller's
 //! `traceparent` says, [`super::open_root`]), a span inside a
 //! trace follows its parent, and a span that is not sampled is never seen by
-//! the OpenTelemetry layer. [`presence`] keeps the first span of an unsampled
-//! trace in the registry, without data, so that the spans opened in it know
-//! they are inside an unsampled trace rather than starting one, and are not
-//! built at all.
+//! the OpenTelemetry layer: no attributes, no SDK span, no allocation.
+//!
+//! A span the filter turns away still exists in the registry, as an empty
+//! slot: `tracing-subscriber` disables a span for the whole subscriber only
+//! when every per-layer filter of its 64 says no, so a filter of one layer
+//! never does. That slot is what tells the spans opened inside an unsampled
+//! trace where they are (their current span is Axon's and was turned away);
+//! it also costs the call its registry work and `tracing`'s `Instrumented`
+//! wrapper (docs/benchmarks.md, "Tracing").
 
 use tracing::Metadata;
 use tracing::subscriber::Interest;
-use tracing_subscriber::Layer;
-use tracing_subscriber::layer::{Context, Filter, Identity};
+use tracing_subscriber::layer::{Context, Filter};
 use tracing_subscriber::registry::LookupSpan;
 
 use super::{RootDecision, root_decision};
@@ -76,19 +80,6 @@ impl HeadSampler {
     }
 }
 
-/// Whether the span being opened starts a trace: made by
-/// [`super::open_root`], or opened in no span of Axon's.
-fn starts_trace<S>(cx: &Context<'_, S>) -> bool
-where
-    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
-{
-    root_decision().is_some()
-        || !cx
-            .current_span()
-            .metadata()
-            .is_some_and(|parent| is_axon(parent.target()))
-}
-
 impl<S> Filter<S> for HeadSampler
 where
     S: tracing::Subscriber + for<'a> LookupSpan<'a>,
@@ -110,40 +101,6 @@ where
         } else {
             // Decided span by span (events: by the span they are in).
             Interest::sometimes()
-        }
-    }
-}
-
-/// A layer that does nothing but keep the first span of every trace of
-/// Axon's in the registry, sampled or not: a span opened inside an unsampled
-/// trace finds that root current and is not built at all (`Span::none()`:
-/// no slot, no wrapper), where without it it would look like the start of a
-/// trace of its own. Filtered per layer, so that what it does not want stays
-/// wanted by the others (a layer without a filter that says no to an event
-/// silences it for every layer).
-pub fn presence<S>() -> impl Layer<S>
-where
-    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
-{
-    Identity::new().with_filter(Roots)
-}
-
-/// [`presence`]'s filter: Axon's spans that start a trace.
-struct Roots;
-
-impl<S> Filter<S> for Roots
-where
-    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
-{
-    fn enabled(&self, meta: &Metadata<'_>, cx: &Context<'_, S>) -> bool {
-        meta.is_span() && is_axon(meta.target()) && starts_trace(cx)
-    }
-
-    fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> Interest {
-        if meta.is_span() && is_axon(meta.target()) {
-            Interest::sometimes()
-        } else {
-            Interest::never()
         }
     }
 }
