@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use axon_cli::config::{Config, LogFormat, OtlpProtocol, Telemetry as TelemetryConfig};
-use axon_core::trace::sampling::HeadSampler;
+use axon_core::trace::sampling::{HeadSampler, TraceGate};
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
 use opentelemetry_otlp::WithExportConfig;
@@ -69,7 +69,12 @@ pub fn init(config: &Config, verbose: u8, quiet: bool) -> Result<Telemetry, Stri
         .with_location(false)
         .with_tracked_inactivity(false)
         .with_filter(HeadSampler::new(export.sampling_ratio));
-    tracing_subscriber::registry().with(fmt).with(otel).init();
+    // Outermost: no span of an unsampled trace is built, for any layer.
+    tracing_subscriber::registry()
+        .with(fmt)
+        .with(otel)
+        .with(TraceGate)
+        .init();
     axon_core::trace::install(Box::new(W3c(TraceContextPropagator::new())));
     Ok(Telemetry {
         provider: Some(provider),

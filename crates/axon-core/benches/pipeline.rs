@@ -542,18 +542,20 @@ fn bench(c: &mut Criterion) {
     // As `axon` installs it (crates/axon-cli/src/telemetry.rs): the ratio
     // decided where a trace starts, before its spans are built.
     let subscriber = |ratio: f64| {
-        use axon_core::trace::sampling::HeadSampler;
+        use axon_core::trace::sampling::{HeadSampler, TraceGate};
         use opentelemetry::trace::TracerProvider as _;
         use tracing_subscriber::Layer;
         use tracing_subscriber::layer::SubscriberExt;
-        tracing_subscriber::registry().with(
-            tracing_opentelemetry::layer()
-                .with_tracer(provider.tracer("axon"))
-                .with_threads(false)
-                .with_location(false)
-                .with_tracked_inactivity(false)
-                .with_filter(HeadSampler::new(ratio)),
-        )
+        tracing_subscriber::registry()
+            .with(
+                tracing_opentelemetry::layer()
+                    .with_tracer(provider.tracer("axon"))
+                    .with_threads(false)
+                    .with_location(false)
+                    .with_tracked_inactivity(false)
+                    .with_filter(HeadSampler::new(ratio)),
+            )
+            .with(TraceGate)
     };
     // The runtime is current-thread: the calls run on this thread, under this
     // thread's default subscriber.

@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use axon_core::trace::sampling::HeadSampler;
+use axon_core::trace::sampling::{HeadSampler, TraceGate};
 use axon_core::{Executor, SharedState, ToolCall, ToolError, ToolRegistry, tool_fn};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
@@ -54,11 +54,13 @@ fn exported(ratio: f64, calls: usize, root: Option<&str>) -> Vec<(String, bool)>
     let provider = SdkTracerProvider::builder()
         .with_simple_exporter(spans.clone())
         .build();
-    let subscriber = tracing_subscriber::registry().with(
-        tracing_opentelemetry::layer()
-            .with_tracer(provider.tracer("test"))
-            .with_filter(HeadSampler::new(ratio)),
-    );
+    let subscriber = tracing_subscriber::registry()
+        .with(
+            tracing_opentelemetry::layer()
+                .with_tracer(provider.tracer("test"))
+                .with_filter(HeadSampler::new(ratio)),
+        )
+        .with(TraceGate);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -141,4 +143,39 @@ fn a_callers_traceparent_decides_for_the_trace_it_continues() {
     // A malformed one starts a trace here, by the ratio.
     assert_eq!(count(&exported(1.0, 2, Some("garbage")), "execute_tool"), 2);
     assert_eq!(exported(0.0, 2, Some("garbage")), vec![]);
+}
+
+#[test]
+fn a_span_inside_an_unsampled_trace_is_not_built_at_all() {
+    axon_core::trace::install(Box::new(Decides));
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(Collect::default())
+        .build();
+    for (flag, built) in [("00", false), ("01", true)] {
+        let subscriber = tracing_subscriber::registry()
+            .with(
+                tracing_opentelemetry::layer()
+                    .with_tracer(provider.tracer("test"))
+                    .with_filter(HeadSampler::new(0.5)),
+            )
+            .with(TraceGate);
+        tracing::subscriber::with_default(subscriber, || {
+            let carrier = format!("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-{flag}");
+            let get = |key: &str| (key == "traceparent").then(|| carrier.clone());
+            let root = axon_core::trace::open_root(
+                &get,
+                || tracing::debug_span!(target: "axon_test", "http_server"),
+            );
+            // The first span is built either way: the spans inside it must see
+            // where they are.
+            assert!(!root.is_disabled());
+            let _in_root = root.enter();
+            let child = tracing::debug_span!(target: "axon_test", "execute_tool");
+            assert_eq!(!child.is_disabled(), built, "traceparent flag {flag}");
+            let _in_child = child.enter();
+            let grandchild = tracing::debug_span!(target: "axon_test", "attempt");
+            assert_eq!(!grandchild.is_disabled(), built, "traceparent flag {flag}");
+        });
+    }
+    let _ = provider.shutdown();
 }

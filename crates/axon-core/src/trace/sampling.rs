@@ -11,16 +11,18 @@
 //! trace follows its parent, and a span that is not sampled is never seen by
 //! the OpenTelemetry layer: no attributes, no SDK span, no allocation.
 //!
-//! A span the filter turns away still exists in the registry, as an empty
-//! slot: `tracing-subscriber` disables a span for the whole subscriber only
-//! when every per-layer filter of its 64 says no, so a filter of one layer
-//! never does. That slot is what tells the spans opened inside an unsampled
-//! trace where they are (their current span is Axon's and was turned away);
-//! it also costs the call its registry work and `tracing`'s `Instrumented`
-//! wrapper (docs/benchmarks.md, "Tracing").
+//! A span the filter turns away would still exist in the registry, as an
+//! empty slot: `tracing-subscriber` disables a span for the whole subscriber
+//! only when every per-layer filter of its 64 says no, so a filter of one
+//! layer never does. [`TraceGate`], a layer of the whole subscriber, does: it
+//! builds the first span of every trace (an unsampled one marked) and no span
+//! inside an unsampled trace.
 
-use tracing::Metadata;
+use std::cell::Cell;
+
 use tracing::subscriber::Interest;
+use tracing::{Metadata, span};
+use tracing_subscriber::Layer;
 use tracing_subscriber::layer::{Context, Filter};
 use tracing_subscriber::registry::LookupSpan;
 
@@ -62,20 +64,82 @@ impl HeadSampler {
     where
         S: tracing::Subscriber + for<'a> LookupSpan<'a>,
     {
-        match root_decision() {
-            Some(RootDecision::Remote(sampled)) => return sampled,
-            Some(RootDecision::New) => return self.roll(),
-            None => {}
+        let decided = match root_decision() {
+            Some(RootDecision::Remote(sampled)) => sampled,
+            Some(RootDecision::New) => self.roll(),
+            None => {
+                let current = cx.current_span();
+                match current.metadata() {
+                    // Inside a trace of Axon's: sampled when the span it is in
+                    // is (`cx.span` sees only the spans this filter let through).
+                    Some(parent) if is_axon(parent.target()) => {
+                        return current.id().and_then(|id| cx.span(id)).is_some();
+                    }
+                    // Inside nothing of Axon's: the trace starts here.
+                    _ => self.roll(),
+                }
+            }
+        };
+        // For `TraceGate::on_new_span`, which marks the span being built.
+        ROOT_SAMPLED.set(Some(decided));
+        decided
+    }
+}
+
+thread_local! {
+    /// The sampling of the trace whose first span is being built on this
+    /// thread, between the filters' verdict and the span's creation.
+    static ROOT_SAMPLED: Cell<Option<bool>> = const { Cell::new(None) };
+}
+
+/// Marks the first span of a trace that is not sampled.
+struct Unsampled;
+
+/// A layer of the whole subscriber that keeps spans inside unsampled traces
+/// from being built at all (`Span::none()`: no registry slot, no
+/// `Instrumented` wrapper, no record calls). A per-layer filter cannot: the
+/// registry builds a span unless every per-layer filter says no. The first
+/// span of every trace is built, sampled or not, and an unsampled one is
+/// marked, so that the spans opened inside it know where they are.
+///
+/// Put it outermost (`registry().with(…).with(otel).with(TraceGate)`), beside
+/// an OpenTelemetry layer filtered by [`HeadSampler`]. Other layers (the log
+/// lines') then see no span of an unsampled trace either.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TraceGate;
+
+impl<S> Layer<S> for TraceGate
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
+        if meta.is_span() && is_axon(meta.target()) {
+            Interest::sometimes()
+        } else {
+            Interest::always()
+        }
+    }
+
+    fn enabled(&self, meta: &Metadata<'_>, cx: Context<'_, S>) -> bool {
+        if !meta.is_span() || !is_axon(meta.target()) || root_decision().is_some() {
+            return true;
         }
         let current = cx.current_span();
-        match current.metadata() {
-            // Inside a trace of Axon's: sampled when the span it is in is
-            // (`cx.span` sees only the spans this filter let through).
-            Some(parent) if is_axon(parent.target()) => {
-                current.id().and_then(|id| cx.span(id)).is_some()
-            }
-            // Inside nothing of Axon's: the trace starts here.
-            _ => self.roll(),
+        match (current.metadata(), current.id()) {
+            // Inside a trace of Axon's: built unless it is an unsampled one
+            // (inside one, only its marked first span exists).
+            (Some(parent), Some(id)) if is_axon(parent.target()) => cx
+                .span(id)
+                .is_none_or(|span| span.extensions().get::<Unsampled>().is_none()),
+            _ => true,
+        }
+    }
+
+    fn on_new_span(&self, _: &span::Attributes<'_>, id: &span::Id, cx: Context<'_, S>) {
+        if ROOT_SAMPLED.take() == Some(false)
+            && let Some(span) = cx.span(id)
+        {
+            span.extensions_mut().insert(Unsampled);
         }
     }
 }
