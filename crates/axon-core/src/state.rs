@@ -1,14 +1,16 @@
-//! State that outlives one call and is shared by every executor of the process:
+//! State that outlives one call and is shared by the calls an executor serves:
 //! each dependency's circuit breaker, retry budget and latency (a breaker
-//! opened by one request is seen by the next, whichever executor serves it),
-//! and the response cache. A dependency is a tool, an MCP server, or one key
-//! of a tool (an origin: policy/key.rs); a tool's keys are kept in a bounded
-//! map ([`KeyedStates`]). `SharedState::global()` is the process-wide default; tests that need
-//! isolation make their own with `SharedState::new()`. Scale-out replaces this with
-//! a Redis-backed implementation of the same operations.
+//! opened by one request is seen by the next), and the response cache. A
+//! dependency is a tool, an MCP server, or one key of a tool (an origin:
+//! policy/key.rs); a tool's keys are kept in a bounded map ([`KeyedStates`]).
+//! Each executor makes its own unless given one
+//! (`ExecutorBuilder::shared_state`): executors that must see each other's
+//! breakers are handed the same `Arc<SharedState>`, and two executors in one
+//! process (two servers, two tests) never share one by accident. Scale-out
+//! adds a Redis-backed layer of the same operations across processes.
 
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use smol_str::SmolStr;
@@ -59,8 +61,6 @@ impl std::fmt::Debug for SharedState {
 /// Responses kept in the cache at most, over all tools.
 pub const DEFAULT_CACHE_ENTRIES: u64 = 10_000;
 
-static GLOBAL: LazyLock<Arc<SharedState>> = LazyLock::new(SharedState::new);
-
 impl SharedState {
     /// A fresh, private state.
     pub fn new() -> Arc<SharedState> {
@@ -73,11 +73,6 @@ impl SharedState {
             tools: Mutex::new(HashMap::new()),
             cache: ResponseCache::new(entries),
         })
-    }
-
-    /// The process-wide state every executor uses unless told otherwise.
-    pub fn global() -> Arc<SharedState> {
-        GLOBAL.clone()
     }
 
     /// The state of one tool, created on first use.

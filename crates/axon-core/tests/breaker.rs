@@ -191,12 +191,13 @@ async fn executors_sharing_state_share_the_breaker() {
     assert_eq!(r.error.unwrap().kind, ErrorKind::CircuitOpen);
 }
 
+/// No process-wide state: two executors built without a shared state (two
+/// servers, two tests in one binary) keep their own breakers, so one's
+/// failures never open the other's.
 #[tokio::test(start_paused = true)]
-async fn by_default_executors_share_the_process_wide_breakers() {
+async fn by_default_executors_keep_their_own_breakers() {
     let build = || {
-        let (tool, _) = Scripted::new("process_wide_breaker_test_tool", |_, _| {
-            err(ErrorKind::Transient)
-        });
+        let (tool, _) = Scripted::new("t", |_, _| err(ErrorKind::Transient));
         Executor::builder(registry(vec![tool]))
             .defaults(breaker_policy())
             .build()
@@ -204,14 +205,16 @@ async fn by_default_executors_share_the_process_wide_breakers() {
     };
     let (first, second) = (build(), build());
     for _ in 0..5 {
-        first
-            .call(ToolCall::new("process_wide_breaker_test_tool", json!({})))
-            .await;
+        first.call(ToolCall::new("t", json!({}))).await;
     }
-    let r = second
-        .call(ToolCall::new("process_wide_breaker_test_tool", json!({})))
-        .await;
+    let r = first.call(ToolCall::new("t", json!({}))).await;
     assert_eq!(r.error.unwrap().kind, ErrorKind::CircuitOpen);
+    let r = second.call(ToolCall::new("t", json!({}))).await;
+    assert_eq!(
+        r.error.as_ref().unwrap().kind,
+        ErrorKind::Transient,
+        "{r:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -164,7 +164,7 @@ impl ExecutorBuilder {
             scope: "defaults".into(),
             source,
         })?;
-        let state = self.state.clone().unwrap_or_else(SharedState::global);
+        let state = self.state.clone().unwrap_or_else(SharedState::new);
         ToolMetrics::describe();
         let origins = self.origin_layers()?;
         let mut entries =
