@@ -16,9 +16,10 @@
 //!   them in `_meta` ([`inject_current`]).
 //!
 //! Where a trace starts, its sampling is decided before any span is built
-//! (the subscriber's filter, [`sampling::HeadSampler`], reads [`root_decision`]): a span that opens a
-//! trace is made through [`open_root`], which says whether the caller's
-//! context asked for it to be sampled.
+//! (the subscriber's filter, [`sampling::HeadSampler`], reads
+//! [`root_decision`]): a span that opens a trace is made through
+//! [`open_root`], which says whether the caller's context asked for it to be
+//! sampled.
 
 pub mod sampling;
 
@@ -107,8 +108,14 @@ pub fn root_decision() -> Option<RootDecision> {
 /// The sampled flag of a W3C `traceparent` (`00-{32 hex}-{16 hex}-{2 hex}`);
 /// `None` when it is malformed (the trace starts here, as if it were absent).
 fn sampled_flag(traceparent: &str) -> Option<bool> {
-    let parts: Vec<&str> = traceparent.trim().split('-').collect();
-    let [version, trace, span, flags] = parts[..] else {
+    let mut parts = traceparent.trim().split('-');
+    let (Some(version), Some(trace), Some(span), Some(flags), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
         return None;
     };
     let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
