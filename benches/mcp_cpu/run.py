@@ -8,11 +8,12 @@ can be compared a change at a time:
 
     peers/venv/bin/python benches/mcp_cpu/run.py [AXON ...] [--calls N]
 
-Each binary (default target/release/axon) serves stdio with the default
-SQLite history in a fresh temporary store; the client calls Axon's own `echo`
-300 times to warm up, then N times (default 5000) one after another, and
-prints calls/s and the server's CPU microseconds per call. Figures in
-docs/benchmarks.md ("MCP").
+Each binary (default target/release/axon) serves stdio twice: with the default
+SQLite history in a fresh temporary store, then with history in memory (the
+baseline: same protocol and pipeline, no disk). Each time the client calls
+Axon's own `echo` 300 times to warm up, then N times (default 5000) one after
+another; the script prints calls/s, the server's CPU microseconds per call, and
+SQLite's CPU as a ratio of memory's. Figures in docs/benchmarks.md ("MCP").
 """
 
 import argparse
@@ -49,12 +50,16 @@ def children() -> set[int]:
     return found
 
 
-async def measure(binary: str, calls: int) -> None:
+async def measure(binary: str, history: str, calls: int) -> float:
+    """The server's CPU seconds per call with `history` ("sqlite" or "memory")."""
     with tempfile.TemporaryDirectory(prefix="axon-mcp-cpu-") as store:
         before = children()
+        config = os.path.join(store, "axon.toml")
+        with open(config, "w") as f:
+            f.write(f'[history]\nbackend = "{history}"\n')
         params = StdioServerParameters(
             command=binary,
-            args=["mcp"],
+            args=["--config", config, "mcp"],
             env={"AXON_STORE_PATH": os.path.join(store, "axon.db"), "PATH": os.environ["PATH"]},
         )
         with open(os.devnull, "w") as quiet:
@@ -72,9 +77,10 @@ async def measure(binary: str, calls: int) -> None:
                     wall = time.perf_counter() - start
                     cpu = cpu_seconds(server) - cpu
         print(
-            f"{binary}: {calls / wall:,.0f} calls/s, "
+            f"{binary}, {history} history: {calls / wall:,.0f} calls/s, "
             f"axon CPU {cpu / calls * 1e6:,.0f} us per call"
         )
+        return cpu / calls
 
 
 def main() -> None:
@@ -85,7 +91,9 @@ def main() -> None:
     for binary in args.binaries:
         if not os.access(binary, os.X_OK):
             raise SystemExit(f"mcp_cpu: {binary} is not an executable (cargo build --release -p axon-cli)")
-        asyncio.run(measure(binary, args.calls))
+        sqlite = asyncio.run(measure(binary, "sqlite", args.calls))
+        memory = asyncio.run(measure(binary, "memory", args.calls))
+        print(f"{binary}: SQLite history costs {sqlite / memory:.2f}x memory's CPU per call")
 
 
 if __name__ == "__main__":

@@ -638,6 +638,6 @@ async fn mcp(config: &Config, caps: Vec<String>, ui: output::Ui) -> Outcome {
     // stdout carries the protocol; logs go to stderr (telemetry::init).
     let served = axon_mcp::serve_stdio(runner, &filter).await;
     store.close().await;
-    served.map_err(infra)?;
+    served.map_err(|e| infra(e.to_string()))?;
     Ok(Exit::Success)
 }

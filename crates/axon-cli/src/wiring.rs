@@ -173,7 +173,11 @@ pub(crate) async fn open_store(config: &Config) -> Result<Arc<dyn Store>, Fail> 
         }),
         max_runs: config.history.max_runs,
     };
-    let durability = config.history.durability.parse().map_err(usage)?;
+    let durability = config
+        .history
+        .durability
+        .parse()
+        .map_err(|e: axon_core::UnknownName| usage(e.to_string()))?;
     let failed = |e: axon_core::StoreError| infra(format!("store: {e}"));
     Ok(match &config.store.url {
         Some(url) => Arc::new(

@@ -330,3 +330,17 @@ mod tests {
         );
     }
 }
+
+/// A name that is not one of those a setting takes (`"svg"` for a graph
+/// format, `"fast"` for a durability): the parse error of every enum Axon reads
+/// from text, so a caller can match on it and its message says what would do.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{given:?} is not a {what}: {expected}")]
+pub struct UnknownName {
+    /// The text given.
+    pub given: String,
+    /// What it was meant to name ("graph format").
+    pub what: &'static str,
+    /// The names it takes, as a reader would list them ("dot, mermaid or json").
+    pub expected: &'static str,
+}

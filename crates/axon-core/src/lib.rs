@@ -45,7 +45,7 @@ pub mod tools;
 pub mod trace;
 
 pub use call::{RecordSink, ToolCall};
-pub use error::{CallError, ErrorKind, ToolError};
+pub use error::{CallError, ErrorKind, ToolError, UnknownName};
 pub use events::{CallEvent, EventSink};
 pub use executor::{
     AdaptiveView, BuildError, DEFAULT_MAX_PARALLEL, Executor, ExecutorBuilder, KeyBreaker,
@@ -57,7 +57,9 @@ pub use policy::fallback::FallbackCall;
 pub use policy::key::Dependency;
 pub use policy::{Policy, PolicyError};
 pub use registry::{RegistryError, ToolRegistry};
-pub use result::{CallResult, FallbackInfo, Provenance, ResponseDigest, Source, Timestamp};
+pub use result::{
+    BadDigest, CallResult, FallbackInfo, Provenance, ResponseDigest, Source, Timestamp,
+};
 pub use smol_str::SmolStr;
 pub use state::SharedState;
 pub use tokio_util::sync::CancellationToken;

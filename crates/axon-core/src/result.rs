@@ -107,16 +107,26 @@ impl fmt::Debug for ResponseDigest {
     }
 }
 
-impl std::str::FromStr for ResponseDigest {
-    type Err = String;
+/// Text that is not a response digest: `sha256:` and 64 hex digits.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BadDigest {
+    /// It does not start with `sha256:` (the text, for the message).
+    #[error("a response digest starts with \"sha256:\", not {0:?}")]
+    NotSha256(String),
+    /// What follows `sha256:` is not 64 hex digits.
+    #[error("a response digest is sha256: and 64 hex digits: {0}")]
+    NotHex(#[from] hex::FromHexError),
+}
 
-    fn from_str(text: &str) -> Result<Self, String> {
+impl std::str::FromStr for ResponseDigest {
+    type Err = BadDigest;
+
+    fn from_str(text: &str) -> Result<Self, BadDigest> {
         let hex = text
             .strip_prefix("sha256:")
-            .ok_or_else(|| format!("a response digest starts with \"sha256:\", not {text:?}"))?;
+            .ok_or_else(|| BadDigest::NotSha256(text.to_string()))?;
         let mut bytes = [0u8; 32];
-        hex::decode_to_slice(hex, &mut bytes)
-            .map_err(|e| format!("a response digest is sha256: and 64 hex digits: {e}"))?;
+        hex::decode_to_slice(hex, &mut bytes)?;
         Ok(ResponseDigest(bytes))
     }
 }

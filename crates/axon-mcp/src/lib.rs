@@ -53,7 +53,7 @@ pub use config::{McpConfigError, McpServerConfig};
 pub use listing::mcp_tool;
 pub use more::DEFAULT_MAX_RESULT_TOKENS;
 pub use server::{
-    AxonMcp, CAPABILITIES, HttpService, META_KEY, McpSessions, RUN_PLAN, SESSIONLESS, ToolFilter,
-    call_result, http_service,
+    AxonMcp, CAPABILITIES, HttpService, META_KEY, McpSessions, RUN_PLAN, SESSIONLESS, ServeError,
+    ToolFilter, call_result, http_service,
 };
 pub use stdio::serve_stdio;

@@ -680,8 +680,20 @@ impl ServerHandler for AxonMcp {
     }
 }
 
+/// Why serving MCP on a connection ended other than by the client closing it.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The client's `initialize` never completed (it sent something else, or
+    /// the connection closed first).
+    #[error("MCP handshake failed: {0}")]
+    Handshake(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The session's task ended abnormally.
+    #[error("MCP server stopped: {0}")]
+    Stopped(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
 /// Serve `handler` on `transport` until the client closes it.
-pub(crate) async fn serve_on<T, E, A>(handler: AxonMcp, transport: T) -> Result<(), String>
+pub(crate) async fn serve_on<T, E, A>(handler: AxonMcp, transport: T) -> Result<(), ServeError>
 where
     T: rmcp::transport::IntoTransport<RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -689,12 +701,12 @@ where
     let service = handler
         .serve(transport)
         .await
-        .map_err(|e| format!("MCP handshake failed: {e}"))?;
+        .map_err(|e| ServeError::Handshake(Box::new(e)))?;
     service
         .waiting()
         .await
         .map(|_| ())
-        .map_err(|e| format!("MCP server stopped: {e}"))
+        .map_err(|e| ServeError::Stopped(Box::new(e)))
 }
 
 /// What [`http_service`] returns: a tower service answering MCP's Streamable HTTP.

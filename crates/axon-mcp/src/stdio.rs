@@ -32,7 +32,7 @@ pub(crate) const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_L
 pub async fn serve_stdio(
     runner: axon_plan::PlanRunner,
     filter: &crate::ToolFilter,
-) -> Result<(), String> {
+) -> Result<(), crate::ServeError> {
     let handler = AxonMcp::with_filter(runner, filter);
     #[cfg(unix)]
     if let Some((input, output)) = stdio_pipes() {
@@ -42,7 +42,7 @@ pub async fn serve_stdio(
 }
 
 /// Serve `handler` on `input`/`output` behind the guard.
-async fn serve_guarded<R, W>(handler: AxonMcp, input: R, output: W) -> Result<(), String>
+async fn serve_guarded<R, W>(handler: AxonMcp, input: R, output: W) -> Result<(), crate::ServeError>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,

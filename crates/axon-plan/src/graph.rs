@@ -7,6 +7,8 @@
 
 use std::fmt::Write;
 
+use axon_core::UnknownName;
+
 use crate::plan::Plan;
 use crate::validate::Graph;
 
@@ -23,16 +25,18 @@ pub enum GraphFormat {
 }
 
 impl std::str::FromStr for GraphFormat {
-    type Err = String;
+    type Err = UnknownName;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "dot" => Ok(GraphFormat::Dot),
             "mermaid" => Ok(GraphFormat::Mermaid),
             "json" => Ok(GraphFormat::Json),
-            other => Err(format!(
-                "{other:?} is not a graph format: dot, mermaid or json"
-            )),
+            other => Err(UnknownName {
+                given: other.to_string(),
+                what: "graph format",
+                expected: "dot, mermaid or json",
+            }),
         }
     }
 }
@@ -197,6 +201,7 @@ mod tests {
             "svg"
                 .parse::<GraphFormat>()
                 .unwrap_err()
+                .to_string()
                 .contains("dot, mermaid or json")
         );
     }

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use axon_core::{HistoryStore, StoreError};
+use axon_core::{HistoryStore, StoreError, UnknownName};
 use axon_plan::{Plan, RunStore};
 
 use crate::PinRows;
@@ -25,12 +25,16 @@ pub enum Durability {
 }
 
 impl std::str::FromStr for Durability {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         match s {
             "sync" => Ok(Durability::Sync),
             "async" => Ok(Durability::Async),
-            other => Err(format!("{other:?} is not a durability: sync or async")),
+            other => Err(UnknownName {
+                given: other.to_string(),
+                what: "durability",
+                expected: "sync or async",
+            }),
         }
     }
 }

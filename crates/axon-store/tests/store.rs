@@ -1250,3 +1250,41 @@ async fn many_opening_a_new_file_at_once_all_open_it() {
         }
     }
 }
+
+/// Another process holds the file's write lock (a long `axon history prune`,
+/// say): a call's commit waits for it, as it must in `sync` mode, but the
+/// runtime the call came from keeps running everything else. Run on one
+/// thread, a writer that waited on the lock in the runtime's own thread would
+/// stall the timer below until SQLite's 30 s busy timeout gave up.
+#[tokio::test(flavor = "current_thread")]
+async fn a_commit_waiting_on_another_process_lock_holds_up_nothing_else() {
+    let path = temp_db("axon.db");
+    let store: Arc<dyn Store> = Arc::new(
+        SqliteStore::open(&path, Retention::default())
+            .await
+            .unwrap(),
+    );
+    let mut other = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut other)
+        .await
+        .unwrap();
+
+    let ex = executor(store.clone());
+    let call = tokio::spawn(async move { ex.call(ToolCall::new("echo", json!({"i": 1}))).await });
+    let started = std::time::Instant::now();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the runtime stalled for {:?} behind the writer",
+        started.elapsed()
+    );
+    assert!(!call.is_finished(), "the call waits for its commit");
+
+    sqlx::query("COMMIT").execute(&mut other).await.unwrap();
+    let result = call.await.unwrap();
+    assert!(result.success);
+    assert!(store.by_call_id(&result.call_id).await.unwrap().is_some());
+}
