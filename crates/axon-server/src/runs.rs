@@ -686,7 +686,7 @@ pub(crate) async fn graph(
         .as_deref()
         .unwrap_or("mermaid")
         .parse()
-        .map_err(|e: String| Problem::bad_request(e, "/format"))?;
+        .map_err(|e: axon_core::UnknownName| Problem::bad_request(e.to_string(), "/format"))?;
     let record = load_run_as(&state, &access, &id).await?;
     let Some(record) = record else {
         return Err(Problem::not_found(format!("no run {id:?}")));

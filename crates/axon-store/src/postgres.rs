@@ -14,10 +14,9 @@ use sqlx::Row as _;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use crate::{
-    ACT_CACHE_ENTRIES, Batches, CLAIM_STALE_MS, IDEMPOTENCY_TTL_MS, Owner, PENDING_SCAN,
-    RECENT_LATENCY_ROWS, Retention, Row, RunFilter, RunHold, RunQuery, RunSummary, Store,
-    ToolStats, Writer, decode, encode, enqueue_failed, err, held_claim, hold_of, holder_of, now_ms,
-    pending, run_summary_of, taken_by,
+    Batches, CLAIM_STALE_MS, IDEMPOTENCY_TTL_MS, Owner, RECENT_LATENCY_ROWS, Retention, Row,
+    RunFilter, RunQuery, RunSummary, Writer, decode, encode, err, holder_of, now_ms,
+    run_summary_of, taken_by,
 };
 
 /// How long opening the store waits for a connection: a database that cannot
@@ -415,55 +414,11 @@ crate::runs::run_store!(PgStore, {
                 .unwrap_or_default();
             return Err(taken_by(run_id, &host, pid));
         }
-        let (pool, id) = (self.pool.clone(), run_id.to_string());
-        Ok(held_claim(
-            {
-                let (pool, id, owner) = (pool.clone(), id.clone(), token.clone());
-                move || {
-                    let (pool, id, owner) = (pool.clone(), id.clone(), owner.clone());
-                    Box::pin(async move {
-                        let _ = sqlx::query(
-                            "UPDATE run_claims SET heartbeat_ms = $1 WHERE run_id = $2 AND owner = $3",
-                        )
-                        .bind(now_ms())
-                        .bind(&id)
-                        .bind(&owner)
-                        .execute(&pool)
-                        .await;
-                    })
-                }
-            },
-            Box::pin(async move {
-                let _ = sqlx::query("DELETE FROM run_claims WHERE run_id = $1 AND owner = $2")
-                    .bind(&id)
-                    .bind(&token)
-                    .execute(&pool)
-                    .await;
-            }),
-        ))
+        Ok(crate::runs::claim_held!(self.pool.clone(), run_id, token))
     }
 });
 
-#[async_trait]
-impl Store for PgStore {
-    async fn tool_stats(&self) -> Result<Vec<ToolStats>, StoreError> {
-        self.writer.flush().await?;
-        let rows = sqlx::query(
-            "SELECT tool, success, retried, duration_ms FROM calls ORDER BY tool, duration_ms",
-        )
-        .fetch_all(&self.pool)
-        .await
-        .map_err(err)?;
-        Ok(crate::tool_stats_of(rows.iter().map(|row| {
-            (
-                row.get::<String, _>("tool"),
-                row.get::<bool, _>("success"),
-                row.get::<bool, _>("retried"),
-                row.get::<i64, _>("duration_ms"),
-            )
-        })))
-    }
-
+crate::store::store_impl!(PgStore, {
     async fn check_writable(&self) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO health (id, at_ms) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at_ms = $1",
@@ -550,105 +505,11 @@ impl Store for PgStore {
         Ok(rows.iter().map(run_summary_of).collect())
     }
 
-    async fn act_get(&self, key: &str) -> Result<Option<String>, StoreError> {
-        sqlx::query_scalar("SELECT entry FROM act_cache WHERE key = $1")
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(err)
-    }
-
-    async fn act_put(&self, key: &str, entry: &str) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO act_cache (key, entry, updated_at_ms) VALUES ($1, $2, $3) \
-             ON CONFLICT (key) DO UPDATE SET entry = $2, updated_at_ms = $3",
-        )
-        .bind(key)
-        .bind(entry)
-        .bind(now_ms())
-        .execute(&self.pool)
-        .await
-        .map_err(err)?;
-        sqlx::query(
-            "DELETE FROM act_cache WHERE updated_at_ms < \
-             (SELECT updated_at_ms FROM act_cache ORDER BY updated_at_ms DESC LIMIT 1 OFFSET $1)",
-        )
-        .bind(ACT_CACHE_ENTRIES as i64)
-        .execute(&self.pool)
-        .await
-        .map(|_| ())
-        .map_err(err)
-    }
-
-    async fn act_remove(&self, key: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM act_cache WHERE key = $1")
-            .bind(key)
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
-            .map_err(err)
-    }
-
     async fn prune(&self) -> Result<(), StoreError> {
         self.writer.flush().await?;
         prune(&self.pool, &self.retention).await
     }
-
-    async fn flush(&self) -> Result<(), StoreError> {
-        self.writer.flush().await
-    }
-
-    async fn close(&self) {
-        self.writer.close().await;
-        self.pool.close().await;
-    }
-
-    async fn enqueue(
-        &self,
-        run_id: &str,
-        plan: &Plan,
-        tenant: Option<&str>,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) VALUES ($1, $2, NULL, $3, TRUE, $4)",
-        )
-        .bind(run_id)
-        .bind(encode(plan)?)
-        .bind(now_ms())
-        .bind(tenant)
-        .execute(&self.pool)
-        .await
-        .map(|_| ())
-        .map_err(|e| enqueue_failed(run_id, e))
-    }
-
-    async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
-             LEFT JOIN run_claims c ON c.run_id = r.run_id \
-             WHERE r.result IS NULL AND r.handoff ORDER BY r.updated_at_ms LIMIT $1",
-        )
-        .bind(PENDING_SCAN)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(err)?;
-        Ok(pending(&self.owner, rows.iter().map(holder_of), limit))
-    }
-
-    async fn run_hold(&self, run_id: &str) -> Result<RunHold, StoreError> {
-        let row = sqlx::query(
-            "SELECT r.run_id, r.handoff AND r.result IS NULL AS waiting, c.host, c.pid, c.heartbeat_ms \
-             FROM runs r LEFT JOIN run_claims c ON c.run_id = r.run_id WHERE r.run_id = $1",
-        )
-        .bind(run_id)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(err)?;
-        Ok(row.map_or(RunHold::Free, |row| {
-            hold_of(&self.owner, &holder_of(&row), row.get::<bool, _>("waiting"))
-        }))
-    }
-}
+});
 
 /// Whether a PostgreSQL URL names its user (`postgres://user@host/db` or
 /// `?user=`).

@@ -131,3 +131,38 @@ macro_rules! run_store {
 }
 
 pub(crate) use run_store;
+
+/// The [`Claim`](axon_plan::Claim) of `$run_id` held as `$token` in `$pool`:
+/// its heartbeat and its release, one statement each for both dialects.
+macro_rules! claim_held {
+    ($pool:expr, $run_id:expr, $token:expr) => {{
+        let (pool, id, token) = ($pool, $run_id.to_string(), $token);
+        $crate::held_claim(
+            {
+                let (pool, id, owner) = (pool.clone(), id.clone(), token.clone());
+                move || {
+                    let (pool, id, owner) = (pool.clone(), id.clone(), owner.clone());
+                    Box::pin(async move {
+                        let _ = sqlx::query(
+                            "UPDATE run_claims SET heartbeat_ms = $1 WHERE run_id = $2 AND owner = $3",
+                        )
+                        .bind($crate::now_ms())
+                        .bind(&id)
+                        .bind(&owner)
+                        .execute(&pool)
+                        .await;
+                    })
+                }
+            },
+            Box::pin(async move {
+                let _ = sqlx::query("DELETE FROM run_claims WHERE run_id = $1 AND owner = $2")
+                    .bind(&id)
+                    .bind(&token)
+                    .execute(&pool)
+                    .await;
+            }),
+        )
+    }};
+}
+
+pub(crate) use claim_held;

@@ -13,10 +13,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteSy
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 
 use crate::{
-    ACT_CACHE_ENTRIES, CLAIM_STALE_MS, Durability, IDEMPOTENCY_TTL_MS, Owner, PENDING_SCAN,
-    RECENT_LATENCY_ROWS, Retention, RunFilter, RunHold, RunQuery, RunSummary, Store, ToolStats,
-    Writer, decode, encode, enqueue_failed, err, held_claim, history_stats, hold_of, holder_of,
-    latencies_of, now_ms, pending, run_summary_of, taken_by, tool_stats_of,
+    CLAIM_STALE_MS, Durability, IDEMPOTENCY_TTL_MS, Owner, RECENT_LATENCY_ROWS, Retention,
+    RunFilter, RunQuery, RunSummary, Store, Writer, decode, encode, err, history_stats,
+    latencies_of, now_ms, run_summary_of, taken_by,
 };
 
 mod history;
@@ -126,119 +125,12 @@ impl SqliteStore {
     }
 }
 
-#[async_trait]
-impl Store for SqliteStore {
-    /// The act cache entry (JSON) under `key`, if any
-    /// (`axon_browser::act::cache`: browser_act's translated steps).
-    async fn act_get(&self, key: &str) -> Result<Option<String>, StoreError> {
-        sqlx::query_scalar("SELECT entry FROM act_cache WHERE key = ?")
-            .bind(key)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(err)
-    }
-
-    /// Store the act cache entry `entry` (JSON) under `key`, keeping the
-    /// [`ACT_CACHE_ENTRIES`] most recently stored.
-    async fn act_put(&self, key: &str, entry: &str) -> Result<(), StoreError> {
-        let now = now_ms();
-        sqlx::query(
-            "INSERT INTO act_cache (key, entry, updated_at_ms) VALUES (?1, ?2, ?3) \
-             ON CONFLICT (key) DO UPDATE SET entry = ?2, updated_at_ms = ?3",
-        )
-        .bind(key)
-        .bind(entry)
-        .bind(now)
-        .execute(&self.pool)
-        .await
-        .map_err(err)?;
-        sqlx::query(
-            "DELETE FROM act_cache WHERE updated_at_ms < \
-             (SELECT updated_at_ms FROM act_cache ORDER BY updated_at_ms DESC LIMIT 1 OFFSET ?)",
-        )
-        .bind(ACT_CACHE_ENTRIES as i64)
-        .execute(&self.pool)
-        .await
-        .map(|_| ())
-        .map_err(err)
-    }
-
-    /// Drop the act cache entry under `key`.
-    async fn act_remove(&self, key: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM act_cache WHERE key = ?")
-            .bind(key)
-            .execute(&self.pool)
-            .await
-            .map(|_| ())
-            .map_err(err)
-    }
+crate::store::store_impl!(SqliteStore, {
     /// Drop history older than `max_age` and beyond `max_calls`.
     async fn prune(&self) -> Result<(), StoreError> {
         self.flush().await?;
         let mut connection = self.pool.acquire().await.map_err(err)?;
         prune(&mut connection, &self.retention).await
-    }
-
-    /// Wait until the history queued so far is committed (reads do this first).
-    async fn flush(&self) -> Result<(), StoreError> {
-        self.writer.flush().await
-    }
-
-    /// Commit the history queued so far, then close the pool, flushing the WAL.
-    /// Records after this fail.
-    async fn close(&self) {
-        self.writer.close().await;
-        self.pool.close().await;
-    }
-
-    async fn enqueue(
-        &self,
-        run_id: &str,
-        plan: &Plan,
-        tenant: Option<&str>,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) VALUES (?, ?, NULL, ?, 1, ?)",
-        )
-        .bind(run_id)
-        .bind(encode(plan)?)
-        .bind(now_ms())
-        .bind(tenant)
-        .execute(&self.pool)
-        .await
-        .map(|_| ())
-        .map_err(|e| enqueue_failed(run_id, e))
-    }
-
-    async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
-             LEFT JOIN run_claims c ON c.run_id = r.run_id \
-             WHERE r.result IS NULL AND r.handoff = 1 ORDER BY r.updated_at_ms LIMIT ?",
-        )
-        .bind(PENDING_SCAN)
-        .fetch_all(&self.pool)
-        .await
-        .map_err(err)?;
-        Ok(pending(&self.owner, rows.iter().map(holder_of), limit))
-    }
-
-    async fn run_hold(&self, run_id: &str) -> Result<RunHold, StoreError> {
-        let row = sqlx::query(
-            "SELECT r.run_id, r.handoff, r.result IS NULL AS unfinished, c.host, c.pid, c.heartbeat_ms \
-             FROM runs r LEFT JOIN run_claims c ON c.run_id = r.run_id WHERE r.run_id = ?",
-        )
-        .bind(run_id)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(err)?;
-        Ok(row.map_or(RunHold::Free, |row| {
-            hold_of(
-                &self.owner,
-                &holder_of(&row),
-                row.get::<bool, _>("handoff") && row.get::<bool, _>("unfinished"),
-            )
-        }))
     }
 
     async fn check_writable(&self) -> Result<(), StoreError> {
@@ -306,24 +198,6 @@ impl Store for SqliteStore {
         Ok(rows.iter().map(run_summary_of).collect())
     }
 
-    async fn tool_stats(&self) -> Result<Vec<ToolStats>, StoreError> {
-        self.flush().await?;
-        let rows = sqlx::query(
-            "SELECT tool, success, retried, duration_ms FROM calls ORDER BY tool, duration_ms",
-        )
-        .fetch_all(&self.pool)
-        .await
-        .map_err(err)?;
-        Ok(tool_stats_of(rows.iter().map(|row| {
-            (
-                row.get::<String, _>("tool"),
-                row.get::<bool, _>("success"),
-                row.get::<bool, _>("retried"),
-                row.get::<i64, _>("duration_ms"),
-            )
-        })))
-    }
-
     async fn recent_latencies(
         &self,
         per_tool: u32,
@@ -357,7 +231,7 @@ impl Store for SqliteStore {
     fn describe(&self) -> String {
         format!("sqlite:{}", self.path.display())
     }
-}
+});
 
 /// Drop history older than `max_age` and beyond `max_calls` (on open, through
 /// the pool; the writer prunes on its own connection, [`history`]).
@@ -605,31 +479,6 @@ crate::runs::run_store!(SqliteStore, {
                 .unwrap_or_default();
             return Err(taken_by(run_id, &host, pid));
         }
-        let (pool, id) = (self.pool.clone(), run_id.to_string());
-        Ok(held_claim(
-            {
-                let (pool, id, owner) = (pool.clone(), id.clone(), token.clone());
-                move || {
-                    let (pool, id, owner) = (pool.clone(), id.clone(), owner.clone());
-                    Box::pin(async move {
-                        let _ = sqlx::query(
-                            "UPDATE run_claims SET heartbeat_ms = ? WHERE run_id = ? AND owner = ?",
-                        )
-                        .bind(now_ms())
-                        .bind(&id)
-                        .bind(&owner)
-                        .execute(&pool)
-                        .await;
-                    })
-                }
-            },
-            Box::pin(async move {
-                let _ = sqlx::query("DELETE FROM run_claims WHERE run_id = ? AND owner = ?")
-                    .bind(&id)
-                    .bind(&token)
-                    .execute(&pool)
-                    .await;
-            }),
-        ))
+        Ok(crate::runs::claim_held!(self.pool.clone(), run_id, token))
     }
 });

@@ -235,3 +235,144 @@ pub struct RunSummary {
     /// When it was begun or last finished, ms since the epoch.
     pub updated_at_ms: i64,
 }
+
+/// `impl Store for $store`, with the methods whose statements both dialects
+/// share (`$n` placeholders, as in [`run_store`](crate::runs::run_store)) and
+/// the store's own (`{ … }`: `prune`, `check_writable`, `list_runs`,
+/// `recent_latencies`, `describe`). The store has a `pool` of its database, a
+/// history `writer` and the `owner` it claims runs as.
+macro_rules! store_impl {
+    ($store:ty, { $($own:tt)* }) => {
+        #[async_trait::async_trait]
+        impl $crate::Store for $store {
+            $($own)*
+
+            /// The act cache entry (JSON) under `key`, if any
+            /// (`axon_browser::act::cache`: browser_act's translated steps).
+            async fn act_get(&self, key: &str) -> Result<Option<String>, axon_core::StoreError> {
+                sqlx::query_scalar("SELECT entry FROM act_cache WHERE key = $1")
+                    .bind(key)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err($crate::err)
+            }
+
+            /// Store the act cache entry `entry` (JSON) under `key`, keeping the
+            /// [`ACT_CACHE_ENTRIES`](crate::ACT_CACHE_ENTRIES) most recently stored.
+            async fn act_put(&self, key: &str, entry: &str) -> Result<(), axon_core::StoreError> {
+                sqlx::query(
+                    "INSERT INTO act_cache (key, entry, updated_at_ms) VALUES ($1, $2, $3) \
+                     ON CONFLICT (key) DO UPDATE SET entry = $2, updated_at_ms = $3",
+                )
+                .bind(key)
+                .bind(entry)
+                .bind($crate::now_ms())
+                .execute(&self.pool)
+                .await
+                .map_err($crate::err)?;
+                sqlx::query(
+                    "DELETE FROM act_cache WHERE updated_at_ms < \
+                     (SELECT updated_at_ms FROM act_cache ORDER BY updated_at_ms DESC LIMIT 1 OFFSET $1)",
+                )
+                .bind($crate::ACT_CACHE_ENTRIES as i64)
+                .execute(&self.pool)
+                .await
+                .map(|_| ())
+                .map_err($crate::err)
+            }
+
+            /// Drop the act cache entry under `key`.
+            async fn act_remove(&self, key: &str) -> Result<(), axon_core::StoreError> {
+                sqlx::query("DELETE FROM act_cache WHERE key = $1")
+                    .bind(key)
+                    .execute(&self.pool)
+                    .await
+                    .map(|_| ())
+                    .map_err($crate::err)
+            }
+
+            /// Wait until the history queued so far is committed (reads do this first).
+            async fn flush(&self) -> Result<(), axon_core::StoreError> {
+                self.writer.flush().await
+            }
+
+            /// Commit the history queued so far, then close the pool (on
+            /// SQLite, flushing the WAL). Records after this fail.
+            async fn close(&self) {
+                self.writer.close().await;
+                self.pool.close().await;
+            }
+
+            async fn enqueue(
+                &self,
+                run_id: &str,
+                plan: &axon_plan::Plan,
+                tenant: Option<&str>,
+            ) -> Result<(), axon_core::StoreError> {
+                sqlx::query(
+                    "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) \
+                     VALUES ($1, $2, NULL, $3, $4, $5)",
+                )
+                .bind(run_id)
+                .bind($crate::encode(plan)?)
+                .bind($crate::now_ms())
+                .bind(true)
+                .bind(tenant)
+                .execute(&self.pool)
+                .await
+                .map(|_| ())
+                .map_err(|e| $crate::enqueue_failed(run_id, e))
+            }
+
+            async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, axon_core::StoreError> {
+                let rows = sqlx::query(
+                    "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
+                     LEFT JOIN run_claims c ON c.run_id = r.run_id \
+                     WHERE r.result IS NULL AND r.handoff ORDER BY r.updated_at_ms LIMIT $1",
+                )
+                .bind($crate::PENDING_SCAN)
+                .fetch_all(&self.pool)
+                .await
+                .map_err($crate::err)?;
+                Ok($crate::pending(&self.owner, rows.iter().map($crate::holder_of), limit))
+            }
+
+            async fn run_hold(&self, run_id: &str) -> Result<$crate::RunHold, axon_core::StoreError> {
+                use sqlx::Row as _;
+                let row = sqlx::query(
+                    "SELECT r.run_id, r.handoff AND r.result IS NULL AS waiting, \
+                     c.host, c.pid, c.heartbeat_ms \
+                     FROM runs r LEFT JOIN run_claims c ON c.run_id = r.run_id WHERE r.run_id = $1",
+                )
+                .bind(run_id)
+                .fetch_optional(&self.pool)
+                .await
+                .map_err($crate::err)?;
+                Ok(row.map_or($crate::RunHold::Free, |row| {
+                    $crate::hold_of(&self.owner, &$crate::holder_of(&row), row.get::<bool, _>("waiting"))
+                }))
+            }
+
+            async fn tool_stats(&self) -> Result<Vec<$crate::ToolStats>, axon_core::StoreError> {
+                use sqlx::Row as _;
+                self.writer.flush().await?;
+                let rows = sqlx::query(
+                    "SELECT tool, success, retried, duration_ms FROM calls ORDER BY tool, duration_ms",
+                )
+                .fetch_all(&self.pool)
+                .await
+                .map_err($crate::err)?;
+                Ok($crate::tool_stats_of(rows.iter().map(|row| {
+                    (
+                        row.get::<String, _>("tool"),
+                        row.get::<bool, _>("success"),
+                        row.get::<bool, _>("retried"),
+                        row.get::<i64, _>("duration_ms"),
+                    )
+                })))
+            }
+        }
+    };
+}
+
+pub(crate) use store_impl;
