@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use axon_browser::BrowserConfig;
 use axon_browser::act::{self, Heuristic};
 use axon_core::{CallResult, ErrorKind, ToolCall};
+use axon_testkit::kill_9;
 use serde_json::{Value, json};
 use support::serve_fixtures;
 
@@ -118,14 +119,6 @@ async fn a_covered_control_fails_once_within_its_timeout_and_blocks_nothing_afte
     browsers.shutdown().await;
 }
 
-fn kill(pid: u32) {
-    let status = std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
 /// What does count: a browser that keeps dying opens the breaker, and says
 /// which.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -153,7 +146,7 @@ async fn a_browser_that_keeps_crashing_opens_the_breaker() {
     assert!(navigate.success, "{navigate:?}");
     // A killed browser fails the calls that meet it (`transient`: the next
     // one relaunches it); two such failures open the breaker.
-    kill(browsers.pid().await.expect("a browser runs"));
+    kill_9(browsers.pid().await.expect("a browser runs"));
     let mut kinds = Vec::new();
     let mut open = None;
     for _ in 0..4 {
@@ -165,7 +158,7 @@ async fn a_browser_that_keeps_crashing_opens_the_breaker() {
             }
             Some(e) => kinds.push(e.kind),
             None => {
-                kill(browsers.pid().await.expect("relaunched"));
+                kill_9(browsers.pid().await.expect("relaunched"));
             }
         }
     }

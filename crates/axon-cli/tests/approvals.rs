@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -371,7 +370,7 @@ fn an_mcp_client_that_can_show_a_form_is_asked_and_its_answer_decides() {
 }
 
 fn asked_over(mode: &str) {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = common::repo_root();
     let local = Local::new("[tools.echo]\napproval = \"required\"\napproval_timeout_ms = 60000\n");
     let client = |answer: &str| {
         let o = Command::new(root.join("peers/venv/bin/python"))

@@ -1,6 +1,7 @@
 //! The real `axon` binary, end to end, each test on its own SQLite file.
 
 mod common;
+use common::local::stdout_json;
 use common::repo_root;
 
 use std::path::PathBuf;
@@ -38,15 +39,6 @@ impl Axon {
         std::fs::write(&path, text).unwrap();
         path.to_string_lossy().into_owned()
     }
-}
-
-fn stdout_json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not one JSON document ({e}): {}",
-            String::from_utf8_lossy(&o.stdout)
-        )
-    })
 }
 
 fn stderr(o: &Output) -> String {

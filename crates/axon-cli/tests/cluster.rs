@@ -243,7 +243,7 @@ async fn a_redis_that_cannot_be_reached_at_start_up_stops_the_replica_naming_it(
 async fn scripts_cluster_starts_replicas_that_share_a_store_and_redis_and_stops_them() {
     use std::io::BufRead;
     let schema = schema();
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = common::repo_root();
     let mut child = Command::new(root.join("scripts/cluster"))
         .arg("2")
         .env("AXON_BIN", env!("CARGO_BIN_EXE_axon"))

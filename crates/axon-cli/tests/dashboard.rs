@@ -10,7 +10,6 @@ mod common;
 use axon_core::Executor;
 use common::dashboard::{act, browser};
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 struct Served {
@@ -65,7 +64,7 @@ async fn flaky_breaker(http: &reqwest::Client, base: &str) -> Value {
 }
 
 async fn screenshot(b: &Executor, name: &str) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/dashboard");
+    let dir = common::repo_root().join("target/dashboard");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.png"));
     act(

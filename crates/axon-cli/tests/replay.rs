@@ -131,7 +131,7 @@ fn end_state(result: &Value) -> &str {
 /// examples/replay is this test's original page and plan.
 #[test]
 fn the_example_is_this_checkout() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/replay");
+    let root = axon_testkit::repo_root().join("examples/replay");
     let page = std::fs::read_to_string(root.join("checkout.html")).unwrap();
     assert_eq!(page, checkout(false, "Continue"));
     let plan = std::fs::read_to_string(root.join("checkout.yaml")).unwrap();

@@ -297,94 +297,137 @@ async fn bare_plus_record(
     result
 }
 
-fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("runtime");
-    let args = json!({"a": 2, "b": 3});
-    let tool: Arc<dyn Tool> = Arc::new(add_tool());
-    let ctx = ToolContext::detached("bench");
-    let full = executor(json!({
-        "limits": {"rate_per_sec": 1.0e9, "max_concurrent": 1024},
-        "soft_timeout_ms": 0,
-    }));
-    let cached = executor(json!({
-        "limits": {"rate_per_sec": 1.0e9, "max_concurrent": 1024},
-        "cache": {"ttl_ms": 60_000},
-    }));
-    // The same, with the state kept per dependency key (as http_request's
-    // per origin): a template over the arguments, looked up on every call.
-    let keyed = executor(json!({
-        "limits": {"rate_per_sec": 1.0e9, "max_concurrent": 1024},
-        "key": "${args.a}",
-    }));
-    rt.block_on(cached.call(ToolCall::new("add", args.clone())));
-    let floor_history = InMemoryHistory::new();
-    // Peer: tower's timeout + retry + concurrency limit around the same call.
-    let inner = tool.clone();
-    let tower_ctx = ctx.clone();
-    let svc = ServiceBuilder::new()
-        .concurrency_limit(1024)
-        .retry(Attempts(3))
-        .timeout(Duration::from_secs(30))
-        .service_fn(move |req: Value| {
-            let tool = inner.clone();
-            let ctx = tower_ctx.clone();
-            async move { tool.call(&req, ctx).await }
-        });
+/// What every group measures with: one current-thread runtime, the call's
+/// arguments, the tool, and Axon's executors over it.
+struct Setup {
+    rt: tokio::runtime::Runtime,
+    args: Value,
+    tool: Arc<dyn Tool>,
+    ctx: ToolContext,
+    /// Every policy on that costs something when nothing fails.
+    full: Executor,
+    /// The same with the cache on (warmed with `args`).
+    cached: Executor,
+    /// The same with the state kept per dependency key (as http_request's
+    /// per origin): a template over the arguments, looked up on every call.
+    keyed: Executor,
+    /// The history `bare_plus_record` writes to.
+    floor_history: InMemoryHistory,
+}
 
-    if let Ok(spec) = std::env::var("PIPELINE_CALLS") {
-        let (case, n) = spec.split_once(' ').unwrap_or((spec.as_str(), "0"));
+impl Setup {
+    fn new() -> Setup {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime");
+        let limits = json!({"rate_per_sec": 1.0e9, "max_concurrent": 1024});
+        let setup = Setup {
+            args: json!({"a": 2, "b": 3}),
+            tool: Arc::new(add_tool()),
+            ctx: ToolContext::detached("bench"),
+            full: executor(json!({"limits": limits, "soft_timeout_ms": 0})),
+            cached: executor(json!({"limits": limits, "cache": {"ttl_ms": 60_000}})),
+            keyed: executor(json!({"limits": limits, "key": "${args.a}"})),
+            floor_history: InMemoryHistory::new(),
+            rt,
+        };
+        setup.rt.block_on(setup.cached.call(setup.call()));
+        setup
+    }
+
+    /// The call every Axon case makes.
+    fn call(&self) -> ToolCall {
+        ToolCall::new("add", self.args.clone()).correlation_id("bench")
+    }
+
+    /// The peer: tower's timeout + retry + concurrency limit around the same
+    /// call.
+    fn tower(
+        &self,
+    ) -> impl Service<Value, Response = Value, Error = tower::BoxError> + Clone + use<> {
+        let (tool, ctx) = (self.tool.clone(), self.ctx.clone());
+        ServiceBuilder::new()
+            .concurrency_limit(1024)
+            .retry(Attempts(3))
+            .timeout(Duration::from_secs(30))
+            .service_fn(move |req: Value| {
+                let (tool, ctx) = (tool.clone(), ctx.clone());
+                async move { tool.call(&req, ctx).await }
+            })
+    }
+
+    /// `PIPELINE_CALLS="<case> <calls>"`: that many calls of one case, for
+    /// callgrind (`scripts/instructions`).
+    fn make_calls(&self, spec: &str) {
+        let (case, n) = spec.split_once(' ').unwrap_or((spec, "0"));
         let n: u64 = n.parse().expect("PIPELINE_CALLS is \"<case> <calls>\"");
         let axon = |ex: &Executor| {
-            rt.block_on(async {
+            self.rt.block_on(async {
                 for _ in 0..n {
-                    let call = ToolCall::new("add", args.clone()).correlation_id("bench");
-                    black_box(ex.call(call).await);
+                    black_box(ex.call(self.call()).await);
                 }
             })
         };
+        let (tool, args, ctx) = (&self.tool, &self.args, &self.ctx);
         match case {
-            "bare" => rt.block_on(async {
+            "bare" => self.rt.block_on(async {
                 for _ in 0..n {
-                    black_box(tool.call(&args, ctx.clone()).await.expect("adds"));
+                    black_box(tool.call(args, ctx.clone()).await.expect("adds"));
                 }
             }),
-            "tower" => rt.block_on(async {
+            "tower" => self.rt.block_on(async {
+                let svc = self.tower();
                 for _ in 0..n {
                     let mut svc = svc.clone();
                     let ready = svc.ready().await.expect("ready");
                     black_box(ready.call(args.clone()).await.expect("adds"));
                 }
             }),
-            "bare_plus_record" => rt.block_on(async {
+            "bare_plus_record" => self.rt.block_on(async {
                 for _ in 0..n {
-                    black_box(bare_plus_record(&tool, &args, &ctx, &floor_history).await);
+                    black_box(bare_plus_record(tool, args, ctx, &self.floor_history).await);
                 }
             }),
-            "axon_pipeline" => axon(&full),
-            "axon_cache_hit" => axon(&cached),
+            "axon_pipeline" => axon(&self.full),
+            "axon_cache_hit" => axon(&self.cached),
             "like_for_like" => axon(&stage_executor(&LIKE_FOR_LIKE)),
             other => panic!("PIPELINE_CALLS: no case {other:?}"),
         }
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let setup = Setup::new();
+    if let Ok(spec) = std::env::var("PIPELINE_CALLS") {
+        setup.make_calls(&spec);
         std::process::exit(0);
     }
+    pipeline(c, &setup);
+    pipeline_allocations(&setup);
+    stages(c, &setup);
+    tracing_cost(c, &setup);
+}
 
+/// The `pipeline` group: the baselines, the floor, and Axon's cases.
+fn pipeline(c: &mut Criterion, s: &Setup) {
+    let Setup {
+        rt,
+        args,
+        tool,
+        ctx,
+        ..
+    } = s;
     let mut group = c.benchmark_group("pipeline");
     // Baseline: the tool through the same dyn Tool + JSON path, no policies.
     group.bench_function("bare", |b| {
-        b.to_async(&rt).iter(|| async {
-            black_box(
-                tool.call(black_box(&args), ctx.clone())
-                    .await
-                    .expect("adds"),
-            );
+        b.to_async(rt).iter(|| async {
+            black_box(tool.call(black_box(args), ctx.clone()).await.expect("adds"));
         })
     });
-
+    let svc = s.tower();
     group.bench_function("tower", |b| {
-        b.to_async(&rt).iter(|| {
+        b.to_async(rt).iter(|| {
             let mut svc = svc.clone();
             let req = args.clone();
             async move {
@@ -393,58 +436,55 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
-
     // The floor: the bare call and the record every Axon call leaves, no policy.
     group.bench_function("bare_plus_record", |b| {
-        b.to_async(&rt).iter(|| async {
-            black_box(bare_plus_record(&tool, &args, &ctx, &floor_history).await);
+        b.to_async(rt).iter(|| async {
+            black_box(bare_plus_record(tool, args, ctx, &s.floor_history).await);
         })
     });
-
-    // Axon, happy path: every policy on that costs something when nothing fails.
-    group.bench_function("axon_pipeline", |b| {
-        b.to_async(&rt).iter(|| async {
-            let call = ToolCall::new("add", args.clone()).correlation_id("bench");
-            black_box(full.call(call).await);
-        })
-    });
-
-    // Axon, happy path, keyed: the key rendered and its state looked up.
-    group.bench_function("axon_pipeline_keyed", |b| {
-        b.to_async(&rt).iter(|| async {
-            let call = ToolCall::new("add", args.clone()).correlation_id("bench");
-            black_box(keyed.call(call).await);
-        })
-    });
-
+    for (name, ex) in [
+        // Axon, happy path: every policy on that costs something when nothing fails.
+        ("axon_pipeline", &s.full),
+        // Axon, happy path, keyed: the key rendered and its state looked up.
+        ("axon_pipeline_keyed", &s.keyed),
+        // Axon, cache hit: same arguments every time.
+        ("axon_cache_hit", &s.cached),
+    ] {
+        group.bench_function(name, |b| {
+            b.to_async(rt)
+                .iter(|| async { black_box(ex.call(s.call()).await) })
+        });
+    }
     // Axon with the cache on and every call a miss (distinct arguments).
     let counter = AtomicU64::new(0);
     group.bench_function("axon_pipeline_cache_miss", |b| {
-        b.to_async(&rt).iter(|| async {
+        b.to_async(rt).iter(|| async {
             let n = counter.fetch_add(1, Ordering::Relaxed) as i64;
             let call = ToolCall::new("add", json!({"a": n, "b": 3})).correlation_id("bench");
-            black_box(cached.call(call).await);
-        })
-    });
-
-    // Axon, cache hit: same arguments every time.
-    group.bench_function("axon_cache_hit", |b| {
-        b.to_async(&rt).iter(|| async {
-            let call = ToolCall::new("add", args.clone()).correlation_id("bench");
-            black_box(cached.call(call).await);
+            black_box(s.cached.call(call).await);
         })
     });
     group.finish();
+}
 
-    // What each Axon case below spends building its input (the call and its
-    // arguments) before the pipeline sees it.
-    count_allocations(&rt, "input (ToolCall::new + args clone)", || async {
-        black_box(ToolCall::new("add", args.clone()).correlation_id("bench"));
+/// Each `pipeline` case's heap allocations per call, and what building its
+/// input (the call and its arguments) costs before the pipeline sees it.
+fn pipeline_allocations(s: &Setup) {
+    let Setup {
+        rt,
+        args,
+        tool,
+        ctx,
+        ..
+    } = s;
+    count_allocations(rt, "input (ToolCall::new + args clone)", || async {
+        black_box(s.call());
     });
-    count_allocations(&rt, "pipeline/bare", || async {
-        black_box(tool.call(&args, ctx.clone()).await.expect("adds"));
+    count_allocations(rt, "pipeline/bare", || async {
+        black_box(tool.call(args, ctx.clone()).await.expect("adds"));
     });
-    count_allocations(&rt, "pipeline/tower", || {
+    let svc = s.tower();
+    count_allocations(rt, "pipeline/tower", || {
         let mut svc = svc.clone();
         let req = args.clone();
         async move {
@@ -452,90 +492,81 @@ fn bench(c: &mut Criterion) {
             black_box(ready.call(req).await.expect("adds"));
         }
     });
-    count_allocations(&rt, "pipeline/bare_plus_record", || async {
-        black_box(bare_plus_record(&tool, &args, &ctx, &floor_history).await);
+    count_allocations(rt, "pipeline/bare_plus_record", || async {
+        black_box(bare_plus_record(tool, args, ctx, &s.floor_history).await);
     });
-    count_allocations(&rt, "pipeline/axon_pipeline", || async {
-        let call = ToolCall::new("add", args.clone()).correlation_id("bench");
-        black_box(full.call(call).await);
+    count_allocations(rt, "pipeline/axon_pipeline", || async {
+        black_box(s.full.call(s.call()).await);
     });
-    count_allocations(&rt, "pipeline/axon_cache_hit", || async {
-        let call = ToolCall::new("add", args.clone()).correlation_id("bench");
-        black_box(cached.call(call).await);
+    count_allocations(rt, "pipeline/axon_cache_hit", || async {
+        black_box(s.cached.call(s.call()).await);
     });
+}
 
-    // Stages: each policy's cost, turned off one at a time.
-    let mut group = c.benchmark_group("stages");
+/// The `stages` group: each policy's cost, turned off one at a time, down to
+/// the like-for-like case of tower's stack.
+fn stages(c: &mut Criterion, s: &Setup) {
+    const ALL_ON: Stages = Stages {
+        validation: true,
+        breaker: true,
+        rate_limit: true,
+        history: true,
+    };
     let cases = [
-        (
-            "all_on",
-            Stages {
-                validation: true,
-                breaker: true,
-                rate_limit: true,
-                history: true,
-            },
-        ),
+        ("all_on", ALL_ON),
         (
             "no_validation",
             Stages {
                 validation: false,
-                breaker: true,
-                rate_limit: true,
-                history: true,
+                ..ALL_ON
             },
         ),
         (
             "no_breaker",
             Stages {
-                validation: true,
                 breaker: false,
-                rate_limit: true,
-                history: true,
+                ..ALL_ON
             },
         ),
         (
             "no_rate_limit",
             Stages {
-                validation: true,
-                breaker: true,
                 rate_limit: false,
-                history: true,
+                ..ALL_ON
             },
         ),
         (
             "no_history",
             Stages {
-                validation: true,
-                breaker: true,
-                rate_limit: true,
                 history: false,
+                ..ALL_ON
             },
         ),
         ("like_for_like", LIKE_FOR_LIKE),
     ];
+    let mut group = c.benchmark_group("stages");
     for (name, on) in &cases {
         let ex = stage_executor(on);
         let one = || async {
-            let call = ToolCall::new("add", args.clone()).correlation_id("bench");
-            black_box(ex.call(call).await);
+            black_box(ex.call(s.call()).await);
         };
-        count_allocations(&rt, &format!("stages/{name}"), one);
-        group.bench_function(*name, |b| b.to_async(&rt).iter(one));
+        count_allocations(&s.rt, &format!("stages/{name}"), one);
+        group.bench_function(*name, |b| b.to_async(&s.rt).iter(one));
     }
     group.finish();
+}
 
-    // Tracing: the same happy path with an OpenTelemetry subscriber installed as
-    // `axon` installs it (docs/telemetry.md), every trace sampled and one in a
-    // hundred, spans batched to an exporter that drops them. Against
-    // `axon_pipeline` above, where no subscriber wants the spans (telemetry off).
+/// The `tracing` group: the same happy path with an OpenTelemetry subscriber
+/// installed as `axon` installs it (docs/telemetry.md), every trace sampled
+/// and one in a hundred, spans batched to an exporter that drops them.
+/// Against the same calls where no subscriber wants the spans (telemetry off).
+fn tracing_cost(c: &mut Criterion, s: &Setup) {
     let mut group = c.benchmark_group("tracing");
-    let off = || async {
-        let call = ToolCall::new("add", args.clone()).correlation_id("bench");
-        black_box(full.call(call).await);
+    let one = || async {
+        black_box(s.full.call(s.call()).await);
     };
-    count_allocations(&rt, "tracing/axon_pipeline_otel_off", off);
-    group.bench_function("axon_pipeline_otel_off", |b| b.to_async(&rt).iter(off));
+    count_allocations(&s.rt, "tracing/axon_pipeline_otel_off", one);
+    group.bench_function("axon_pipeline_otel_off", |b| b.to_async(&s.rt).iter(one));
     let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
         .with_batch_exporter(Discard)
         .build();
@@ -564,12 +595,8 @@ fn bench(c: &mut Criterion) {
         ("axon_pipeline_otel_0.01", 0.01),
     ] {
         let guard = tracing::subscriber::set_default(subscriber(ratio));
-        let one = || async {
-            let call = ToolCall::new("add", args.clone()).correlation_id("bench");
-            black_box(full.call(call).await);
-        };
-        count_allocations(&rt, &format!("tracing/{name}"), one);
-        group.bench_function(name, |b| b.to_async(&rt).iter(one));
+        count_allocations(&s.rt, &format!("tracing/{name}"), one);
+        group.bench_function(name, |b| b.to_async(&s.rt).iter(one));
         drop(guard);
     }
     group.finish();

@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,25 +15,9 @@ use axon_core::{
     tool_fn,
 };
 use axon_mcp::{McpServerConfig, McpTool, import};
-use common::serve_axon;
+use axon_testkit::{free_port, kill_9 as kill};
+use common::{everything, everything_js, serve_axon};
 use serde_json::{Value, json};
-
-/// server-everything's entry point. Missing is a failure, not a skip: CI installs it.
-fn everything_js() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        path.exists(),
-        "server-everything is not installed at {}: run scripts/peers (scripts/test does)",
-        path.display()
-    );
-    path
-}
-
-fn everything() -> McpServerConfig {
-    let js = everything_js().to_string_lossy().into_owned();
-    McpServerConfig::stdio("everything", "node", [js, "stdio".to_string()])
-}
 
 /// An executor over `tools` with its own breakers, and quick retries.
 fn executor(tools: Vec<McpTool>, defaults: Value) -> Executor {
@@ -215,14 +198,6 @@ async fn a_killed_child_is_respawned_by_the_next_attempt() {
     assert!(echo.success, "{echo:?}");
 }
 
-fn kill(pid: u32) {
-    let status = std::process::Command::new("kill")
-        .args(["-9", &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_stays_down_opens_the_breaker() {
     // A wrapper that serves normally until the flag file exists, then exits at once.
@@ -318,15 +293,6 @@ async fn a_server_that_cannot_start_is_a_clear_error() {
     let message = import(refused).await.unwrap_err().to_string();
     assert!(message.contains("\"nowhere\""), "{message}");
     assert!(!message.contains("s3cret"), "{message}");
-}
-
-/// A free port on loopback.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,11 +5,15 @@
 //! server (server-everything) lists the same definitions at every start, so
 //! pinning it holds nothing.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
+mod common;
+
+use common::everything;
+use std::path::PathBuf;
+
+use axon_mcp::import_pinned;
 use axon_mcp::pin::{self, MemoryPins, PinStatus, PinStore};
-use axon_mcp::{McpServerConfig, import_pinned};
 use serde_json::{Value, json};
 
 fn fixture() -> Vec<Value> {
@@ -47,21 +51,6 @@ fn published_servers_tools_raise_no_flag_that_holds() {
     }
     // The one very long description among them is shown, not held.
     assert_eq!(notes, ["\"sequentialthinking\": long_description"]);
-}
-
-fn everything() -> McpServerConfig {
-    let js = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        js.exists(),
-        "run scripts/peers: {} is missing",
-        js.display()
-    );
-    McpServerConfig::stdio(
-        "everything",
-        "node",
-        [js.to_string_lossy().into_owned(), "stdio".into()],
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

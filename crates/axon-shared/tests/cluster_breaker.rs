@@ -16,6 +16,7 @@ use axon_core::{
     ToolSpec,
 };
 use axon_shared::{Clock, RedisShared, SharedConfig};
+use axon_testkit::free_port;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
@@ -342,13 +343,6 @@ impl OwnRedis {
             let _ = child.wait().await;
         }
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or(16_379)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,6 +14,7 @@ use axon_core::{
 };
 use axon_plan::{Plan, PlanRunner, RunOptions, RunStatus, StepStatus};
 use axon_store::{PgStore, Retention, RunHold, SqliteStore, Store};
+use axon_testkit::postgres_url;
 use schemars::JsonSchema;
 use serde_json::{Value, json};
 use sqlx::Connection;
@@ -21,12 +22,6 @@ use sqlx::Connection;
 fn temp_db(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("axon-store-test-{}", ulid::Ulid::new()));
     dir.join(name)
-}
-
-/// The PostgreSQL the tests use. CI provides it; a test never skips for want of it.
-fn postgres_url() -> String {
-    std::env::var("AXON_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
 }
 
 /// Where a test's store lives: a file, or a schema of its own in the test database.

@@ -1,7 +1,6 @@
 //! A browser for the tests that open the dashboard: Axon's own browser tools
 //! on a real headless Chromium, through an executor.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use axon_browser::{BrowserConfig, Browsers};
@@ -18,9 +17,7 @@ pub fn browser() -> Executor {
         config.executable_path().display()
     );
     let mut registry = ToolRegistry::new();
-    let shots = axon_core::files::FileDir::new(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/dashboard"),
-    );
+    let shots = axon_core::files::FileDir::new(super::repo_root().join("target/dashboard"));
     axon_browser::register(
         &mut registry,
         Arc::new(Browsers::new(config).with_files(shots)),

@@ -12,11 +12,8 @@ pub mod local;
 #[allow(dead_code)] // only the files that use PostgreSQL
 pub mod pg;
 
-/// The repository's root (fixtures, peers, docs, examples).
-#[allow(dead_code)] // not every test file reads the repository
-pub fn repo_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+#[allow(unused_imports)] // not every test file reads the repository
+pub use axon_testkit::repo_root;
 
 /// The tools every `axon` registry has, in listing order (sorted by name):
 /// the browser tools, the utilities and `http_request`. MCP listings add

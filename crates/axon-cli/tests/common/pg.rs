@@ -4,11 +4,7 @@
 
 use std::process::Command;
 
-/// The server's URL.
-pub fn postgres_url() -> String {
-    std::env::var("AXON_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
-}
+pub use axon_testkit::postgres_url;
 
 /// A new schema name, `<prefix>_<ulid>`.
 pub fn schema(prefix: &str) -> String {

@@ -1,9 +1,13 @@
 //! What the axon-mcp tests share.
 
+use std::path::PathBuf;
+
 use axon_core::{Executor, SharedState, ToolRegistry};
+use axon_mcp::McpServerConfig;
 
 /// Axon's own MCP server over Streamable HTTP, serving `registry`, as `axon
 /// serve` mounts it without tokens (each MCP session a tenant of its own).
+#[allow(dead_code)] // not every test file serves
 pub async fn serve_axon(registry: ToolRegistry) -> std::net::SocketAddr {
     let server_executor = Executor::builder(registry)
         .shared_state(SharedState::new())
@@ -21,4 +25,24 @@ pub async fn serve_axon(registry: ToolRegistry) -> std::net::SocketAddr {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await });
     addr
+}
+
+/// server-everything's entry point. Missing is a failure, not a skip: CI installs it.
+#[allow(dead_code)] // not every test file starts it
+pub fn everything_js() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        path.exists(),
+        "server-everything is not installed at {}: run scripts/peers (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+/// server-everything over stdio, as its own README runs it.
+#[allow(dead_code)] // not every test file starts it
+pub fn everything() -> McpServerConfig {
+    let js = everything_js().to_string_lossy().into_owned();
+    McpServerConfig::stdio("everything", "node", [js, "stdio".to_string()])
 }
