@@ -13,7 +13,8 @@ SQLite history in a fresh temporary store, then with history in memory (the
 baseline: same protocol and pipeline, no disk). Each time the client calls
 Axon's own `echo` 300 times to warm up, then N times (default 5000) one after
 another; the script prints calls/s, the server's CPU microseconds per call, and
-SQLite's CPU as a ratio of memory's. Figures in docs/benchmarks.md ("MCP").
+SQLite's CPU as a ratio of memory's, with each thread's share (by thread
+name) beside the total. Figures in docs/benchmarks.md ("MCP").
 """
 
 import argparse
@@ -34,6 +35,21 @@ def cpu_seconds(pid: int) -> float:
         # The fields after the command name (which may hold spaces).
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def per_thread(pid: int) -> dict[str, float]:
+    """User + system time so far of each of a process's threads, by thread name."""
+    seconds: dict[str, float] = {}
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/{pid}/task/{task}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        seconds[name] = seconds.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / TICK
+    return seconds
 
 
 def children() -> set[int]:
@@ -70,15 +86,26 @@ async def measure(binary: str, history: str, calls: int) -> float:
                     for _ in range(300):
                         await session.call_tool("echo", {"message": "hello"})
                     cpu = cpu_seconds(server)
+                    threads = per_thread(server)
                     start = time.perf_counter()
                     for _ in range(calls):
                         result = await session.call_tool("echo", {"message": "hello"})
                         assert not result.is_error, result
                     wall = time.perf_counter() - start
                     cpu = cpu_seconds(server) - cpu
+                    threads = {
+                        name: spent - threads.get(name, 0.0)
+                        for name, spent in per_thread(server).items()
+                    }
         print(
             f"{binary}, {history} history: {calls / wall:,.0f} calls/s, "
-            f"axon CPU {cpu / calls * 1e6:,.0f} us per call"
+            f"axon CPU {cpu / calls * 1e6:,.0f} us per call ("
+            + ", ".join(
+                f"{name} {spent / calls * 1e6:,.0f}"
+                for name, spent in sorted(threads.items())
+                if spent > 0
+            )
+            + ")"
         )
         return cpu / calls
 

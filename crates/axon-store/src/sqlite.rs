@@ -13,12 +13,10 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteSy
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 
 use crate::{
-    CLAIM_STALE_MS, Durability, IDEMPOTENCY_TTL_MS, Owner, RECENT_LATENCY_ROWS, Retention,
-    RunFilter, RunQuery, RunSummary, Store, Writer, decode, encode, err, history_stats,
+    Batches, CLAIM_STALE_MS, Durability, IDEMPOTENCY_TTL_MS, Owner, RECENT_LATENCY_ROWS, Retention,
+    Row, RunFilter, RunQuery, RunSummary, Store, Writer, decode, encode, err, history_stats,
     latencies_of, now_ms, run_summary_of, taken_by,
 };
-
-mod history;
 
 /// History and runs in one SQLite file.
 ///
@@ -89,20 +87,30 @@ impl SqliteStore {
         let mut first = pool.acquire().await.map_err(err)?;
         prune(&mut first, &retention).await?;
         drop(first);
-        // The writer keeps a connection of its own, on a thread of its own
-        // (`history`): its page cache stays warm instead of being invalidated
-        // by writes from other pooled connections, and a commit is one hand-off
-        // from the caller and one back.
-        let keep = retention.max_per_correlation;
-        let file = path.to_path_buf();
-        let writer =
-            Writer::start_on_thread(move || history::Connection::open(&file, keep), retention)
-                .await?;
+        // The writer keeps a connection of its own: its page cache stays warm
+        // instead of being invalidated by writes from other pooled connections.
+        let mut connection = options
+            .clone()
+            .pragma("cache_size", "-16000")
+            .connect()
+            .await
+            .map_err(|e| {
+                StoreError::unavailable_with(format!("cannot open {}: {e}", path.display()), e)
+            })?;
+        // Safe: the only value in the text is an integer it formats itself.
+        sqlx::raw_sql(sqlx::AssertSqlSafe(fifo_trigger(
+            retention.max_per_correlation,
+        )))
+        .execute(&mut connection)
+        .await
+        .map_err(|e| {
+            StoreError::unavailable_with(format!("cannot open {}: {e}", path.display()), e)
+        })?;
         Ok(SqliteStore {
             pool,
             path: path.to_path_buf(),
             retention,
-            writer,
+            writer: Writer::start(SqliteBatches(Some(connection)), retention),
             owner: Owner::this_process(),
             handoff: false,
         })
@@ -233,8 +241,7 @@ crate::store::store_impl!(SqliteStore, {
     }
 });
 
-/// Drop history older than `max_age` and beyond `max_calls` (on open, through
-/// the pool; the writer prunes on its own connection, [`history`]).
+/// Drop history older than `max_age` and beyond `max_calls`.
 async fn prune(db: &mut SqliteConnection, retention: &Retention) -> Result<(), StoreError> {
     for (statement, parameter) in prune_statements(retention) {
         sqlx::query(statement)
@@ -344,6 +351,109 @@ fn is_busy(e: &sqlx::Error) -> bool {
         .and_then(|d| d.code())
         .and_then(|code| code.parse::<i32>().ok())
         .is_some_and(|code| code & 0xff == 5)
+}
+
+/// The SQLite writer's own connection (taken when it closes).
+struct SqliteBatches(Option<SqliteConnection>);
+
+impl SqliteBatches {
+    fn connection(&mut self) -> Result<&mut SqliteConnection, StoreError> {
+        self.0
+            .as_mut()
+            .ok_or_else(|| StoreError::unavailable("the store is closed"))
+    }
+}
+
+#[async_trait]
+impl Batches for SqliteBatches {
+    async fn insert(&mut self, rows: &[&Row]) -> Result<(), StoreError> {
+        // The trim is the writer connection's trigger (`fifo_trigger`).
+        insert_batch(self.connection()?, rows).await
+    }
+    async fn prune(&mut self, retention: &Retention) -> Result<(), StoreError> {
+        prune(self.connection()?, retention).await
+    }
+    async fn close(&mut self) {
+        if let Some(connection) = self.0.take() {
+            let _ = connection.close().await;
+        }
+    }
+}
+
+/// The FIFO trim of a named group, done by the `INSERT` itself: a trigger
+/// on the writer's own connection (`TEMP`: it lives and dies with that
+/// connection, so each process trims by its own `max_per_correlation`, and
+/// the file's schema is untouched). After a row whose correlation id is not
+/// its own call id (a call given none is its own group, which holds that one
+/// call until a later call names it, and that call's row trims it), the rows
+/// at or below the group's `keep`-th newest go, found by stepping `keep`
+/// entries down the (correlation_id, rowid) index, so a row costs the same
+/// however full its group is. In the `INSERT`'s statement, a batch of an MCP
+/// session's calls is one statement in autocommit: no `BEGIN`, trim and
+/// `COMMIT` to send to SQLite's thread and hear back from one by one.
+fn fifo_trigger(keep: u64) -> String {
+    format!(
+        "CREATE TEMP TRIGGER calls_fifo AFTER INSERT ON main.calls \
+         WHEN NEW.correlation_id <> NEW.call_id \
+         BEGIN \
+             DELETE FROM calls WHERE correlation_id = NEW.correlation_id AND rowid <= \
+                 (SELECT rowid FROM calls WHERE correlation_id = NEW.correlation_id \
+                  ORDER BY rowid DESC LIMIT 1 OFFSET {}); \
+         END",
+        keep.max(1)
+    )
+}
+
+/// One batch in one round trip to SQLite's thread: the rows (each trimming
+/// its named group, [`fifo_trigger`]) and the checkpoints they carry, as one
+/// multi-statement query (sqlx binds `?` parameters across its statements in
+/// order). A batch with checkpoints is wrapped in `BEGIN` … `COMMIT` inside
+/// that same query, so it stays atomic without extra round trips; one
+/// without is a single `INSERT`, atomic on its own (its trims included).
+async fn insert_batch(connection: &mut SqliteConnection, rows: &[&Row]) -> Result<(), StoreError> {
+    let transaction = rows.iter().any(|r| r.checkpoint.is_some());
+    let mut q = sqlx::QueryBuilder::new(if transaction { "BEGIN; " } else { "" });
+    q.push(
+        "INSERT OR REPLACE INTO calls (call_id, correlation_id, tool, success, retried, duration_ms, started_at_ms, entry) ",
+    );
+    q.push_values(rows, |mut b, r| {
+        b.push_bind(r.call_id.as_str())
+            .push_bind(r.correlation_id.as_str())
+            .push_bind(r.tool.as_str())
+            .push_bind(r.success)
+            .push_bind(r.retried)
+            .push_bind(r.duration_ms)
+            .push_bind(r.started_at_ms)
+            .push_bind(&r.entry);
+    });
+    // Checkpoints of the plan steps these calls ran, in the same transaction: a
+    // step whose call is in history is never run again on resume. A run the
+    // store does not know (its runner keeps runs elsewhere) gets none. (Only
+    // `?` parameters: a numbered one would count from the query's first.)
+    for (run_id, index, outcome) in rows.iter().filter_map(|r| r.checkpoint.as_ref()) {
+        q.push("; INSERT OR REPLACE INTO run_steps (run_id, step_index, outcome) SELECT ");
+        q.push_bind(run_id.as_str());
+        q.push(", ");
+        q.push_bind(*index);
+        q.push(", ");
+        q.push_bind(outcome.as_str());
+        q.push(" WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = ");
+        q.push_bind(run_id.as_str());
+        q.push(")");
+    }
+    if transaction {
+        q.push("; COMMIT");
+    }
+    let outcome = q.build().execute(&mut *connection).await;
+    if let Err(e) = outcome {
+        if transaction {
+            // The statement that failed left the transaction open (unless
+            // SQLite rolled it back itself, when this says so and is ignored).
+            let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *connection).await;
+        }
+        return Err(err(e));
+    }
+    Ok(())
 }
 
 #[async_trait]

@@ -134,46 +134,6 @@ impl Writer {
         }
     }
 
-    /// Start the writer on a thread of its own over the sink `open` makes
-    /// there: for a sink whose work blocks (a synchronous SQLite connection),
-    /// which then never holds up the runtime's threads. Returns once the sink
-    /// is open, or with the error that kept it from opening.
-    pub(crate) async fn start_on_thread<S: Batches>(
-        open: impl FnOnce() -> Result<S, StoreError> + Send + 'static,
-        retention: Retention,
-    ) -> Result<Writer, StoreError> {
-        let (jobs, queue) = mpsc::channel(4 * MAX_BATCH);
-        let (opened, is_open) = oneshot::channel();
-        let thread = std::thread::Builder::new()
-            .name("axon-history".into())
-            .spawn(move || {
-                let sink = match open() {
-                    Ok(sink) => sink,
-                    Err(e) => {
-                        let _ = opened.send(Err(e));
-                        return;
-                    }
-                };
-                let _ = opened.send(Ok(()));
-                // The sink's methods do their work before returning, so a
-                // plain poll loop runs the writer: no reactor, no timers.
-                futures::executor::block_on(write_history(sink, retention, queue));
-            });
-        if let Err(e) = thread {
-            return Err(StoreError::unavailable_with(
-                "cannot start the history writer's thread",
-                e,
-            ));
-        }
-        is_open
-            .await
-            .map_err(|_| StoreError::unavailable("the history writer's thread stopped"))??;
-        Ok(Writer {
-            jobs,
-            durability: Durability::default(),
-        })
-    }
-
     /// Queue `entry`; with [`Durability::Sync`], wait for its commit.
     pub(crate) async fn record(&self, entry: &HistoryEntry) -> Result<(), StoreError> {
         let r = &entry.result;
