@@ -6,8 +6,10 @@ Serves crates/axon-browser/tests/fixtures on a local port, runs the same
 10-action login script through both servers with the official Python SDK (its
 output-schema validation on), and prints a Markdown table: bytes of
 `tools/list`, bytes on the wire (each result's JSON), bytes a model reads (text
-blocks) and image bytes (base64 in image blocks). Both drive Debian's Chromium
-headless. benches/mcp_output/run.sh installs Playwright MCP and calls this.
+blocks) and image bytes (base64 in image blocks); then a second table: how long
+each step took, as the client waited for it (the first navigation includes
+starting Chromium, so the totals are also given without it). Both drive
+Debian's Chromium headless. benches/mcp_output/run.sh installs Playwright MCP and calls this.
 """
 
 import asyncio
@@ -18,6 +20,7 @@ import pathlib
 import re
 import sys
 import threading
+import time
 
 from mcp import Client, StdioServerParameters
 
@@ -53,7 +56,10 @@ async def run(target, steps_for) -> dict:
         listing = tools.model_dump(mode="json", by_alias=True, exclude_none=True)
         rows, state = [], {}
         for name, tool, args in steps_for(state):
-            result = await client.call_tool(tool, args(state) if callable(args) else args)
+            arguments = args(state) if callable(args) else args
+            start = time.perf_counter()
+            result = await client.call_tool(tool, arguments)
+            ms = (time.perf_counter() - start) * 1000
             if result.is_error:
                 raise SystemExit(f"{tool} failed: {text_of(result)}")
             wire = result.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -63,6 +69,7 @@ async def run(target, steps_for) -> dict:
                 "wire": len(json.dumps(wire, separators=(",", ":"))),
                 "text": sum(len(b.text) for b in result.content if b.type == "text"),
                 "image": sum(len(b.data) for b in result.content if b.type == "image"),
+                "ms": ms,
             })
         return {"tools": len(listing["tools"]), "list_bytes": len(json.dumps(listing, separators=(",", ":"))), "rows": rows}
 
@@ -124,6 +131,16 @@ async def main(playwright_js: str, axon: str) -> None:
         print(f"- {n}: tools/list {r['list_bytes']} bytes for {r['tools']} tools ({r['list_bytes'] // r['tools']} per tool)")
     (pw_t, ax_t) = (totals[0][1], totals[1][1])
     print(f"- text a model reads (screenshots aside): Axon / Playwright MCP = {ax_t / pw_t:.2f}")
+    print()
+    print(f"| step | {' | '.join(f'{n} ms' for n in names)} |")
+    print("| --- | " + " | ".join("---" for _ in names) + " |")
+    for i, row in enumerate(results[names[0]]["rows"]):
+        print(f"| {row['step']} | " + " | ".join(f"{r['rows'][i]['ms']:.0f}" for r in results.values()) + " |")
+    whole = [sum(x["ms"] for x in r["rows"]) for r in results.values()]
+    warm = [sum(x["ms"] for x in r["rows"][1:]) for r in results.values()]
+    print("| **total** | " + " | ".join(f"**{t:.0f}**" for t in whole) + " |")
+    print("| total after the first navigation | " + " | ".join(f"{t:.0f}" for t in warm) + " |")
+    print(f"- time, after the first navigation: Axon / Playwright MCP = {warm[1] / warm[0]:.2f}")
 
 
 if __name__ == "__main__":
