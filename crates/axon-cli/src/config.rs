@@ -15,9 +15,9 @@ mod check;
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// `[server]`.
-    pub server: Server,
+    pub server: ServerConfig,
     /// `[store]`.
-    pub store: Store,
+    pub store: StoreConfig,
     /// Policy keys for every tool (docs/design.md, "Policy configuration").
     pub defaults: toml::Table,
     /// Policy keys per tool.
@@ -43,7 +43,7 @@ pub struct Config {
     /// `${secret.NAME}` reads when its step runs. Values never live here.
     pub secrets: BTreeMap<String, Secret>,
     /// `[telemetry]`: OpenTelemetry traces over OTLP.
-    pub telemetry: Telemetry,
+    pub telemetry: TelemetryConfig,
     /// `[shared]`: policy state shared by every replica (Redis).
     pub shared: Shared,
     /// `[files]`: where files that calls name are kept.
@@ -138,7 +138,7 @@ pub struct Shared {
 /// so an agent platform that sets those for every process needs no config here.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct Telemetry {
+pub struct TelemetryConfig {
     /// `false` turns export off even when the variables name a collector.
     /// Default: on when an endpoint is known (here or in the variables).
     pub enabled: Option<bool>,
@@ -209,7 +209,7 @@ pub struct Secret {
 /// `[server]`: how `axon serve` listens and whom it answers.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct Server {
+pub struct ServerConfig {
     /// Address to listen on (`127.0.0.1:7878`); a non-loopback one needs tokens.
     pub bind: String,
     /// Tokens that may do everything.
@@ -236,9 +236,9 @@ pub struct Server {
     pub allowed_origins: Vec<String>,
 }
 
-impl Server {
+impl ServerConfig {
     /// The Host names `axon serve` bound to `local` answers to (see
-    /// [`Server::allowed_hosts`]).
+    /// [`ServerConfig::allowed_hosts`]).
     pub fn host_names(&self, local: &std::net::SocketAddr) -> Vec<String> {
         let mut names: Vec<String> = axon_server::LOOPBACK_HOSTS
             .iter()
@@ -258,9 +258,9 @@ impl Server {
     }
 }
 
-impl Default for Server {
+impl Default for ServerConfig {
     fn default() -> Self {
-        Server {
+        ServerConfig {
             bind: "127.0.0.1:7878".into(),
             auth_tokens: Vec::new(),
             tokens: Vec::new(),
@@ -277,7 +277,7 @@ impl Default for Server {
 /// `[store]`: where history and runs are kept.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct Store {
+pub struct StoreConfig {
     /// The SQLite file; the platform data dir when unset. Ignored with `url`.
     pub path: Option<PathBuf>,
     /// A PostgreSQL database (`postgres://user@host:5432/db`) instead of the

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use axon_cli::config::{Config, LogFormat, OtlpProtocol, Telemetry as TelemetryConfig};
+use axon_cli::config::{Config, LogFormat, OtlpProtocol, TelemetryConfig};
 use axon_core::trace::sampling::{HeadSampler, TraceGate};
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{TraceContextExt, TracerProvider as _};

@@ -313,10 +313,10 @@ impl Executor {
                 ..result
             };
             if self.inner.history.records_at_once() {
-                self.keep(&result, call, &scope);
+                self.record_copy(&result, call, &scope);
                 return result;
             }
-            return self.lend(result, call, &scope).await;
+            return self.record_lent(result, call, &scope).await;
         };
         let observer = Observer {
             metrics: &entry.metrics,
@@ -405,10 +405,10 @@ impl Executor {
         };
         observer.finished(&result, &warnings);
         let result = if self.inner.history.records_at_once() {
-            self.keep(&result, call, &scope);
+            self.record_copy(&result, call, &scope);
             result
         } else {
-            self.lend(result, call, &scope).await
+            self.record_lent(result, call, &scope).await
         };
         // History keeps the whole result; the caller gets what fits its
         // budget, with the handle to the rest (policy/result_budget.rs).

@@ -41,8 +41,8 @@ pub mod schema;
 pub mod state;
 pub mod tokens;
 pub mod tool;
-pub mod tools;
 pub mod trace;
+pub mod utilities;
 
 pub use call::{RecordSink, ToolCall};
 pub use error::{CallError, ErrorKind, ToolError, UnknownName};

@@ -138,10 +138,10 @@ impl ToolRegistry {
         self.tools.is_empty()
     }
 
-    /// Register the utility tools `echo`, `sleep` and `flaky` (`tools.rs`), for
+    /// Register the utility tools `echo`, `sleep` and `flaky` (`utilities.rs`), for
     /// demos, diagnostics and tests.
     pub fn register_utilities(&mut self) -> Result<(), RegistryError> {
-        crate::tools::register(self)
+        crate::utilities::register(self)
     }
 
     /// A registry holding only the utility tools.

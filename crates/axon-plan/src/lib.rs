@@ -25,4 +25,4 @@ pub use run::{PlanEvent, PlanResult, PlanRunner, RunOptions, RunStatus, StepOutc
 pub use secrets::{SecretError, SecretSource, Secrets};
 pub use store::{Claim, IdempotencyBegin, InMemoryRunStore, RunRecord, RunStore, complete_result};
 pub use template::TemplateError;
-pub use validate::{Graph, PlanErrors, Problem, validate};
+pub use validate::{Graph, PlanErrors, PlanProblem, validate};

@@ -22,7 +22,7 @@ use serde_json::Value;
 use crate::plan::{Fallback, Plan, Step};
 use crate::run::StepStatus;
 use crate::store::RunRecord;
-use crate::template::{Source, templates_in};
+use crate::template::{TemplateSource, templates_in};
 
 /// The tool whose steps are compiled.
 const ACT: &str = "browser_act";
@@ -106,7 +106,7 @@ fn replay_step(run: &RunRecord, index: usize, step: &Step) -> Result<Step, Strin
         let template = template.map_err(|e| format!("its params do not parse: {e}"))?;
         for reference in template.references() {
             match &reference.source {
-                Source::Secret(name) => secrets.push(name.clone()),
+                TemplateSource::Secret(name) => secrets.push(name.clone()),
                 _ if step.params.get("session").and_then(Value::as_str)
                     == Some(reference.text.as_str()) => {}
                 _ => return Err(format!("its text reads {}", reference.text)),

@@ -29,8 +29,8 @@ use tracing::Instrument;
 use crate::plan::Plan;
 use crate::secrets::Secrets;
 use crate::store::{IdempotencyBegin, InMemoryRunStore, RunStore};
-use crate::template::{Source, templates_in};
-use crate::validate::{Graph, PlanErrors, Problem, validate};
+use crate::template::{TemplateSource, templates_in};
+use crate::validate::{Graph, PlanErrors, PlanProblem, validate};
 
 mod execution;
 mod prepare;
@@ -305,7 +305,7 @@ impl PlanRunner {
             for (field, params) in fields {
                 for name in secret_names(params) {
                     if !self.secrets.contains(&name) {
-                        problems.push(Problem {
+                        problems.push(PlanProblem {
                             step: Some(i),
                             field: field.clone(),
                             message: format!(
@@ -332,7 +332,7 @@ impl PlanRunner {
             .clone()
             .unwrap_or_else(|| ulid::Ulid::new().to_string());
         let refuse = |message: String| {
-            PlanErrors(vec![Problem {
+            PlanErrors(vec![PlanProblem {
                 step: None,
                 field: "run_id".into(),
                 message,
@@ -485,7 +485,7 @@ fn secret_names(params: &Value) -> Vec<String> {
         .flat_map(|t| {
             t.references()
                 .filter_map(|r| match &r.source {
-                    Source::Secret(name) => Some(name.clone()),
+                    TemplateSource::Secret(name) => Some(name.clone()),
                     _ => None,
                 })
                 .collect::<Vec<_>>()

@@ -19,7 +19,7 @@ use axon_core::redact::{REDACTED, is_secret_field};
 use serde_json::Value;
 
 use crate::plan::Plan;
-use crate::template::{Reference, Segment, Source};
+use crate::template::{Reference, Segment, TemplateSource};
 
 /// Where one secret's value comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -224,7 +224,7 @@ pub fn mask_params(params: &mut Value, pointers: &[String]) {
 /// Where a template reads a step's data, as a JSON pointer below `data` (up to
 /// the first `*`), for comparing with what a checkpoint masked.
 pub fn reference_pointer(reference: &Reference) -> Option<String> {
-    if matches!(reference.source, Source::Secret(_)) {
+    if matches!(reference.source, TemplateSource::Secret(_)) {
         return None;
     }
     let mut out = String::new();

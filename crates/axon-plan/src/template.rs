@@ -13,7 +13,7 @@ use serde_json::Value;
 
 /// Which step a template reads.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Source {
+pub enum TemplateSource {
     /// `step[N]`
     Index(usize),
     /// `steps.<id>`
@@ -48,7 +48,7 @@ impl fmt::Display for Segment {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reference {
     /// The step it reads.
-    pub source: Source,
+    pub source: TemplateSource,
     /// The path below `data`.
     pub path: Vec<Segment>,
     /// The template as written, `${…}` included, for messages.
@@ -147,7 +147,7 @@ impl Template {
     /// Render with `data(source)` giving each referenced step's data.
     pub fn render<'a>(
         &self,
-        data: &impl Fn(&Source) -> Option<&'a Value>,
+        data: &impl Fn(&TemplateSource) -> Option<&'a Value>,
     ) -> Result<Value, TemplateError> {
         if let [Piece::Ref(r)] = self.pieces.as_slice() {
             return evaluate(r, data);
@@ -178,14 +178,14 @@ fn parse_reference(text: &str) -> Result<Reference, TemplateError> {
             .trim()
             .parse::<usize>()
             .map_err(|_| bad("step[N] needs a number"))?;
-        (Source::Index(n), &after[close + 1..])
+        (TemplateSource::Index(n), &after[close + 1..])
     } else if let Some(after) = inner.strip_prefix("steps.") {
         let end = after.find(['.', '[']).unwrap_or(after.len());
         let id = &after[..end];
         if id.is_empty() {
             return Err(bad("steps.<id> needs an id"));
         }
-        (Source::Id(id.to_string()), &after[end..])
+        (TemplateSource::Id(id.to_string()), &after[end..])
     } else if let Some(name) = inner.strip_prefix("secret.") {
         let valid = !name.is_empty()
             && name
@@ -197,7 +197,7 @@ fn parse_reference(text: &str) -> Result<Reference, TemplateError> {
             ));
         }
         return Ok(Reference {
-            source: Source::Secret(name.to_string()),
+            source: TemplateSource::Secret(name.to_string()),
             path: Vec::new(),
             text: text.to_string(),
         });
@@ -252,7 +252,7 @@ fn parse_path(mut rest: &str) -> Result<Vec<Segment>, String> {
 
 fn evaluate<'a>(
     r: &Reference,
-    data: &impl Fn(&Source) -> Option<&'a Value>,
+    data: &impl Fn(&TemplateSource) -> Option<&'a Value>,
 ) -> Result<Value, TemplateError> {
     let root = data(&r.source).ok_or_else(|| TemplateError::NoData {
         template: r.text.clone(),
@@ -327,7 +327,7 @@ fn visit_strings(v: &Value, f: &mut impl FnMut(&str)) {
 /// `params` with every template rendered.
 pub fn resolve<'a>(
     params: &Value,
-    data: &impl Fn(&Source) -> Option<&'a Value>,
+    data: &impl Fn(&TemplateSource) -> Option<&'a Value>,
 ) -> Result<Value, TemplateError> {
     Ok(match params {
         Value::String(s) if s.contains("${") => Template::parse(s)?.render(data)?,
@@ -351,10 +351,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn with(data: Value) -> impl Fn(&Source) -> Option<&'static Value> {
+    fn with(data: Value) -> impl Fn(&TemplateSource) -> Option<&'static Value> {
         let leaked: &'static Value = Box::leak(Box::new(data));
         move |s| match s {
-            Source::Index(0) | Source::Id(_) => Some(leaked),
+            TemplateSource::Index(0) | TemplateSource::Id(_) => Some(leaked),
             _ => None,
         }
     }

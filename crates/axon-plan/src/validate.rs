@@ -13,14 +13,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::plan::{Plan, StepRef};
-use crate::template::{Source, templates_in};
+use crate::template::{TemplateSource, templates_in};
 
 /// The longest `idempotency_key` a step may have (as the HTTP header).
 pub const MAX_IDEMPOTENCY_KEY_LEN: usize = 255;
 
 /// One thing wrong with a plan.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Problem {
+pub struct PlanProblem {
     /// The step, when the problem belongs to one.
     pub step: Option<usize>,
     /// The field, as a path (`steps[2].params`, `max_parallel`).
@@ -29,7 +29,7 @@ pub struct Problem {
     pub message: String,
 }
 
-impl fmt::Display for Problem {
+impl fmt::Display for PlanProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.field, self.message)
     }
@@ -37,11 +37,11 @@ impl fmt::Display for Problem {
 
 /// Everything wrong with a plan.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
-pub struct PlanErrors(pub Vec<Problem>);
+pub struct PlanErrors(pub Vec<PlanProblem>);
 
 impl fmt::Display for PlanErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let lines: Vec<String> = self.0.iter().map(Problem::to_string).collect();
+        let lines: Vec<String> = self.0.iter().map(PlanProblem::to_string).collect();
         write!(f, "invalid plan:\n  {}", lines.join("\n  "))
     }
 }
@@ -96,12 +96,12 @@ struct Checker<'a> {
     registry: &'a ToolRegistry,
     ids: HashMap<&'a str, usize>,
     deps: Vec<BTreeSet<usize>>,
-    problems: Vec<Problem>,
+    problems: Vec<PlanProblem>,
 }
 
 impl<'a> Checker<'a> {
     fn push(&mut self, step: Option<usize>, field: String, message: String) {
-        self.problems.push(Problem {
+        self.problems.push(PlanProblem {
             step,
             field,
             message,
@@ -246,10 +246,10 @@ impl<'a> Checker<'a> {
             };
             for r in t.references() {
                 let target = match &r.source {
-                    Source::Index(n) => self.index_of(&StepRef::Index(*n)),
-                    Source::Id(id) => self.index_of(&StepRef::Id(id.clone())),
+                    TemplateSource::Index(n) => self.index_of(&StepRef::Index(*n)),
+                    TemplateSource::Id(id) => self.index_of(&StepRef::Id(id.clone())),
                     // Checked by the runner, which knows the secrets.
-                    Source::Secret(_) => continue,
+                    TemplateSource::Secret(_) => continue,
                 };
                 match target {
                     None => self.push(

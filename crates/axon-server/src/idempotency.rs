@@ -38,16 +38,16 @@ pub(crate) const REPLAYED: &str = "idempotent-replayed";
 /// ULIDs are far shorter).
 pub(crate) const MAX_KEY_LEN: usize = 255;
 
-/// A key this request holds: it runs the call, then [`Claim::finish`] keeps
+/// A key this request holds: it runs the call, then [`KeyClaim::finish`] keeps
 /// the result. Dropped unfinished (the client went away, the handler was
 /// cancelled), it gives the key up.
-pub(crate) struct Claim {
+pub(crate) struct KeyClaim {
     store: Arc<dyn Store>,
     key: String,
     finished: bool,
 }
 
-impl Claim {
+impl KeyClaim {
     /// Keep `result` as the key's answer.
     pub(crate) async fn finish(mut self, result: &CallResult) {
         self.finished = true;
@@ -63,7 +63,7 @@ impl Claim {
     }
 }
 
-impl Drop for Claim {
+impl Drop for KeyClaim {
     fn drop(&mut self) {
         if self.finished {
             return;
@@ -130,7 +130,7 @@ pub(crate) async fn begin(
     key: Option<&str>,
     call: &ToolCall,
     streamed: bool,
-) -> Result<Option<Claim>, Response> {
+) -> Result<Option<KeyClaim>, Response> {
     let Some(key) = key else {
         return Ok(None);
     };
@@ -149,7 +149,7 @@ pub(crate) async fn begin(
         "correlation_id": call.correlation_id,
     }));
     match store.idempotency_begin(&scoped, &fingerprint).await {
-        Ok(IdempotencyBegin::New) => Ok(Some(Claim {
+        Ok(IdempotencyBegin::New) => Ok(Some(KeyClaim {
             store: store.clone(),
             key: scoped,
             finished: false,

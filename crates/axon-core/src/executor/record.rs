@@ -16,7 +16,7 @@ use crate::tool::CallScope;
 impl Executor {
     /// Record the call in a store that keeps entries (in memory): it gets a
     /// copy of its own (masked where needed), made before any future is.
-    pub(super) fn keep(&self, result: &CallResult, call: ToolCall, scope: &CallScope) {
+    pub(super) fn record_copy(&self, result: &CallResult, call: ToolCall, scope: &CallScope) {
         let tenant = call.tenant.as_ref().map(|t| t.to_string());
         let (args, masking) = Masking::of(call, scope);
         let entry = HistoryEntry {
@@ -36,7 +36,7 @@ impl Executor {
     /// Record the call in a store that writes rows (SQLite, PostgreSQL): it is
     /// lent the entry, which holds the caller's result itself unless something
     /// in it had to be masked, so nothing is copied.
-    pub(super) async fn lend(
+    pub(super) async fn record_lent(
         &self,
         result: CallResult,
         call: ToolCall,

@@ -11,7 +11,7 @@ use axon_core::{CallEvent, CallResult, ErrorKind, FallbackCall, HistoryEntry, St
 use serde_json::Value;
 
 use crate::secrets;
-use crate::template::{Source, resolve, templates_in};
+use crate::template::{TemplateSource, resolve, templates_in};
 
 use super::*;
 
@@ -49,7 +49,7 @@ impl Run<'_> {
         for template in params.flat_map(templates_in).flatten() {
             for r in template.references() {
                 match &r.source {
-                    Source::Secret(name) => {
+                    TemplateSource::Secret(name) => {
                         if !secret_values.contains_key(name) {
                             let value = self
                                 .runner
@@ -66,11 +66,11 @@ impl Run<'_> {
                 }
             }
         }
-        let data = |source: &Source| -> Option<&Value> {
+        let data = |source: &TemplateSource| -> Option<&Value> {
             let j = match source {
-                Source::Index(n) => *n,
-                Source::Id(id) => *self.ids.get(id.as_str())?,
-                Source::Secret(name) => return secret_values.get(name),
+                TemplateSource::Index(n) => *n,
+                TemplateSource::Id(id) => *self.ids.get(id.as_str())?,
+                TemplateSource::Secret(name) => return secret_values.get(name),
             };
             self.outcomes
                 .get(j)?
@@ -156,17 +156,17 @@ impl Run<'_> {
     /// template `r` reads them.
     pub(super) fn masked_values(
         &self,
-        source: &Source,
+        source: &TemplateSource,
         r: &crate::template::Reference,
         out: &mut Vec<String>,
     ) {
         let j = match source {
-            Source::Index(n) => *n,
-            Source::Id(id) => match self.ids.get(id.as_str()) {
+            TemplateSource::Index(n) => *n,
+            TemplateSource::Id(id) => match self.ids.get(id.as_str()) {
                 Some(j) => *j,
                 None => return,
             },
-            Source::Secret(_) => return,
+            TemplateSource::Secret(_) => return,
         };
         let (Some(stored), Some(live), Some(read)) = (
             self.stored_form(j).and_then(|o| o.result.as_ref()),
@@ -190,16 +190,16 @@ impl Run<'_> {
     /// step's checkpoint masked: the real value was never stored.
     pub(super) fn check_not_masked(
         &self,
-        source: &Source,
+        source: &TemplateSource,
         r: &crate::template::Reference,
     ) -> Result<(), String> {
         let j = match source {
-            Source::Index(n) => *n,
-            Source::Id(id) => match self.ids.get(id.as_str()) {
+            TemplateSource::Index(n) => *n,
+            TemplateSource::Id(id) => match self.ids.get(id.as_str()) {
                 Some(j) => *j,
                 None => return Ok(()),
             },
-            Source::Secret(_) => return Ok(()),
+            TemplateSource::Secret(_) => return Ok(()),
         };
         if !self.resumed.get(j).copied().unwrap_or(false) {
             return Ok(());
