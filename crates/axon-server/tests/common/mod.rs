@@ -29,7 +29,11 @@ pub async fn server(options: ServerOptions) -> Server {
         .history(store.clone())
         .build()
         .expect("an executor");
-    Server::new(PlanRunner::with_store(executor, store.clone()), store, options)
+    Server::new(
+        PlanRunner::with_store(executor, store.clone()),
+        store,
+        options,
+    )
 }
 
 /// The API of a server, as a client on this machine calls it.
@@ -44,6 +48,8 @@ pub struct Reply {
     pub headers: HeaderMap,
     /// The body as JSON (`Null` when it is not JSON).
     pub body: Value,
+    /// The body as text (a graph, a page).
+    pub text: String,
 }
 
 impl Reply {
@@ -101,6 +107,7 @@ impl Api {
             status,
             headers,
             body: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+            text: String::from_utf8_lossy(&bytes).into_owned(),
         }
     }
 
