@@ -341,6 +341,22 @@ impl Setup {
         ToolCall::new("add", self.args.clone()).correlation_id("bench")
     }
 
+    /// The tool called directly through the same `dyn Tool` + JSON path, no
+    /// policies.
+    async fn bare(&self) {
+        black_box(
+            self.tool
+                .call(&self.args, self.ctx.clone())
+                .await
+                .expect("adds"),
+        );
+    }
+
+    /// The bare call and the record every Axon call leaves (the floor).
+    async fn floor(&self) {
+        black_box(bare_plus_record(&self.tool, &self.args, &self.ctx, &self.floor_history).await);
+    }
+
     /// The peer: tower's timeout + retry + concurrency limit around the same
     /// call.
     fn tower(
@@ -369,24 +385,21 @@ impl Setup {
                 }
             })
         };
-        let (tool, args, ctx) = (&self.tool, &self.args, &self.ctx);
         match case {
             "bare" => self.rt.block_on(async {
                 for _ in 0..n {
-                    black_box(tool.call(args, ctx.clone()).await.expect("adds"));
+                    self.bare().await;
                 }
             }),
             "tower" => self.rt.block_on(async {
                 let svc = self.tower();
                 for _ in 0..n {
-                    let mut svc = svc.clone();
-                    let ready = svc.ready().await.expect("ready");
-                    black_box(ready.call(args.clone()).await.expect("adds"));
+                    through_tower(&svc, &self.args).await;
                 }
             }),
             "bare_plus_record" => self.rt.block_on(async {
                 for _ in 0..n {
-                    black_box(bare_plus_record(tool, args, ctx, &self.floor_history).await);
+                    self.floor().await;
                 }
             }),
             "axon_pipeline" => axon(&self.full),
@@ -411,37 +424,15 @@ fn bench(c: &mut Criterion) {
 
 /// The `pipeline` group: the baselines, the floor, and Axon's cases.
 fn pipeline(c: &mut Criterion, s: &Setup) {
-    let Setup {
-        rt,
-        args,
-        tool,
-        ctx,
-        ..
-    } = s;
     let mut group = c.benchmark_group("pipeline");
     // Baseline: the tool through the same dyn Tool + JSON path, no policies.
-    group.bench_function("bare", |b| {
-        b.to_async(rt).iter(|| async {
-            black_box(tool.call(black_box(args), ctx.clone()).await.expect("adds"));
-        })
-    });
+    group.bench_function("bare", |b| b.to_async(&s.rt).iter(|| s.bare()));
     let svc = s.tower();
     group.bench_function("tower", |b| {
-        b.to_async(rt).iter(|| {
-            let mut svc = svc.clone();
-            let req = args.clone();
-            async move {
-                let ready = svc.ready().await.expect("ready");
-                black_box(ready.call(req).await.expect("adds"));
-            }
-        })
+        b.to_async(&s.rt).iter(|| through_tower(&svc, &s.args))
     });
     // The floor: the bare call and the record every Axon call leaves, no policy.
-    group.bench_function("bare_plus_record", |b| {
-        b.to_async(rt).iter(|| async {
-            black_box(bare_plus_record(tool, args, ctx, &s.floor_history).await);
-        })
-    });
+    group.bench_function("bare_plus_record", |b| b.to_async(&s.rt).iter(|| s.floor()));
     for (name, ex) in [
         // Axon, happy path: every policy on that costs something when nothing fails.
         ("axon_pipeline", &s.full),
@@ -451,14 +442,15 @@ fn pipeline(c: &mut Criterion, s: &Setup) {
         ("axon_cache_hit", &s.cached),
     ] {
         group.bench_function(name, |b| {
-            b.to_async(rt)
-                .iter(|| async { black_box(ex.call(s.call()).await) })
+            b.to_async(&s.rt).iter(|| async {
+                black_box(ex.call(s.call()).await);
+            })
         });
     }
     // Axon with the cache on and every call a miss (distinct arguments).
     let counter = AtomicU64::new(0);
     group.bench_function("axon_pipeline_cache_miss", |b| {
-        b.to_async(rt).iter(|| async {
+        b.to_async(&s.rt).iter(|| async {
             let n = counter.fetch_add(1, Ordering::Relaxed) as i64;
             let call = ToolCall::new("add", json!({"a": n, "b": 3})).correlation_id("bench");
             black_box(s.cached.call(call).await);
@@ -467,34 +459,30 @@ fn pipeline(c: &mut Criterion, s: &Setup) {
     group.finish();
 }
 
+/// One call through tower's stack (`Setup::tower`).
+fn through_tower<S>(svc: &S, args: &Value) -> impl Future<Output = ()> + use<S>
+where
+    S: Service<Value, Response = Value, Error = tower::BoxError> + Clone,
+{
+    let mut svc = svc.clone();
+    let req = args.clone();
+    async move {
+        let ready = svc.ready().await.expect("ready");
+        black_box(ready.call(req).await.expect("adds"));
+    }
+}
+
 /// Each `pipeline` case's heap allocations per call, and what building its
 /// input (the call and its arguments) costs before the pipeline sees it.
 fn pipeline_allocations(s: &Setup) {
-    let Setup {
-        rt,
-        args,
-        tool,
-        ctx,
-        ..
-    } = s;
+    let rt = &s.rt;
     count_allocations(rt, "input (ToolCall::new + args clone)", || async {
         black_box(s.call());
     });
-    count_allocations(rt, "pipeline/bare", || async {
-        black_box(tool.call(args, ctx.clone()).await.expect("adds"));
-    });
+    count_allocations(rt, "pipeline/bare", || s.bare());
     let svc = s.tower();
-    count_allocations(rt, "pipeline/tower", || {
-        let mut svc = svc.clone();
-        let req = args.clone();
-        async move {
-            let ready = svc.ready().await.expect("ready");
-            black_box(ready.call(req).await.expect("adds"));
-        }
-    });
-    count_allocations(rt, "pipeline/bare_plus_record", || async {
-        black_box(bare_plus_record(tool, args, ctx, &s.floor_history).await);
-    });
+    count_allocations(rt, "pipeline/tower", || through_tower(&svc, &s.args));
+    count_allocations(rt, "pipeline/bare_plus_record", || s.floor());
     count_allocations(rt, "pipeline/axon_pipeline", || async {
         black_box(s.full.call(s.call()).await);
     });
