@@ -55,8 +55,6 @@ pub(super) fn select(
         }
     }
     let values = split_values(&option);
-    let mut click_roles = CHECKABLE.to_vec();
-    click_roles.push("button");
     let wants_click = hint.is_some_and(|h| {
         h.iter()
             .any(|r| ["checkbox", "radio", "tab", "listitem", "treeitem"].contains(r))
@@ -66,38 +64,11 @@ pub(super) fn select(
     } else {
         best(nodes, &field, &["combobox", "listbox"], None).ok()
     };
-    if values.len() <= 1 && (list_named.is_none() || wants_click) {
-        // Options of a drop-down are chosen by selecting, not by a click.
-        let in_dropdown: std::collections::HashSet<&str> = lists
-            .iter()
-            .filter(|l| l.role == "combobox")
-            .flat_map(|l| below(nodes, l))
-            .filter_map(|n| n.reference.as_deref())
-            .collect();
-        let clickable: Vec<SnapshotNode> = nodes
-            .iter()
-            .filter(|n| {
-                n.reference
-                    .as_deref()
-                    .is_none_or(|r| !in_dropdown.contains(r))
-            })
-            .cloned()
-            .collect();
-        if let Ok((node, score)) = best(&clickable, &option, &click_roles, hint)
-            && (score >= 0.6 || lists.is_empty() || wants_click)
-        {
-            return decision(
-                on(node, ActionKind::Click, None),
-                score,
-                format!("Click {}", matched(&option, node)),
-            );
-        }
-        if lists.is_empty() {
-            return Err(fail(
-                "element_not_found",
-                format!("nothing on the page to select {option:?} in"),
-            ));
-        }
+    if values.len() <= 1
+        && (list_named.is_none() || wants_click)
+        && let Some(clicked) = by_click(nodes, &lists, &option, hint, wants_click)
+    {
+        return clicked;
     }
     let list = which_list(nodes, &lists, list_named, &values, &field, &option)?;
     // A list box shows its options: one value is a click on it.
@@ -126,6 +97,51 @@ pub(super) fn select(
             list.name
         ),
     )
+}
+
+/// A choice made by a click on what has the value's name (a checkbox, a
+/// radio, a tab, a button), for a step that names no list or asks for a
+/// click: the decision, or `None` to choose in a list instead. The options of
+/// a drop-down are chosen by selecting, never by a click.
+fn by_click(
+    nodes: &[SnapshotNode],
+    lists: &[&SnapshotNode],
+    option: &str,
+    hint: Option<&[&str]>,
+    wants_click: bool,
+) -> Option<Result<Decision, ToolError>> {
+    let mut click_roles = CHECKABLE.to_vec();
+    click_roles.push("button");
+    let in_dropdown: std::collections::HashSet<&str> = lists
+        .iter()
+        .filter(|l| l.role == "combobox")
+        .flat_map(|l| below(nodes, l))
+        .filter_map(|n| n.reference.as_deref())
+        .collect();
+    let clickable: Vec<SnapshotNode> = nodes
+        .iter()
+        .filter(|n| {
+            n.reference
+                .as_deref()
+                .is_none_or(|r| !in_dropdown.contains(r))
+        })
+        .cloned()
+        .collect();
+    if let Ok((node, score)) = best(&clickable, option, &click_roles, hint)
+        && (score >= 0.6 || lists.is_empty() || wants_click)
+    {
+        return Some(decision(
+            on(node, ActionKind::Click, None),
+            score,
+            format!("Click {}", matched(option, node)),
+        ));
+    }
+    lists.is_empty().then(|| {
+        Err(fail(
+            "element_not_found",
+            format!("nothing on the page to select {option:?} in"),
+        ))
+    })
 }
 
 /// What a select step chooses and where: the values (commas kept as "and"
