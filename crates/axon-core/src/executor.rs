@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt};
@@ -31,6 +31,7 @@ use tracing::Instrument;
 
 mod breakers;
 mod build;
+mod ends;
 mod record;
 
 pub use breakers::KeyBreaker;
@@ -284,39 +285,9 @@ impl Executor {
         let clock = Instant::now();
         let found = self.inner.entries.get(&call.tool);
         let tool_name = found.map_or_else(|| SmolStr::from(call.tool.as_str()), |e| e.name.clone());
-        let scope = Arc::new(CallScope {
-            // Moved, not copied: the scope holds the call's correlation id from
-            // here on, and the result shares it.
-            correlation_id: call
-                .correlation_id
-                .take()
-                .unwrap_or_else(|| call_id.clone()),
-            call_id,
-            cancel: call.cancel.clone().map(OnceLock::from).unwrap_or_default(),
-            secret_pointers: Mutex::new(Vec::new()),
-            output_secrets: Mutex::new(Vec::new()),
-            chaos: Mutex::new(Vec::new()),
-            approval: Mutex::new(None),
-            tool: tool_name,
-            events: call.events.clone(),
-            tenant: call.tenant.clone(),
-        });
+        let scope = Arc::new(ends::scope_of(&mut call, call_id, tool_name));
         let Some(entry) = found else {
-            let error = ToolError::new(
-                ErrorKind::UnknownTool,
-                format!("no tool named {:?} is registered", call.tool),
-            );
-            metrics::counter!("tool_errors_total", "tool" => "_unknown", "reason" => "unknown_tool").increment(1);
-            let result = assemble(Outcome::failed(error), &scope, started_at);
-            let result = CallResult {
-                duration_ms: clock.elapsed().as_millis() as u64,
-                ..result
-            };
-            if self.inner.history.records_at_once() {
-                self.record_copy(&result, call, &scope);
-                return result;
-            }
-            return self.record_lent(result, call, &scope).await;
+            return self.unknown_tool(call, &scope, started_at, clock).await;
         };
         let observer = Observer {
             metrics: &entry.metrics,
@@ -371,34 +342,11 @@ impl Executor {
         if !call.fallbacks.is_empty() {
             ended = None;
             // Boxed, as every path most calls never take.
-            result = Box::pin(fallback::run_chain(result, &call.fallbacks, |link| {
-                self.boxed_call(ToolCall {
-                    tool: link.tool.clone(),
-                    args: link.args.clone(),
-                    correlation_id: Some(scope.correlation_id.clone()),
-                    cancel: scope.cancel().cloned(),
-                    events: call.events.clone(),
-                    secrets: call.secrets.clone(),
-                    tenant: scope.tenant.clone(),
-                    ..ToolCall::default()
-                })
-            }))
-            .await;
+            result = Box::pin(self.fall_back(result, &call, &scope)).await;
         }
 
         // History, metrics, trace.
-        // The answering attempt's end is the call's (one clock read fewer);
-        // what follows it (output check, digest) takes microseconds.
-        let ended = ended.unwrap_or_else(Instant::now);
-        result.duration_ms = ended.saturating_duration_since(clock).as_millis() as u64;
-        if result.success && result.provenance.source == Source::Tool {
-            // Fetched as the call ended, to the millisecond.
-            let fetched = started_at.unix_ms() + result.duration_ms;
-            result
-                .provenance
-                .fetched_at
-                .get_or_insert(Timestamp::from_unix_ms(fetched));
-        }
+        ends::stamp_end(&mut result, clock, ended, started_at);
         let warnings = match &result.error {
             None => validate::warnings(&result.data, result.duration_ms, slow_warn_ms),
             Some(_) => Vec::new(),
@@ -418,6 +366,29 @@ impl Executor {
             }
             _ => result,
         }
+    }
+
+    /// The call's fallback chain after a failed `result`: each link a call of
+    /// its own, in the same correlation, cancellation, tenant and events.
+    async fn fall_back(
+        &self,
+        result: CallResult,
+        call: &ToolCall,
+        scope: &CallScope,
+    ) -> CallResult {
+        fallback::run_chain(result, &call.fallbacks, |link| {
+            self.boxed_call(ToolCall {
+                tool: link.tool.clone(),
+                args: link.args.clone(),
+                correlation_id: Some(scope.correlation_id.clone()),
+                cancel: scope.cancel().cloned(),
+                events: call.events.clone(),
+                secrets: call.secrets.clone(),
+                tenant: scope.tenant.clone(),
+                ..ToolCall::default()
+            })
+        })
+        .await
     }
 
     /// Validate arguments → approval, when the policy asks for it → the
@@ -736,6 +707,8 @@ fn policy_for<'p>(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::OnceLock;
+
     use super::*;
 
     /// Every call's future is built and moved whole, so its size is a cost on
