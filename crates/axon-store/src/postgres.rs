@@ -14,9 +14,9 @@ use sqlx::Row as _;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use crate::{
-    Batches, CLAIM_STALE_MS, IDEMPOTENCY_TTL_MS, Owner, RECENT_LATENCY_ROWS, Retention, Row,
-    RunFilter, RunQuery, RunSummary, Writer, decode, encode, err, holder_of, now_ms,
-    run_summary_of, taken_by,
+    Batches, CLAIM_STALE_MS, IDEMPOTENCY_TTL_MS, Owner, PENDING_SCAN, RECENT_LATENCY_ROWS,
+    Retention, Row, RunFilter, RunQuery, RunSummary, Writer, decode, encode, err, holder_of,
+    now_ms, run_summary_of, taken_by,
 };
 
 /// How long opening the store waits for a connection: a database that cannot
@@ -418,7 +418,27 @@ crate::runs::run_store!(PgStore, {
     }
 });
 
+/// The runs waiting for a replica, oldest first: its condition is the
+/// partial index `runs_unfinished_handoff`'s, word for word, so that the
+/// index is read instead of every run.
+const PENDING_RUNS: &str = "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
+     LEFT JOIN run_claims c ON c.run_id = r.run_id \
+     WHERE r.result IS NULL AND r.handoff ORDER BY r.updated_at_ms LIMIT $1";
+
 crate::store::store_impl!(PgStore, {
+    async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, StoreError> {
+        let rows = sqlx::query(PENDING_RUNS)
+            .bind(PENDING_SCAN)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(err)?;
+        Ok(crate::pending(
+            &self.owner,
+            rows.iter().map(holder_of),
+            limit,
+        ))
+    }
+
     async fn check_writable(&self) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO health (id, at_ms) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at_ms = $1",

@@ -13,9 +13,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteSy
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 
 use crate::{
-    Batches, CLAIM_STALE_MS, Durability, IDEMPOTENCY_TTL_MS, Owner, RECENT_LATENCY_ROWS, Retention,
-    Row, RunFilter, RunQuery, RunSummary, Store, Writer, decode, encode, err, history_stats,
-    latencies_of, now_ms, run_summary_of, taken_by,
+    Batches, CLAIM_STALE_MS, Durability, IDEMPOTENCY_TTL_MS, Owner, PENDING_SCAN,
+    RECENT_LATENCY_ROWS, Retention, Row, RunFilter, RunQuery, RunSummary, Store, Writer, decode,
+    encode, err, history_stats, holder_of, latencies_of, now_ms, run_summary_of, taken_by,
 };
 
 /// History and runs in one SQLite file.
@@ -133,7 +133,27 @@ impl SqliteStore {
     }
 }
 
+/// The runs waiting for a replica, oldest first: its condition is the
+/// partial index `runs_unfinished_handoff`'s, word for word, so that the
+/// index is read instead of every run.
+const PENDING_RUNS: &str = "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
+     LEFT JOIN run_claims c ON c.run_id = r.run_id \
+     WHERE r.result IS NULL AND r.handoff = 1 ORDER BY r.updated_at_ms LIMIT $1";
+
 crate::store::store_impl!(SqliteStore, {
+    async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, StoreError> {
+        let rows = sqlx::query(PENDING_RUNS)
+            .bind(PENDING_SCAN)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(err)?;
+        Ok(crate::pending(
+            &self.owner,
+            rows.iter().map(holder_of),
+            limit,
+        ))
+    }
+
     /// Drop history older than `max_age` and beyond `max_calls`.
     async fn prune(&self) -> Result<(), StoreError> {
         self.flush().await?;
@@ -592,3 +612,38 @@ crate::runs::run_store!(SqliteStore, {
         Ok(crate::runs::claim_held!(self.pool.clone(), run_id, token))
     }
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A replica polls for pending runs every few seconds over every run the
+    /// file keeps: the statement must read the partial index of pending runs,
+    /// not scan the runs (`r.handoff` alone, which PostgreSQL's index takes,
+    /// is not `handoff = 1` to SQLite's planner).
+    #[tokio::test]
+    async fn pending_runs_are_read_from_their_partial_index() {
+        let path = std::env::temp_dir()
+            .join(format!("axon-store-unit-{}", ulid::Ulid::new()))
+            .join("axon.db");
+        let store = SqliteStore::open(&path, Retention::default())
+            .await
+            .unwrap();
+        let plan: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "EXPLAIN QUERY PLAN {PENDING_RUNS}"
+        )))
+        .bind(PENDING_SCAN)
+        .fetch_all(&store.pool)
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get::<String, _>("detail"))
+        .collect();
+        assert!(
+            plan.iter()
+                .any(|step| step.contains("runs_unfinished_handoff")),
+            "{plan:?}"
+        );
+        store.close().await;
+    }
+}

@@ -239,7 +239,8 @@ pub struct RunSummary {
 /// `impl Store for $store`, with the methods whose statements both dialects
 /// share (`$n` placeholders, as in [`run_store`](crate::runs::run_store)) and
 /// the store's own (`{ … }`: `prune`, `check_writable`, `list_runs`,
-/// `recent_latencies`, `describe`). The store has a `pool` of its database, a
+/// `recent_latencies`, `describe`, and `pending_runs`, whose condition each
+/// dialect writes as its partial index does, or the index is not used). The store has a `pool` of its database, a
 /// history `writer` and the `owner` it claims runs as.
 macro_rules! store_impl {
     ($store:ty, { $($own:tt)* }) => {
@@ -322,19 +323,6 @@ macro_rules! store_impl {
                 .await
                 .map(|_| ())
                 .map_err(|e| $crate::enqueue_failed(run_id, e))
-            }
-
-            async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, axon_core::StoreError> {
-                let rows = sqlx::query(
-                    "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
-                     LEFT JOIN run_claims c ON c.run_id = r.run_id \
-                     WHERE r.result IS NULL AND r.handoff ORDER BY r.updated_at_ms LIMIT $1",
-                )
-                .bind($crate::PENDING_SCAN)
-                .fetch_all(&self.pool)
-                .await
-                .map_err($crate::err)?;
-                Ok($crate::pending(&self.owner, rows.iter().map($crate::holder_of), limit))
             }
 
             async fn run_hold(&self, run_id: &str) -> Result<$crate::RunHold, axon_core::StoreError> {
