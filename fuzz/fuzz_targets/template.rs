@@ -11,8 +11,8 @@ fuzz_target!(|data: &[u8]| {
     };
     let step = json!({"a": [1, {"b": "x"}, [2, 3]], "s": "text", "n": null, "o": {"k": [{"v": 1}]}});
     let secret = json!("s3cret");
-    let lookup = |source: &axon_plan::template::Source| match source {
-        axon_plan::template::Source::Secret(_) => Some(&secret),
+    let lookup = |source: &axon_plan::template::TemplateSource| match source {
+        axon_plan::template::TemplateSource::Secret(_) => Some(&secret),
         _ => Some(&step),
     };
     if let Ok(t) = axon_plan::template::Template::parse(text) {
