@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axon_core::{ErrorKind, RegistryError, ToolContext, ToolError, ToolRegistry};
-use chromiumoxide::cdp::browser_protocol::network::LoaderId;
 use chromiumoxide::cdp::browser_protocol::page::{EventLifecycleEvent, NavigateParams};
 use chromiumoxide::page::Page;
 use futures::StreamExt;
@@ -129,16 +128,7 @@ pub(crate) async fn navigate(
         })
         .await;
         match reached {
-            Ok(Reached::Yes) => {
-                // The page's own navigation (a form a click submitted a moment
-                // before) can still commit after ours has loaded: the state read
-                // is ours only if our document is still the frame's after it.
-                let state = landed(browsers, &page).await?;
-                if still_ours(&page, &loader).await {
-                    return Ok(state);
-                }
-                tracing::debug!(url = %args.url, "another navigation replaced ours after it loaded; sending it again");
-            }
+            Ok(Reached::Yes) => return landed(browsers, &page).await,
             Ok(Reached::Replaced) => {
                 tracing::debug!(url = %args.url, "another navigation replaced ours; sending it again");
             }
@@ -165,17 +155,6 @@ pub(crate) async fn navigate(
         "the navigation to {} was replaced by the page's own three times",
         args.url
     )))
-}
-
-/// Whether the page's main frame still shows the document `loader` loaded
-/// (true when the browser cannot say: the state read stands, as before).
-async fn still_ours(page: &Page, loader: &LoaderId) -> bool {
-    match cdp::send(page, "Page.getFrameTree", json!({})).await {
-        Ok(tree) => tree["frameTree"]["frame"]["loaderId"]
-            .as_str()
-            .is_none_or(|now| now == loader.as_ref()),
-        Err(_) => true,
-    }
 }
 
 /// The page state after a navigation, unless it ended on a URL the rules
