@@ -16,11 +16,13 @@
 //! Run: `cargo bench -p axon-browser --bench actions` (needs Chromium:
 //! /usr/bin/chromium or AXON_CHROME). Figures go to docs/benchmarks.md.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axon_browser::{BrowserConfig, Browsers, cdp};
-use axon_core::{Executor, SharedState, ToolCall, ToolRegistry};
+use axon_core::{Executor, PolicyState, ToolCall, ToolRegistry};
 use serde_json::{Value, json};
 
 const PAGE: &str = r#"<!doctype html>
@@ -68,16 +70,7 @@ fn median(v: &mut [Duration]) -> Duration {
 }
 
 fn main() {
-    // `cargo test --benches` runs this with --bench absent: do nothing then.
-    if !std::env::args().any(|a| a == "--bench") {
-        return;
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    rt.block_on(run());
+    common::run_as_bench(run);
 }
 
 async fn run() {
@@ -95,7 +88,7 @@ async fn run() {
     let mut registry = ToolRegistry::new();
     axon_browser::register(&mut registry, browsers.clone()).expect("the browser tools");
     let executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .build()
         .expect("an executor");
     let session = "bench";

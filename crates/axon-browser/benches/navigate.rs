@@ -2,16 +2,18 @@
 //! local page that pulls a stylesheet, a script, two images and an iframe, so
 //! that every request the page makes passes the browser's network guard
 //! (`src/egress.rs`). Run it on two builds to see what the guard costs a
-//! navigation; the per-action figures of `benches/actions.rs` make no request.
+//! navigation; the per-action figures of `actions.rs` beside it make no request.
 //!
 //! Run: `cargo bench -p axon-browser --bench navigate` (needs Chromium).
 //! Figures go to docs/benchmarks.md.
+
+mod common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axon_browser::{BrowserConfig, Browsers};
-use axon_core::{Executor, SharedState, ToolCall, ToolRegistry};
+use axon_core::{Executor, PolicyState, ToolCall, ToolRegistry};
 use serde_json::json;
 
 const PAGE: &str = r#"<!doctype html><html><head><title>Nav</title>
@@ -21,16 +23,7 @@ const PAGE: &str = r#"<!doctype html><html><head><title>Nav</title>
 const ROUNDS: usize = 60;
 
 fn main() {
-    // `cargo test --benches` runs this with --bench absent: do nothing then.
-    if !std::env::args().any(|a| a == "--bench") {
-        return;
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    rt.block_on(run());
+    common::run_as_bench(run);
 }
 
 async fn run() {
@@ -91,7 +84,7 @@ async fn run() {
     let mut registry = ToolRegistry::new();
     axon_browser::register(&mut registry, browsers.clone()).expect("the browser tools");
     let executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .build()
         .expect("an executor");
     let mut took = Vec::with_capacity(ROUNDS);

@@ -40,7 +40,7 @@ impl Drop for Server {
 }
 
 fn peers() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers")
+    axon_testkit::repo_root().join("peers")
 }
 
 /// Start llama.cpp's server on a free port and wait until it answers.

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use axon_browser::{BrowserConfig, Browsers};
-use axon_core::{Executor, SharedState, ToolCall, ToolRegistry};
+use axon_core::{Executor, PolicyState, ToolCall, ToolRegistry};
 use serde_json::{Value, json};
 use support::fixture;
 
@@ -176,7 +176,7 @@ async fn without_a_files_folder_a_download_is_refused_and_says_why() {
     let mut registry = ToolRegistry::new();
     axon_browser::register(&mut registry, browsers.clone()).unwrap();
     let executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .defaults(json!({"retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 0}}))
         .build()
         .unwrap();

@@ -275,3 +275,27 @@ async fn a_page_that_moves_on_as_it_loads_is_still_reached() {
     }
     f.browsers.shutdown().await;
 }
+
+/// A click submits a form whose server is slow to answer, and the agent goes
+/// elsewhere at once: the form's navigation, still on its way, must not land
+/// after ours and change the page under the agent, whose navigation was
+/// reported a success on the other page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_still_on_its_way_does_not_overtake_a_navigation() {
+    let f = fixture(BrowserConfig::default()).await;
+    for _ in 0..3 {
+        f.open("s", "slow_form.html").await;
+        let click = f
+            .call("s", "browser_click", json!({"selector": "#login-btn"}))
+            .await;
+        assert!(click.success, "{click:?}");
+        let url = format!("{}/roles.html", f.base);
+        let went = f.call("s", "browser_navigate", json!({"url": url})).await;
+        assert_eq!(went.data["title"], "Roles", "{went:?}");
+        // Past the form's answer (300 ms): the page is still the one reported.
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let now = f.call("s", "browser_get_page_state", json!({})).await;
+        assert_eq!(now.data["title"], "Roles", "{now:?}");
+    }
+    f.browsers.shutdown().await;
+}

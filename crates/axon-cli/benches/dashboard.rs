@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axon_browser::{BrowserConfig, Browsers};
-use axon_core::{Executor, SharedState, ToolCall, ToolRegistry};
+use axon_core::{Executor, PolicyState, ToolCall, ToolRegistry};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
@@ -67,7 +67,7 @@ fn browser() -> Executor {
     )
     .expect("browser tools");
     Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}}))
         .build()
         .expect("executor")

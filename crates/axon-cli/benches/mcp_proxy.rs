@@ -28,8 +28,8 @@ type Client = RunningService<rmcp::RoleClient, ()>;
 const IN_FLIGHT: usize = 16;
 
 fn everything_js() -> PathBuf {
-    let js = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let js = axon_testkit::repo_root()
+        .join("peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
         js.exists(),
         "run scripts/peers first: {} is missing",

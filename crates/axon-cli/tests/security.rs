@@ -14,7 +14,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 
 use axon_browser::{BrowserConfig, Browsers};
-use axon_core::{Executor, SharedState, ToolCall, ToolRegistry};
+use axon_core::{Executor, PolicyState, ToolCall, ToolRegistry};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -178,7 +178,7 @@ fn browser(config: BrowserConfig) -> (Executor, Arc<Browsers>) {
     let mut registry = ToolRegistry::new();
     axon_browser::register(&mut registry, browsers.clone()).unwrap();
     let executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}}))
         .build()
         .unwrap();

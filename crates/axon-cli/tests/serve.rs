@@ -3,177 +3,17 @@
 
 mod common;
 use common::repo_root;
+use common::served::{Served, client, is_problem};
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-/// One server process with its own SQLite file, killed on drop.
-struct Served {
-    child: Child,
-    base: String,
-    dir: PathBuf,
-    client: reqwest::Client,
-}
-
-impl Served {
-    fn start(config: Option<&str>) -> Served {
-        Self::start_with(config, &[])
-    }
-
-    /// With extra environment variables for the server.
-    fn start_with(config: Option<&str>, env: &[(&str, &str)]) -> Served {
-        let dir = std::env::temp_dir().join(format!("axon-serve-test-{}", ulid::Ulid::new()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_axon"));
-        cmd.args(["serve", "--bind", "127.0.0.1:0"])
-            .env("AXON_STORE_PATH", dir.join("axon.db"))
-            .env_remove("AXON_CONFIG")
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(dir.join("stderr.log")).unwrap());
-        cmd.envs(env.iter().copied());
-        if let Some(text) = config {
-            let path = dir.join("axon.toml");
-            std::fs::write(&path, text).unwrap();
-            cmd.arg("--config").arg(path);
-        }
-        let mut child = cmd.spawn().unwrap();
-        let base = common::listening_url(&mut child);
-        Served {
-            child,
-            base,
-            dir,
-            client: {
-                axon_http::install_crypto_provider();
-                reqwest::Client::new()
-            },
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
-        let r = self
-            .client
-            .post(self.url(path))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        (r.status(), r.json().await.unwrap_or(Value::Null))
-    }
-
-    /// A raw body, typed as JSON when it looks like JSON and as YAML
-    /// otherwise (a body with no type is refused: docs/security.md).
-    async fn post_text(&self, path: &str, body: &str) -> reqwest::Response {
-        let kind = if body.trim_start().starts_with(['{', '[']) {
-            "application/json"
-        } else {
-            "application/yaml"
-        };
-        self.client
-            .post(self.url(path))
-            .header("content-type", kind)
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap()
-    }
-
-    async fn get(&self, path: &str) -> (StatusCode, Value) {
-        let r = self.client.get(self.url(path)).send().await.unwrap();
-        (r.status(), r.json().await.unwrap_or(Value::Null))
-    }
-
-    /// One JSON-RPC message to `/mcp` (as `token` when given, in `session`
-    /// when given); the answer's body.
-    async fn mcp_post(
-        &self,
-        token: Option<&str>,
-        session: Option<&str>,
-        body: Value,
-    ) -> reqwest::Response {
-        let mut r = self
-            .client
-            .post(self.url("/mcp"))
-            .header("accept", "application/json, text/event-stream")
-            .json(&body);
-        if let Some(token) = token {
-            r = r.bearer_auth(token);
-        }
-        if let Some(id) = session {
-            r = r.header("mcp-session-id", id);
-        }
-        r.send().await.unwrap()
-    }
-
-    /// An initialized MCP session on `/mcp`; its id.
-    async fn mcp_session(&self, token: Option<&str>) -> String {
-        let init = self
-            .mcp_post(
-                token,
-                None,
-                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                    "protocolVersion": "2025-06-18", "capabilities": {},
-                    "clientInfo": {"name": "test", "version": "0"}}}),
-            )
-            .await;
-        let session = init.headers()["mcp-session-id"]
-            .to_str()
-            .unwrap()
-            .to_string();
-        self.mcp_post(
-            token,
-            Some(&session),
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        )
-        .await;
-        session
-    }
-
-    /// A request in an MCP session; the answer's body as text.
-    async fn mcp_send(&self, token: Option<&str>, session: &str, body: Value) -> String {
-        self.mcp_post(token, Some(session), body)
-            .await
-            .text()
-            .await
-            .unwrap()
-    }
-
-    fn db(&self) -> PathBuf {
-        self.dir.join("axon.db")
-    }
-
-    /// SIGTERM, then wait for the process to exit.
-    fn terminate(&mut self) -> std::process::ExitStatus {
-        Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        self.child.wait().unwrap()
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        common::stop(&mut self.child);
-    }
-}
-
-fn is_problem(r: &reqwest::Response) -> bool {
-    r.headers()
-        .get("content-type")
-        .is_some_and(|v| v == "application/problem+json")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tools_breakers_and_stats() {
-    let s = Served::start(Some("[tools.flaky.breaker]\nfailure_threshold = 2\n"));
+    let s = Served::start("[tools.flaky.breaker]\nfailure_threshold = 2\n");
     let (_, tools) = s.get("/v1/tools").await;
     let names: Vec<&str> = tools["tools"]
         .as_array()
@@ -240,10 +80,10 @@ async fn tools_breakers_and_stats() {
     assert_eq!(flaky["adaptive"]["latency"], Value::Null);
 
     // Unknown routes and methods are problems too.
-    let r = s.client.get(s.url("/v2/nothing")).send().await.unwrap();
+    let r = client().get(s.url("/v2/nothing")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
     assert!(is_problem(&r));
-    let r = s.client.put(s.url("/v1/stats")).send().await.unwrap();
+    let r = client().put(s.url("/v1/stats")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert!(is_problem(&r));
     // Taken out of service by hand: refused until reset.
@@ -266,9 +106,8 @@ async fn tools_breakers_and_stats() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streamed_call_is_cancelled_when_its_client_goes_away() {
-    let s = Served::start(None);
-    let mut r = s
-        .client
+    let s = Served::start("");
+    let mut r = client()
         .post(s.url("/v1/tools/sleep/call"))
         .header("accept", "text/event-stream")
         .json(&json!({"args": {"ms": 30000}, "correlation_id": "sse-gone"}))
@@ -293,10 +132,9 @@ async fn a_streamed_call_is_cancelled_when_its_client_goes_away() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_and_health() {
-    let s = Served::start(None);
+    let s = Served::start("");
     s.post("/v1/tools/echo/call", json!({"args": {}})).await;
-    let text = s
-        .client
+    let text = client()
         .get(s.url("/metrics"))
         .send()
         .await
@@ -339,29 +177,27 @@ async fn metrics_and_health() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bearer_auth_and_the_body_limit() {
-    let s = Served::start(Some(
+    let s = Served::start(
         "[server]\nauth_tokens = [\"t0ken-1\"]\nbody_limit_bytes = 1024\n",
-    ));
-    let r = s.client.get(s.url("/v1/tools")).send().await.unwrap();
+    );
+    let r = client().get(s.url("/v1/tools")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
     assert!(is_problem(&r));
     assert_eq!(r.headers()["www-authenticate"], "Bearer");
-    let r = s
-        .client
+    let r = client()
         .get(s.url("/v1/tools"))
         .bearer_auth("wrong")
         .send()
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
-    let r = s.client.get(s.url("/metrics")).send().await.unwrap();
+    let r = client().get(s.url("/metrics")).send().await.unwrap();
     assert_eq!(
         r.status(),
         StatusCode::UNAUTHORIZED,
         "metrics are protected too"
     );
-    let r = s
-        .client
+    let r = client()
         .get(s.url("/v1/tools"))
         .bearer_auth("t0ken-1")
         .send()
@@ -373,8 +209,7 @@ async fn bearer_auth_and_the_body_limit() {
 
     // Oversized: 413 problem+json; the server keeps serving.
     let big = json!({"args": {"blob": "x".repeat(4096)}});
-    let r = s
-        .client
+    let r = client()
         .post(s.url("/v1/tools/echo/call"))
         .bearer_auth("t0ken-1")
         .json(&big)
@@ -383,8 +218,7 @@ async fn bearer_auth_and_the_body_limit() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
     assert!(is_problem(&r));
-    let r = s
-        .client
+    let r = client()
         .post(s.url("/v1/tools/echo/call"))
         .bearer_auth("t0ken-1")
         .json(&json!({"args": {"small": true}}))
@@ -397,18 +231,18 @@ async fn bearer_auth_and_the_body_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scoped_tokens_see_and_call_only_their_tools() {
     let s = Served::start_with(
-        Some(
+        
             "[server]\nauth_tokens = [\"full-t0ken\"]\n\
              [[server.tokens]]\nenv = \"AXON_TEST_ECHO_TOKEN\"\ntools = [\"echo\", \"sleep\"]\n\
              [[server.tokens]]\nenv = \"AXON_TEST_OPS_TOKEN\"\ntools = [\"flaky\"]\nadmin = true\n",
-        ),
+        ,
         &[
             ("AXON_TEST_ECHO_TOKEN", "echo-t0ken"),
             ("AXON_TEST_OPS_TOKEN", "ops-t0ken"),
         ],
     );
     let as_token = |method: reqwest::Method, path: &str, token: &str| {
-        s.client.request(method, s.url(path)).bearer_auth(token)
+        client().request(method, s.url(path)).bearer_auth(token)
     };
     // Listing: only its tools.
     let listed: Value = as_token(reqwest::Method::GET, "/v1/tools", "echo-t0ken")
@@ -532,8 +366,7 @@ async fn scoped_tokens_see_and_call_only_their_tools() {
         "an unscoped token calls it: {called}"
     );
     // Lower-case scheme counts.
-    let lower = s
-        .client
+    let lower = client()
         .get(s.url("/v1/tools"))
         .header("authorization", "bearer full-t0ken")
         .send()
@@ -559,7 +392,7 @@ fn a_public_bind_without_tokens_is_refused() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_lets_a_run_in_flight_finish() {
-    let mut s = Served::start(None);
+    let mut s = Served::start("");
     let (status, _) = s
         .post(
             "/v1/runs?run_id=drain-1",
@@ -586,7 +419,7 @@ async fn mcp_over_streamable_http_lists_and_calls() {
     use rmcp::ServiceExt;
     use rmcp::model::CallToolRequestParams;
     use rmcp::transport::StreamableHttpClientTransport;
-    let s = Served::start(None);
+    let s = Served::start("");
     let client = ().serve(StreamableHttpClientTransport::from_uri(s.url("/mcp"))).await.unwrap();
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "echo"));
@@ -618,9 +451,8 @@ async fn mcp_over_streamable_http_lists_and_calls() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_over_http_wants_the_token_too() {
-    let s = Served::start(Some("[server]\nauth_tokens = [\"t0ken-2\"]\n"));
-    let r = s
-        .client
+    let s = Served::start("[server]\nauth_tokens = [\"t0ken-2\"]\n");
+    let r = client()
         .post(s.url("/mcp"))
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
         .send()
@@ -634,7 +466,7 @@ async fn mcp_over_http_wants_the_token_too() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_inputs_get_clear_errors_quickly() {
     // Bodies up to 16 MiB, so the 100 000-step plan reaches the parser.
-    let s = Served::start(Some("[server]\nbody_limit_bytes = 16777216\n"));
+    let s = Served::start("[server]\nbody_limit_bytes = 16777216\n");
     let started = std::time::Instant::now();
     // 100k-deep nesting, YAML and JSON, two at once, and health stays quick.
     let deep_yaml = "[".repeat(100_000);
@@ -645,7 +477,7 @@ async fn hostile_inputs_get_clear_errors_quickly() {
         async {
             tokio::time::sleep(Duration::from_millis(20)).await;
             let t = std::time::Instant::now();
-            let r = s.client.get(s.url("/healthz")).send().await.unwrap();
+            let r = client().get(s.url("/healthz")).send().await.unwrap();
             (r.status(), t.elapsed())
         }
     );
@@ -674,8 +506,7 @@ async fn hostile_inputs_get_clear_errors_quickly() {
     let r = s.post_text("/v1/plans/validate", &laughs).await;
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     // NUL and invalid UTF-8.
-    let r = s
-        .client
+    let r = client()
         .post(s.url("/v1/runs"))
         .header("content-type", "application/yaml")
         .body(vec![b's', b't', 0xff, 0xfe, 0, b':'])
@@ -684,11 +515,10 @@ async fn hostile_inputs_get_clear_errors_quickly() {
         .unwrap();
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     assert!(is_problem(&r));
-    let r = s.client.get(s.url("/v1/runs/%FF%FE")).send().await.unwrap();
+    let r = client().get(s.url("/v1/runs/%FF%FE")).send().await.unwrap();
     assert!(r.status().is_client_error(), "{}", r.status());
     assert!(is_problem(&r), "every error is problem+json");
-    let r = s
-        .client
+    let r = client()
         .post(s.url("/v1/runs?wait=maybe"))
         .header("content-type", "application/yaml")
         .body("steps: []")
@@ -736,7 +566,7 @@ async fn hostile_inputs_get_clear_errors_quickly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plans_secrets_are_nowhere_at_rest_over_http_and_mcp() {
     let s = Served::start_with(
-        Some("[secrets]\nAPI_KEY = { env = \"AXON_TEST_API_KEY\" }\n"),
+        "[secrets]\nAPI_KEY = { env = \"AXON_TEST_API_KEY\" }\n",
         &[
             ("AXON_TEST_API_KEY", "sk-from-env-9876"),
             ("AXON_LOG_FORMAT", "json"),
@@ -756,8 +586,7 @@ async fn a_plans_secrets_are_nowhere_at_rest_over_http_and_mcp() {
         done["steps"][1]["result"]["data"]["header"], "Key sk-from-env-9876",
         "{done}"
     );
-    let events = s
-        .client
+    let events = client()
         .post(s.url("/v1/runs?run_id=sec-2"))
         .header("accept", "text/event-stream")
         .json(&plan)
@@ -769,8 +598,7 @@ async fn a_plans_secrets_are_nowhere_at_rest_over_http_and_mcp() {
         .unwrap();
     let (_, record) = s.get("/v1/runs/sec-1").await;
     let (_, history) = s.get("/v1/history/sec-1").await;
-    let metrics = s
-        .client
+    let metrics = client()
         .get(s.url("/metrics"))
         .send()
         .await
@@ -858,7 +686,7 @@ async fn the_api_is_described_by_its_openapi_document_and_answers_by_it() {
         );
     }
 
-    let s = Served::start(None);
+    let s = Served::start("");
     let (status, served) = s.get("/openapi.json").await;
     assert_eq!((status, &served), (StatusCode::OK, &doc));
     let conforms = |name: &str, value: &Value| {
@@ -923,7 +751,7 @@ async fn a_client_generated_from_the_document_calls_a_tool_and_runs_a_plan() {
         "{}",
         String::from_utf8_lossy(&generated.stderr)
     );
-    let s = Served::start(None);
+    let s = Served::start("");
     let base = s.base.clone();
     let script = repo_root().join("peers/openapi_client_check.py");
     let python = venv.join("python");
@@ -951,7 +779,7 @@ async fn a_client_generated_from_the_document_calls_a_tool_and_runs_a_plan() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_run_can_be_followed_by_someone_who_did_not_start_it() {
-    let s = Served::start(None);
+    let s = Served::start("");
     // The first step waits on a gate this test opens once it follows the run.
     let (open_gate, gate_url) = common::gate().await;
     let (status, _) = s
@@ -965,8 +793,7 @@ async fn a_running_run_can_be_followed_by_someone_who_did_not_start_it() {
         .await;
     assert_eq!(status, StatusCode::ACCEPTED);
 
-    let stream = s
-        .client
+    let stream = client()
         .get(s.url("/v1/runs/follow-1/events"))
         .send()
         .await
@@ -1014,9 +841,9 @@ async fn a_running_run_can_be_followed_by_someone_who_did_not_start_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_shows_the_policy_in_force_and_its_breaker() {
-    let s = Served::start(Some(
+    let s = Served::start(
         "[defaults]\ntimeout_ms = 7000\n\n[tools.flaky.retry]\nmax_attempts = 5\n",
-    ));
+    );
     let (status, tool) = s.get("/v1/tools/flaky").await;
     assert_eq!(status, StatusCode::OK, "{tool}");
     assert_eq!(tool["tool"]["name"], "flaky");
@@ -1034,7 +861,7 @@ async fn a_tool_shows_the_policy_in_force_and_its_breaker() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_run_resumes_with_its_plan_and_keeps_its_finished_steps() {
-    let s = Served::start(None);
+    let s = Served::start("");
     let (open_gate, gate_url) = common::gate().await;
     let key = format!("resume-{}", ulid::Ulid::new());
     let (status, _) = s
@@ -1057,8 +884,7 @@ async fn a_cancelled_run_resumes_with_its_plan_and_keeps_its_finished_steps() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert_eq!(run["steps_finished"], 1, "{run}");
-    let r = s
-        .client
+    let r = client()
         .delete(s.url("/v1/runs/res-1"))
         .send()
         .await
@@ -1074,8 +900,7 @@ async fn a_cancelled_run_resumes_with_its_plan_and_keeps_its_finished_steps() {
     assert_eq!(run["status"], "cancelled", "{run}");
 
     open_gate.send(true).unwrap();
-    let r = s
-        .client
+    let r = client()
         .post(s.url("/v1/runs/res-1/resume"))
         .send()
         .await
@@ -1109,7 +934,7 @@ async fn a_cancelled_run_resumes_with_its_plan_and_keeps_its_finished_steps() {
 /// different request is 422; a bad key is 400.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idempotency_key_runs_a_call_once() {
-    let s = Served::start(None);
+    let s = Served::start("");
     let call = |key: &str, body: Value| {
         s.client
             .post(s.url("/v1/tools/flaky/call"))
@@ -1155,15 +980,14 @@ async fn an_idempotency_key_runs_a_call_once() {
     assert_eq!(problem["pointer"], "/idempotency_key");
 
     // A repeat while the first is still running: 409, then the answer.
-    let slow = s
-        .client
+    let slow = client()
         .post(s.url("/v1/tools/sleep/call"))
         .header("Idempotency-Key", "k-slow")
         .json(&json!({"args": {"ms": 1500}}));
     let running = tokio::spawn(slow.try_clone().unwrap().send());
     // The key is claimed before the call starts: wait until it runs.
     loop {
-        let text = s.client.get(s.url("/metrics")).send().await.unwrap();
+        let text = client().get(s.url("/metrics")).send().await.unwrap();
         let text = text.text().await.unwrap();
         if text.contains(r#"tool_inflight{tool="sleep"} 1"#) {
             break;

@@ -44,9 +44,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use axon_core::{
-    CallResult, Executor, HistoryEntry, HistoryStore, InMemoryHistory, Provenance, ResponseDigest,
-    SharedState, SmolStr, Source, Timestamp, Tool, ToolCall, ToolContext, ToolError, ToolRegistry,
-    ToolSpec, tool_fn,
+    CallResult, Executor, HistoryEntry, HistoryStore, InMemoryHistory, PolicyState, Provenance,
+    ResponseDigest, SmolStr, Source, Timestamp, Tool, ToolCall, ToolContext, ToolError,
+    ToolRegistry, ToolSpec, tool_fn,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use schemars::JsonSchema;
@@ -77,7 +77,7 @@ fn executor(policy: Value) -> Executor {
     let mut registry = ToolRegistry::new();
     registry.register(add_tool()).expect("add registers");
     Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .defaults(policy)
         .build()
         .expect("executor builds")
@@ -149,7 +149,7 @@ fn stage_executor(on: &Stages) -> Executor {
         policy["breaker"] = json!({"failure_threshold": 0});
     }
     let mut builder = Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .defaults(policy);
     if !on.history {
         builder = builder.history(Arc::new(NoHistory));

@@ -51,11 +51,11 @@ use crate::policy::key::{self, Key};
 use crate::policy::retry::{Attempt, RetryLoop};
 use crate::policy::timeout::{self, Deadline};
 use crate::policy::{
-    Estimate, Millis, Policy, PolicyError, fallback, hedge, result_budget, validate,
+    Estimate, Millis, Policy, PolicyError, fallback, hedge, result_budget, result_validation,
 };
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::{CallResult, Provenance, ResponseDigest, Source, Timestamp};
-use crate::state::{KeyState, KeyedStates, SharedState};
+use crate::state::{KeyState, KeyedStates, PolicyState};
 use crate::tool::{CallScope, ToolContext, cancelled, new_call_id};
 
 /// Calls running at once in [`Executor::call_many`] unless told otherwise.
@@ -72,7 +72,7 @@ struct Inner {
     registry: ToolRegistry,
     /// foldhash: the lookup is on every call, and names are the registry's.
     entries: HashMap<String, ToolEntry, foldhash::fast::RandomState>,
-    state: Arc<SharedState>,
+    state: Arc<PolicyState>,
     history: Arc<dyn HistoryStore>,
     rng: Mutex<fastrand::Rng>,
     max_parallel: usize,
@@ -168,7 +168,7 @@ impl Executor {
     }
 
     /// Its breakers, budgets and cache.
-    pub fn shared_state(&self) -> &Arc<SharedState> {
+    pub fn policy_state(&self) -> &Arc<PolicyState> {
         &self.inner.state
     }
 
@@ -348,7 +348,7 @@ impl Executor {
         // History, metrics, trace.
         ends::stamp_end(&mut result, clock, ended, started_at);
         let warnings = match &result.error {
-            None => validate::warnings(&result.data, result.duration_ms, slow_warn_ms),
+            None => result_validation::warnings(&result.data, result.duration_ms, slow_warn_ms),
             Some(_) => Vec::new(),
         };
         observer.finished(&result, &warnings);
@@ -607,7 +607,8 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
             entry.own.state.latency.record_at(took, ended);
         }
     }
-    let result = result.and_then(|data| validate::check_output(data, entry.tool.output.as_deref()));
+    let result =
+        result.and_then(|data| result_validation::check_output(data, entry.tool.output.as_deref()));
     permit.record(breakers, &result, &policy.breaker).await;
     Attempt::Ran(result, ended)
 }

@@ -61,7 +61,7 @@ pub use result::{
     BadDigest, CallResult, FallbackInfo, Provenance, ResponseDigest, Source, Timestamp,
 };
 pub use smol_str::SmolStr;
-pub use state::SharedState;
+pub use state::PolicyState;
 pub use tokio_util::sync::CancellationToken;
 pub use tool::{Annotations, FnTool, Tool, ToolContext, ToolSpec, tool_fn};
 

@@ -4,8 +4,8 @@
 //! dependency is a tool, an MCP server, or one key of a tool (an origin:
 //! policy/key.rs); a tool's keys are kept in a bounded map ([`KeyedStates`]).
 //! Each executor makes its own unless given one
-//! (`ExecutorBuilder::shared_state`): executors that must see each other's
-//! breakers are handed the same `Arc<SharedState>`, and two executors in one
+//! (`ExecutorBuilder::policy_state`): executors that must see each other's
+//! breakers are handed the same `Arc<PolicyState>`, and two executors in one
 //! process (two servers, two tests) never share one by accident. Scale-out
 //! adds a Redis-backed layer of the same operations across processes.
 
@@ -22,7 +22,7 @@ use crate::policy::budget::RetryBudget;
 use crate::policy::cache::ResponseCache;
 use crate::policy::limit::{LimitPolicy, Limits};
 
-/// The per-tool part of the shared state.
+/// The per-tool part of the policy state.
 #[derive(Debug)]
 pub struct ToolState {
     /// The tool's circuit breaker.
@@ -44,15 +44,17 @@ impl ToolState {
     }
 }
 
-/// Breakers, budgets and the response cache.
-pub struct SharedState {
+/// Breakers, budgets and the response cache: the policies' memory between
+/// calls, in this process (the cluster's counterpart, across processes, is
+/// the `axon-shared` crate).
+pub struct PolicyState {
     tools: Mutex<HashMap<String, Arc<ToolState>>>,
     pub(crate) cache: ResponseCache<crate::outcome::Outcome>,
 }
 
-impl std::fmt::Debug for SharedState {
+impl std::fmt::Debug for PolicyState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SharedState")
+        f.debug_struct("PolicyState")
             .field("cache", &self.cache)
             .finish_non_exhaustive()
     }
@@ -61,15 +63,15 @@ impl std::fmt::Debug for SharedState {
 /// Responses kept in the cache at most, over all tools.
 pub const DEFAULT_CACHE_ENTRIES: u64 = 10_000;
 
-impl SharedState {
+impl PolicyState {
     /// A fresh, private state.
-    pub fn new() -> Arc<SharedState> {
+    pub fn new() -> Arc<PolicyState> {
         Self::with_cache_capacity(DEFAULT_CACHE_ENTRIES)
     }
 
     /// A fresh state whose cache holds at most `entries` responses.
-    pub fn with_cache_capacity(entries: u64) -> Arc<SharedState> {
-        Arc::new(SharedState {
+    pub fn with_cache_capacity(entries: u64) -> Arc<PolicyState> {
+        Arc::new(PolicyState {
             tools: Mutex::new(HashMap::new()),
             cache: ResponseCache::new(entries),
         })
@@ -119,7 +121,7 @@ pub(crate) struct KeyState {
 impl KeyState {
     /// A state from the process-wide map (a tool's own, or a server's).
     pub(crate) fn named(
-        state: &SharedState,
+        state: &PolicyState,
         name: &str,
         key: Option<SmolStr>,
         limits: Arc<Limits>,

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axon_core::approval::{ApprovalStatus, Decision};
-use axon_core::{ErrorKind, Executor, SharedState, ToolCall, ToolError, ToolRegistry, tool_fn};
+use axon_core::{ErrorKind, Executor, PolicyState, ToolCall, ToolError, ToolRegistry, tool_fn};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -59,7 +59,7 @@ fn bank(policy: Value) -> (Executor, Arc<AtomicU32>, LastPayment) {
         )
         .unwrap();
     let executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .defaults(policy)
         .build()
         .unwrap();

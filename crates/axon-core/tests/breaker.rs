@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axon_core::policy::BreakerState;
-use axon_core::{ErrorKind, Executor, SharedState, ToolCall};
+use axon_core::{ErrorKind, Executor, PolicyState, ToolCall};
 use serde_json::json;
 use support::*;
 
@@ -174,11 +174,11 @@ async fn cancellations_do_not_count() {
 
 #[tokio::test(start_paused = true)]
 async fn executors_sharing_state_share_the_breaker() {
-    let state = SharedState::new();
+    let state = PolicyState::new();
     let build = || {
         let (tool, _) = Scripted::new("t", |_, _| err(ErrorKind::Transient));
         Executor::builder(registry(vec![tool]))
-            .shared_state(state.clone())
+            .policy_state(state.clone())
             .defaults(breaker_policy())
             .build()
             .unwrap()

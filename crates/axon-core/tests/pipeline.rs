@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axon_core::{
     CallEvent, CancellationToken, ErrorKind, Executor, HistoryLimits, HistoryStats, HistoryStore,
-    InMemoryHistory, SharedState, ToolCall, ToolError, ToolRegistry, tool_fn,
+    InMemoryHistory, PolicyState, ToolCall, ToolError, ToolRegistry, tool_fn,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -46,7 +46,7 @@ fn greeter() -> ToolRegistry {
 #[tokio::test(start_paused = true)]
 async fn typed_tools_get_their_schema_from_the_struct() {
     let ex = Executor::builder(greeter())
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .build()
         .unwrap();
     let spec = ex.registry().get("greet").unwrap().spec().clone();
@@ -61,7 +61,7 @@ async fn typed_tools_get_their_schema_from_the_struct() {
 #[tokio::test(start_paused = true)]
 async fn invalid_arguments_name_the_json_pointer_and_are_never_attempted() {
     let ex = Executor::builder(greeter())
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .build()
         .unwrap();
     let r = ex
@@ -499,7 +499,7 @@ async fn a_tool_can_mark_an_argument_secret() {
     .unwrap();
     let store = Arc::new(InMemoryHistory::new());
     let ex = Executor::builder(r)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .history(store.clone())
         .build()
         .unwrap();
@@ -714,7 +714,7 @@ async fn a_result_over_its_token_budget_is_cut_and_history_keeps_it_whole() {
     let ex = Executor::builder(r)
         .tool_policy("report", json!({"max_result_tokens": 1000}))
         .history(history.clone())
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .build()
         .unwrap();
     let cut = ex.call(ToolCall::new("report", json!({}))).await;

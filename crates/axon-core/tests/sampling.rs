@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 
 use axon_core::trace::sampling::{HeadSampler, TraceGate};
-use axon_core::{Executor, SharedState, ToolCall, ToolError, ToolRegistry, tool_fn};
+use axon_core::{Executor, PolicyState, ToolCall, ToolError, ToolRegistry, tool_fn};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
 use serde_json::{Value, json};
@@ -41,7 +41,7 @@ fn executor() -> Executor {
         }))
         .expect("echo registers");
     Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .build()
         .expect("executor builds")
 }

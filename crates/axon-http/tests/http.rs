@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use axon_core::{Executor, SharedState, ToolCall, ToolRegistry};
+use axon_core::{Executor, PolicyState, ToolCall, ToolRegistry};
 use axon_http::{HttpConfig, HttpRequest};
 use axum::Router;
 use axum::extract::State;
@@ -94,7 +94,7 @@ fn executor(config: HttpConfig) -> Executor {
         .unwrap();
     // Each test its own breakers: they would otherwise open on each other's failures.
     Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .defaults(json!({"retry": {"max_attempts": 3, "initial_delay_ms": 1, "jitter": "none", "respect_retry_after": false}}))
         .build()
         .unwrap()

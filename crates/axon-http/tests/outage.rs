@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use axon_core::{CallResult, ErrorKind, Executor, SharedState, ToolCall, ToolRegistry};
+use axon_core::{CallResult, ErrorKind, Executor, PolicyState, ToolCall, ToolRegistry};
 use axon_http::{HttpConfig, HttpRequest};
 use axum::Router;
 use axum::extract::State;
@@ -59,7 +59,7 @@ fn executor(defaults: Value) -> Executor {
         .register(HttpRequest::new(HttpConfig::default()).unwrap())
         .unwrap();
     Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .defaults(defaults)
         .build()
         .unwrap()

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axon_core::{
-    CallEvent, CallResult, ErrorKind, Executor, SharedState, ToolCall, ToolError, ToolRegistry,
+    CallEvent, CallResult, ErrorKind, Executor, PolicyState, ToolCall, ToolError, ToolRegistry,
     tool_fn,
 };
 use axon_mcp::{McpServerConfig, McpTool, import};
@@ -26,7 +26,7 @@ fn executor(tools: Vec<McpTool>, defaults: Value) -> Executor {
         registry.register(tool).unwrap();
     }
     Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .defaults(defaults)
         .build()
         .unwrap()

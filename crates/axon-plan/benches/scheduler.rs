@@ -13,7 +13,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use axon_core::{Executor, SharedState, ToolCall, ToolRegistry};
+use axon_core::{Executor, PolicyState, ToolCall, ToolRegistry};
 use axon_plan::{Plan, PlanRunner, RunOptions, Step, StepRef};
 use criterion::Criterion;
 use serde_json::json;
@@ -68,7 +68,7 @@ fn plan(
 
 fn executor() -> Executor {
     Executor::builder(ToolRegistry::with_utilities())
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .build()
         .expect("executor")
 }

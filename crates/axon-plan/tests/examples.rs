@@ -3,19 +3,19 @@
 
 use std::path::PathBuf;
 
-use axon_core::{Executor, SharedState, ToolRegistry};
+use axon_core::{Executor, PolicyState, ToolRegistry};
 use axon_plan::{Plan, PlanResult, PlanRunner, RunOptions, StepStatus};
 use serde_json::json;
 
 fn examples() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/plans")
+    axon_testkit::repo_root().join("examples/plans")
 }
 
 async fn run(name: &str) -> PlanResult {
     let text = std::fs::read_to_string(examples().join(name)).unwrap();
     let plan = Plan::parse(&text).unwrap();
     let ex = Executor::builder(ToolRegistry::with_utilities())
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .build()
         .unwrap();
     let result = PlanRunner::new(ex)

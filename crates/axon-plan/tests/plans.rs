@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axon_core::{
-    CancellationToken, ErrorKind, Executor, SharedState, ToolContext, ToolError, ToolRegistry,
+    CancellationToken, ErrorKind, Executor, PolicyState, ToolContext, ToolError, ToolRegistry,
     tool_fn,
 };
 use axon_plan::{Plan, PlanEvent, PlanRunner, RunOptions, RunStatus, StepStatus};
@@ -72,7 +72,7 @@ fn runner(log: Arc<Mutex<Vec<String>>>) -> PlanRunner {
     ))
     .unwrap();
     let executor = Executor::builder(r)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .defaults(json!({"retry": {"jitter": "none", "initial_delay_ms": 10}}))
         .tool_policy("sleep", json!({"limits": {"max_concurrent": 0}}))
         .build()
@@ -335,7 +335,7 @@ async fn observed_latency_orders_steps_that_declare_no_expected_ms() {
         .unwrap();
     }
     let ex = Executor::builder(r)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .build()
         .unwrap();
     // By step count the two-step chain goes first.
@@ -361,7 +361,7 @@ async fn a_tools_max_concurrent_bounds_its_steps() {
     }))
     .unwrap();
     let ex = Executor::builder(r)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .tool_policy("slow", json!({"limits": {"max_concurrent": 2}}))
         .build()
         .unwrap();

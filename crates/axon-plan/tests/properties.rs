@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axon_core::{Executor, SharedState, ToolError, ToolRegistry, tool_fn};
+use axon_core::{Executor, PolicyState, ToolError, ToolRegistry, tool_fn};
 use axon_plan::{Plan, PlanRunner, RunOptions, Step, StepRef};
 use proptest::prelude::*;
 use schemars::JsonSchema;
@@ -53,7 +53,7 @@ fn runner(trace: Arc<Mutex<Trace>>, origin: Instant) -> PlanRunner {
     ))
     .unwrap();
     let ex = Executor::builder(r)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .build()
         .unwrap();
     PlanRunner::new(ex)

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use axon_core::policy::BreakerState;
 use axon_core::policy::breaker::{BreakerPolicy, SharedAdmit, SharedBreakers};
 use axon_core::{
-    ErrorKind, Executor, SharedState, Tool, ToolCall, ToolContext, ToolError, ToolRegistry,
+    ErrorKind, Executor, PolicyState, Tool, ToolCall, ToolContext, ToolError, ToolRegistry,
     ToolSpec,
 };
 use axon_shared::{Clock, RedisShared, SharedConfig};
@@ -116,7 +116,7 @@ impl World {
             .unwrap();
         let shared = self.shared(url).await;
         let executor = Executor::builder(registry)
-            .shared_state(SharedState::new())
+            .policy_state(PolicyState::new())
             .shared_store(shared.clone())
             .defaults(json!({
                 "retry": {"max_attempts": 1},

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use axon_core::{HistoryEntry, HistoryStats, HistoryStore, StoreError, Timestamp};
-use axon_plan::{Claim, Plan, StepOutcome};
+use axon_plan::{Claim, Plan};
 use sqlx::Row as _;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
@@ -359,20 +359,6 @@ crate::runs::run_store!(PgStore, {
         .map_err(err)
     }
 
-    async fn checkpoint(&self, run_id: &str, step: &StepOutcome) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO run_steps (run_id, step_index, outcome) VALUES ($1, $2, $3) \
-             ON CONFLICT (run_id, step_index) DO UPDATE SET outcome = EXCLUDED.outcome",
-        )
-        .bind(run_id)
-        .bind(step.index as i64)
-        .bind(encode(step)?)
-        .execute(&self.pool)
-        .await
-        .map(|_| ())
-        .map_err(err)
-    }
-
     async fn claim(&self, run_id: &str) -> Result<Claim, StoreError> {
         let token = ulid::Ulid::new().to_string();
         let holder =
@@ -425,20 +411,7 @@ const PENDING_RUNS: &str = "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM 
      LEFT JOIN run_claims c ON c.run_id = r.run_id \
      WHERE r.result IS NULL AND r.handoff ORDER BY r.updated_at_ms LIMIT $1";
 
-crate::store::store_impl!(PgStore, {
-    async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query(PENDING_RUNS)
-            .bind(PENDING_SCAN)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(err)?;
-        Ok(crate::pending(
-            &self.owner,
-            rows.iter().map(holder_of),
-            limit,
-        ))
-    }
-
+crate::store::store_impl!(PgStore, pending_runs: PENDING_RUNS, {
     async fn check_writable(&self) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO health (id, at_ms) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at_ms = $1",

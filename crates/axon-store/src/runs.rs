@@ -2,16 +2,34 @@
 //! both stores. The statements use `$n` placeholders, which SQLite numbers in
 //! order of first appearance as PostgreSQL does (so each statement names them
 //! in increasing order). What the dialects write differently — the run's
-//! upsert, a checkpoint's, the claim of a run — each store passes in.
+//! upsert and the claim of a run — each store passes in.
 
 /// `impl RunStore for $store`, with the methods the two dialects share and
-/// the store's own (`{ … }`: `begin`, `checkpoint`, `claim`). The store has a
+/// the store's own (`{ … }`: `begin`, `claim`). The store has a
 /// `pool` of its database.
 macro_rules! run_store {
     ($store:ty, { $($own:tt)* }) => {
         #[async_trait::async_trait]
         impl axon_plan::RunStore for $store {
             $($own)*
+
+            async fn checkpoint(
+                &self,
+                run_id: &str,
+                step: &axon_plan::StepOutcome,
+            ) -> Result<(), axon_core::StoreError> {
+                sqlx::query(
+                    "INSERT INTO run_steps (run_id, step_index, outcome) VALUES ($1, $2, $3) \
+                     ON CONFLICT (run_id, step_index) DO UPDATE SET outcome = excluded.outcome",
+                )
+                .bind(run_id)
+                .bind(step.index as i64)
+                .bind($crate::encode(step)?)
+                .execute(&self.pool)
+                .await
+                .map(|_| ())
+                .map_err($crate::err)
+            }
 
             async fn idempotency_begin(
                 &self,

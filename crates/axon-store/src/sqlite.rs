@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use axon_core::{HistoryEntry, HistoryStats, HistoryStore, StoreError, Timestamp};
-use axon_plan::{Claim, Plan, StepOutcome};
+use axon_plan::{Claim, Plan};
 use sqlx::Row as _;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
@@ -140,20 +140,7 @@ const PENDING_RUNS: &str = "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM 
      LEFT JOIN run_claims c ON c.run_id = r.run_id \
      WHERE r.result IS NULL AND r.handoff = 1 ORDER BY r.updated_at_ms LIMIT $1";
 
-crate::store::store_impl!(SqliteStore, {
-    async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, StoreError> {
-        let rows = sqlx::query(PENDING_RUNS)
-            .bind(PENDING_SCAN)
-            .fetch_all(&self.pool)
-            .await
-            .map_err(err)?;
-        Ok(crate::pending(
-            &self.owner,
-            rows.iter().map(holder_of),
-            limit,
-        ))
-    }
-
+crate::store::store_impl!(SqliteStore, pending_runs: PENDING_RUNS, {
     /// Drop history older than `max_age` and beyond `max_calls`.
     async fn prune(&self) -> Result<(), StoreError> {
         self.flush().await?;
@@ -542,19 +529,6 @@ crate::runs::run_store!(SqliteStore, {
         .bind(now_ms())
         .bind(self.handoff)
         .bind(tenant)
-        .execute(&self.pool)
-        .await
-        .map(|_| ())
-        .map_err(err)
-    }
-
-    async fn checkpoint(&self, run_id: &str, step: &StepOutcome) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT OR REPLACE INTO run_steps (run_id, step_index, outcome) VALUES (?, ?, ?)",
-        )
-        .bind(run_id)
-        .bind(step.index as i64)
-        .bind(encode(step)?)
         .execute(&self.pool)
         .await
         .map(|_| ())

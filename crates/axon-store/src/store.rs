@@ -239,14 +239,28 @@ pub struct RunSummary {
 /// `impl Store for $store`, with the methods whose statements both dialects
 /// share (`$n` placeholders, as in [`run_store`](crate::runs::run_store)) and
 /// the store's own (`{ … }`: `prune`, `check_writable`, `list_runs`,
-/// `recent_latencies`, `describe`, and `pending_runs`, whose condition each
-/// dialect writes as its partial index does, or the index is not used). The store has a `pool` of its database, a
-/// history `writer` and the `owner` it claims runs as.
+/// `recent_latencies`, `describe`). `pending_runs` is the store's statement
+/// for the runs waiting for a replica: each dialect writes its condition as
+/// its partial index does, or the index is not used. The store has a `pool`
+/// of its database, a history `writer` and the `owner` it claims runs as.
 macro_rules! store_impl {
-    ($store:ty, { $($own:tt)* }) => {
+    ($store:ty, pending_runs: $pending_runs:expr, { $($own:tt)* }) => {
         #[async_trait::async_trait]
         impl $crate::Store for $store {
             $($own)*
+
+            async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, axon_core::StoreError> {
+                let rows = sqlx::query($pending_runs)
+                    .bind($crate::PENDING_SCAN)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err($crate::err)?;
+                Ok($crate::pending(
+                    &self.owner,
+                    rows.iter().map($crate::holder_of),
+                    limit,
+                ))
+            }
 
             /// The act cache entry (JSON) under `key`, if any
             /// (`axon_browser::act::cache`: browser_act's translated steps).

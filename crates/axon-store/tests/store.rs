@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axon_core::{
-    CancellationToken, Executor, SharedState, ToolCall, ToolError, ToolRegistry, tool_fn,
+    CancellationToken, Executor, PolicyState, ToolCall, ToolError, ToolRegistry, tool_fn,
 };
 use axon_plan::{Plan, PlanRunner, RunOptions, RunStatus, StepStatus};
 use axon_store::{PgStore, Retention, RunHold, SqliteStore, Store};
@@ -169,7 +169,7 @@ macro_rules! both {
 
 fn executor(store: Arc<dyn Store>) -> Executor {
     Executor::builder(ToolRegistry::with_utilities())
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .history(store)
         .build()
         .unwrap()
@@ -414,7 +414,7 @@ fn marking_runner(store: Arc<dyn Store>, log: Arc<Mutex<Vec<String>>>) -> PlanRu
     }))
     .unwrap();
     let ex = Executor::builder(r)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .history(store.clone())
         .build()
         .unwrap();

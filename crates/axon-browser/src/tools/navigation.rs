@@ -6,18 +6,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axon_core::{ErrorKind, RegistryError, ToolContext, ToolError, ToolRegistry};
-use chromiumoxide::cdp::browser_protocol::page::{EventLifecycleEvent, NavigateParams};
+use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
 use chromiumoxide::page::Page;
-use futures::StreamExt;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+mod arrival;
+
+use arrival::{Arrival, Watch};
+
 use super::page::page_state;
 use super::{idempotent, poll, read_only};
 use crate::cdp::{self, Evaluated};
-use crate::session::{Browsers, cdp_error};
+use crate::session::Browsers;
 
 /// When `browser_navigate` returns.
 #[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq)]
@@ -70,15 +73,13 @@ pub(crate) async fn navigate(
         .config()
         .timeout(args.timeout_ms, browsers.config().timeouts.navigate_ms);
     let page = browsers.page_for(ctx).await?;
-    // Listen before navigating, so the event cannot be missed.
-    let mut events = page
-        .event_listener::<EventLifecycleEvent>()
-        .await
-        .map_err(|e| cdp_error("listening for page events", &e))?;
+    // Listen before navigating, so that no event can be missed.
+    let mut watch = Watch::new(&page).await?;
     let wanted = args.wait_until.event();
     let deadline = tokio::time::Instant::now() + timeout;
-    // A navigation the page started itself (a form a click submitted a moment
-    // ago) can replace ours; then ours is sent again, up to three times.
+    // A navigation the page ours leaves started (a form a click submitted a
+    // moment ago) can replace ours; then ours is sent again, up to three
+    // times (arrival.rs).
     for _ in 0..3 {
         let sent = page
             .execute(NavigateParams::new(args.url.clone()))
@@ -107,32 +108,14 @@ pub(crate) async fn navigate(
         let Some(loader) = loader else {
             return page_state(&page).await.map(|s| json!(s));
         };
-        let reached = tokio::time::timeout_at(deadline, async {
-            // Another loader's `init` replaces ours only once ours has begun:
-            // events from before (the navigation ours replaced) don't count.
-            let mut begun = false;
-            while let Some(event) = events.next().await {
-                if event.frame_id != frame {
-                    continue;
-                }
-                if event.loader_id == loader {
-                    begun = true;
-                    if event.name == wanted {
-                        return Reached::Yes;
-                    }
-                } else if begun && event.name == "init" {
-                    return Reached::Replaced;
-                }
-            }
-            Reached::Closed
-        })
-        .await;
+        let reached =
+            tokio::time::timeout_at(deadline, watch.arrival(&frame, &loader, wanted)).await;
         match reached {
-            Ok(Reached::Yes) => return landed(browsers, &page).await,
-            Ok(Reached::Replaced) => {
+            Ok(Arrival::Yes) => return landed(browsers, &page).await,
+            Ok(Arrival::Replaced) => {
                 tracing::debug!(url = %args.url, "another navigation replaced ours; sending it again");
             }
-            Ok(Reached::Closed) => {
+            Ok(Arrival::Closed) => {
                 return Err(ToolError::transient(format!(
                     "the page closed while loading {}",
                     args.url
@@ -175,15 +158,6 @@ async fn landed(browsers: &Browsers, page: &Page) -> Result<Value, ToolError> {
         });
     }
     Ok(json!(state))
-}
-
-/// How waiting for a navigation's lifecycle event ended.
-enum Reached {
-    Yes,
-    /// Another navigation of the same frame began.
-    Replaced,
-    /// The page went away.
-    Closed,
 }
 
 /// Chromium's `errorText` for a failed navigation, as an Axon error:

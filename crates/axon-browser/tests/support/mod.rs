@@ -6,40 +6,59 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use axon_browser::{BrowserConfig, Browsers};
-use axon_core::{CallResult, Executor, SharedState, ToolCall, ToolRegistry};
+use axon_core::{CallResult, Executor, PolicyState, ToolCall, ToolRegistry};
 use serde_json::{Value, json};
 
-/// Serves tests/fixtures/<file> on a random loopback port, and `/slow` (text
-/// after 300 ms); returns the base URL.
+/// Serves tests/fixtures/<file> on a random loopback port, `/slow` (text
+/// after 300 ms) and `/slow/<file>` (the fixture after 300 ms: a page whose
+/// server is slow to answer); returns the base URL.
 pub async fn serve_fixtures() -> String {
+    use axum::extract::Path;
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let slow_dir = dir.clone();
     let slow = axum::routing::get(|| async {
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         "slow data"
     });
-    let app = axum::Router::new().route("/slow", slow).route(
-        "/{file}",
-        axum::routing::get(
-            move |axum::extract::Path(file): axum::extract::Path<String>| {
-                let path = dir.join(file.replace("..", ""));
+    let app = axum::Router::new()
+        .route("/slow", slow)
+        .route(
+            "/slow/{file}",
+            axum::routing::get(move |Path(file): Path<String>| {
+                let dir = slow_dir.clone();
                 async move {
-                    let kind = if file.ends_with(".js") {
-                        "text/javascript; charset=utf-8"
-                    } else {
-                        "text/html; charset=utf-8"
-                    };
-                    match tokio::fs::read_to_string(path).await {
-                        Ok(body) => Ok(([("content-type", kind)], body)),
-                        Err(_) => Err(axum::http::StatusCode::NOT_FOUND),
-                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                    fixture_file(&dir, &file).await
                 }
-            },
-        ),
-    );
+            }),
+        )
+        .route(
+            "/{file}",
+            axum::routing::get(move |Path(file): Path<String>| {
+                let dir = dir.clone();
+                async move { fixture_file(&dir, &file).await }
+            }),
+        );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     format!("http://{addr}")
+}
+
+/// The fixture `file` of `dir`, typed by its extension.
+async fn fixture_file(
+    dir: &std::path::Path,
+    file: &str,
+) -> Result<([(&'static str, &'static str); 1], String), axum::http::StatusCode> {
+    let kind = if file.ends_with(".js") {
+        "text/javascript; charset=utf-8"
+    } else {
+        "text/html; charset=utf-8"
+    };
+    match tokio::fs::read_to_string(dir.join(file.replace("..", ""))).await {
+        Ok(body) => Ok(([("content-type", kind)], body)),
+        Err(_) => Err(axum::http::StatusCode::NOT_FOUND),
+    }
 }
 
 pub struct Fixture {
@@ -96,7 +115,7 @@ pub fn act_executor_with(
     axon_browser::act::register_with_cache(&mut registry, browsers.clone(), translator, cache)
         .unwrap();
     let executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .defaults(defaults)
         .build()
         .unwrap();
@@ -132,7 +151,7 @@ async fn fixture_of(config: BrowserConfig, act: bool) -> Fixture {
         false => json!({"initial_delay_ms": 10}),
     };
     let executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         // No breaker: these tests provoke failures on purpose, many per tool.
         .defaults(json!({
             "timeout_ms": 15000,

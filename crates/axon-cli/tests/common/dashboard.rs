@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axon_browser::{BrowserConfig, Browsers};
-use axon_core::{CallResult, Executor, SharedState, ToolCall, ToolRegistry};
+use axon_core::{CallResult, Executor, PolicyState, ToolCall, ToolRegistry};
 use serde_json::{Value, json};
 
 /// An executor with the browser tools on Chromium; screenshots land in
@@ -24,7 +24,7 @@ pub fn browser() -> Executor {
     )
     .unwrap();
     Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .defaults(json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}}))
         .build()
         .unwrap()

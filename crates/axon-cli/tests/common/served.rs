@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use serde_json::Value;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
 
 /// One `axon serve` with its own store and files directory, killed on drop.
 pub struct Served {
@@ -59,6 +60,105 @@ impl Served {
             .await
             .unwrap()
     }
+
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        let r = client()
+            .post(self.url(path))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        (r.status(), r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// A raw body, typed as JSON when it looks like JSON and as YAML
+    /// otherwise (a body with no type is refused: docs/security.md).
+    pub async fn post_text(&self, path: &str, body: &str) -> reqwest::Response {
+        let kind = if body.trim_start().starts_with(['{', '[']) {
+            "application/json"
+        } else {
+            "application/yaml"
+        };
+        self.client
+            .post(self.url(path))
+            .header("content-type", kind)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let r = client().get(self.url(path)).send().await.unwrap();
+        (r.status(), r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// One JSON-RPC message to `/mcp` (as `token` when given, in `session`
+    /// when given); the answer's body.
+    pub async fn mcp_post(
+        &self,
+        token: Option<&str>,
+        session: Option<&str>,
+        body: Value,
+    ) -> reqwest::Response {
+        let mut r = client()
+            .post(self.url("/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(token) = token {
+            r = r.bearer_auth(token);
+        }
+        if let Some(id) = session {
+            r = r.header("mcp-session-id", id);
+        }
+        r.send().await.unwrap()
+    }
+
+    /// An initialized MCP session on `/mcp`; its id.
+    pub async fn mcp_session(&self, token: Option<&str>) -> String {
+        let init = self
+            .mcp_post(
+                token,
+                None,
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "0"}}}),
+            )
+            .await;
+        let session = init.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        self.mcp_post(
+            token,
+            Some(&session),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+        .await;
+        session
+    }
+
+    /// A request in an MCP session; the answer's body as text.
+    pub async fn mcp_send(&self, token: Option<&str>, session: &str, body: Value) -> String {
+        self.mcp_post(token, Some(session), body)
+            .await
+            .text()
+            .await
+            .unwrap()
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.dir.join("axon.db")
+    }
+
+    /// SIGTERM, then wait for the process to exit.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        self.child.wait().unwrap()
+    }
 }
 
 impl Drop for Served {
@@ -78,6 +178,13 @@ pub async fn spawn_app_on(ip: &str, app: axum::Router) -> std::net::SocketAddr {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     addr
+}
+
+/// Whether `r` is an RFC 9457 problem.
+pub fn is_problem(r: &reqwest::Response) -> bool {
+    r.headers()
+        .get("content-type")
+        .is_some_and(|v| v == "application/problem+json")
 }
 
 /// The HTTP client the tests call with.

@@ -20,7 +20,7 @@ use crate::policy::key::{self, Dependency};
 use crate::policy::limit::Limits;
 use crate::policy::{KeyPolicy, Policy, PolicyError};
 use crate::registry::{RegisteredTool, ToolRegistry};
-use crate::state::{KeyState, KeyedStates, SharedState};
+use crate::state::{KeyState, KeyedStates, PolicyState};
 
 /// Why an executor could not be built.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -45,7 +45,7 @@ pub struct ExecutorBuilder {
     tool_policies: HashMap<String, Value>,
     server_policies: HashMap<String, Value>,
     origin_policies: Vec<(String, Value)>,
-    state: Option<Arc<SharedState>>,
+    state: Option<Arc<PolicyState>>,
     history: Option<Arc<dyn HistoryStore>>,
     seed: Option<u64>,
     max_parallel: usize,
@@ -119,8 +119,9 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Use this shared state instead of the process-wide one.
-    pub fn shared_state(mut self, state: Arc<SharedState>) -> Self {
+    /// Use this policy state instead of a fresh one: executors handed the
+    /// same `Arc` see each other's breakers, budgets and cache.
+    pub fn policy_state(mut self, state: Arc<PolicyState>) -> Self {
         self.state = Some(state);
         self
     }
@@ -164,7 +165,7 @@ impl ExecutorBuilder {
             scope: "defaults".into(),
             source,
         })?;
-        let state = self.state.clone().unwrap_or_else(SharedState::new);
+        let state = self.state.clone().unwrap_or_else(PolicyState::new);
         ToolMetrics::describe();
         let origins = self.origin_layers()?;
         let mut entries =
@@ -223,7 +224,7 @@ impl ExecutorBuilder {
         &self,
         tool: &RegisteredTool,
         defaults: &Policy,
-        state: &Arc<SharedState>,
+        state: &Arc<PolicyState>,
         origins: &[(SmolStr, &Value)],
         servers: &mut HashMap<String, Arc<KeyState>>,
     ) -> Result<ToolEntry, BuildError> {

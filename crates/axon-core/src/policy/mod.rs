@@ -18,9 +18,9 @@ pub mod hedge;
 pub mod key;
 pub mod limit;
 pub mod result_budget;
+pub mod result_validation;
 pub mod retry;
 pub mod timeout;
-pub mod validate;
 
 use std::time::Duration;
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use axon_core::{
-    Annotations, ErrorKind, Executor, ExecutorBuilder, SharedState, Tool, ToolContext, ToolError,
+    Annotations, ErrorKind, Executor, ExecutorBuilder, PolicyState, Tool, ToolContext, ToolError,
     ToolRegistry, ToolSpec,
 };
 use futures::future::BoxFuture;
@@ -94,7 +94,7 @@ pub fn registry(tools: Vec<Scripted>) -> ToolRegistry {
 /// neither see each other nor wait long on the (paused) clock.
 pub fn builder(tools: Vec<Scripted>) -> ExecutorBuilder {
     Executor::builder(registry(tools))
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .rng_seed(7)
         .defaults(
             json!({"retry": {"jitter": "none", "initial_delay_ms": 100, "max_delay_ms": 1000}}),

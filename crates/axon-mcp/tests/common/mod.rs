@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use axon_core::{Executor, SharedState, ToolRegistry};
+use axon_core::{Executor, PolicyState, ToolRegistry};
 use axon_mcp::McpServerConfig;
 
 /// Axon's own MCP server over Streamable HTTP, serving `registry`, as `axon
@@ -10,7 +10,7 @@ use axon_mcp::McpServerConfig;
 #[allow(dead_code)] // not every test file serves
 pub async fn serve_axon(registry: ToolRegistry) -> std::net::SocketAddr {
     let server_executor = Executor::builder(registry)
-        .shared_state(SharedState::new())
+        .policy_state(PolicyState::new())
         .build()
         .unwrap();
     let service = axon_mcp::http_service(
@@ -30,8 +30,8 @@ pub async fn serve_axon(registry: ToolRegistry) -> std::net::SocketAddr {
 /// server-everything's entry point. Missing is a failure, not a skip: CI installs it.
 #[allow(dead_code)] // not every test file starts it
 pub fn everything_js() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let path = axon_testkit::repo_root()
+        .join("peers/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
     assert!(
         path.exists(),
         "server-everything is not installed at {}: run scripts/peers (scripts/test does)",
