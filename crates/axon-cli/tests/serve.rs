@@ -5,7 +5,7 @@ mod common;
 use common::repo_root;
 use common::served::{Served, client, is_problem};
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -177,9 +177,7 @@ async fn metrics_and_health() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bearer_auth_and_the_body_limit() {
-    let s = Served::start(
-        "[server]\nauth_tokens = [\"t0ken-1\"]\nbody_limit_bytes = 1024\n",
-    );
+    let s = Served::start("[server]\nauth_tokens = [\"t0ken-1\"]\nbody_limit_bytes = 1024\n");
     let r = client().get(s.url("/v1/tools")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
     assert!(is_problem(&r));
@@ -231,11 +229,9 @@ async fn bearer_auth_and_the_body_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scoped_tokens_see_and_call_only_their_tools() {
     let s = Served::start_with(
-        
-            "[server]\nauth_tokens = [\"full-t0ken\"]\n\
-             [[server.tokens]]\nenv = \"AXON_TEST_ECHO_TOKEN\"\ntools = [\"echo\", \"sleep\"]\n\
-             [[server.tokens]]\nenv = \"AXON_TEST_OPS_TOKEN\"\ntools = [\"flaky\"]\nadmin = true\n",
-        ,
+        "[server]\nauth_tokens = [\"full-t0ken\"]\n\
+         [[server.tokens]]\nenv = \"AXON_TEST_ECHO_TOKEN\"\ntools = [\"echo\", \"sleep\"]\n\
+         [[server.tokens]]\nenv = \"AXON_TEST_OPS_TOKEN\"\ntools = [\"flaky\"]\nadmin = true\n",
         &[
             ("AXON_TEST_ECHO_TOKEN", "echo-t0ken"),
             ("AXON_TEST_OPS_TOKEN", "ops-t0ken"),
@@ -841,9 +837,8 @@ async fn a_running_run_can_be_followed_by_someone_who_did_not_start_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_shows_the_policy_in_force_and_its_breaker() {
-    let s = Served::start(
-        "[defaults]\ntimeout_ms = 7000\n\n[tools.flaky.retry]\nmax_attempts = 5\n",
-    );
+    let s =
+        Served::start("[defaults]\ntimeout_ms = 7000\n\n[tools.flaky.retry]\nmax_attempts = 5\n");
     let (status, tool) = s.get("/v1/tools/flaky").await;
     assert_eq!(status, StatusCode::OK, "{tool}");
     assert_eq!(tool["tool"]["name"], "flaky");
@@ -936,7 +931,7 @@ async fn a_cancelled_run_resumes_with_its_plan_and_keeps_its_finished_steps() {
 async fn an_idempotency_key_runs_a_call_once() {
     let s = Served::start("");
     let call = |key: &str, body: Value| {
-        s.client
+        client()
             .post(s.url("/v1/tools/flaky/call"))
             .header("Idempotency-Key", key)
             .json(&body)

@@ -14,9 +14,9 @@ use sqlx::Row as _;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
 use crate::{
-    Batches, CLAIM_STALE_MS, IDEMPOTENCY_TTL_MS, Owner, PENDING_SCAN, RECENT_LATENCY_ROWS,
-    Retention, Row, RunFilter, RunQuery, RunSummary, Writer, decode, encode, err, holder_of,
-    now_ms, run_summary_of, taken_by,
+    Batches, CLAIM_STALE_MS, IDEMPOTENCY_TTL_MS, Owner, RECENT_LATENCY_ROWS, Retention, Row,
+    RunFilter, RunQuery, RunSummary, Writer, decode, encode, err, holder_of, now_ms,
+    run_summary_of, taken_by,
 };
 
 /// How long opening the store waits for a connection: a database that cannot

@@ -13,9 +13,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteSy
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 
 use crate::{
-    Batches, CLAIM_STALE_MS, Durability, IDEMPOTENCY_TTL_MS, Owner, PENDING_SCAN,
-    RECENT_LATENCY_ROWS, Retention, Row, RunFilter, RunQuery, RunSummary, Store, Writer, decode,
-    encode, err, history_stats, holder_of, latencies_of, now_ms, run_summary_of, taken_by,
+    Batches, CLAIM_STALE_MS, Durability, IDEMPOTENCY_TTL_MS, Owner, RECENT_LATENCY_ROWS, Retention,
+    Row, RunFilter, RunQuery, RunSummary, Store, Writer, decode, encode, err, history_stats,
+    latencies_of, now_ms, run_summary_of, taken_by,
 };
 
 /// History and runs in one SQLite file.
@@ -606,7 +606,7 @@ mod tests {
         let plan: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
             "EXPLAIN QUERY PLAN {PENDING_RUNS}"
         )))
-        .bind(PENDING_SCAN)
+        .bind(crate::PENDING_SCAN)
         .fetch_all(&store.pool)
         .await
         .unwrap()

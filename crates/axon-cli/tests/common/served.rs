@@ -79,7 +79,7 @@ impl Served {
         } else {
             "application/yaml"
         };
-        self.client
+        client()
             .post(self.url(path))
             .header("content-type", kind)
             .body(body.to_string())
@@ -88,6 +88,7 @@ impl Served {
             .unwrap()
     }
 
+    /// `GET path` (no token): its status and body (`Null` when not JSON).
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {
         let r = client().get(self.url(path)).send().await.unwrap();
         (r.status(), r.json().await.unwrap_or(Value::Null))
