@@ -284,13 +284,7 @@ async fn a_page_that_moves_on_as_it_loads_is_still_reached() {
 async fn a_form_still_on_its_way_does_not_overtake_a_navigation() {
     let f = fixture(BrowserConfig::default()).await;
     for _ in 0..3 {
-        f.open("s", "slow_form.html").await;
-        let click = f
-            .call("s", "browser_click", json!({"selector": "#login-btn"}))
-            .await;
-        assert!(click.success, "{click:?}");
-        let url = format!("{}/roles.html", f.base);
-        let went = f.call("s", "browser_navigate", json!({"url": url})).await;
+        let went = f.submit_then_leave("s", "slow_form.html").await;
         assert_eq!(went.data["title"], "Roles", "{went:?}");
         // Past the form's answer (300 ms): the page is still the one reported.
         tokio::time::sleep(Duration::from_millis(700)).await;

@@ -197,6 +197,19 @@ impl Fixture {
         assert!(r.success, "opening {page}: {r:?}");
     }
 
+    /// On fixture `page`, click its form's submit button (`#login-btn`), then
+    /// at once navigate to roles.html: the navigation's result.
+    pub async fn submit_then_leave(&self, session: &str, page: &str) -> CallResult {
+        self.open(session, page).await;
+        let click = self
+            .call(session, "browser_click", json!({"selector": "#login-btn"}))
+            .await;
+        assert!(click.success, "{click:?}");
+        let url = format!("{}/roles.html", self.base);
+        self.call(session, "browser_navigate", json!({"url": url}))
+            .await
+    }
+
     /// The visible text of the element `selector` matches.
     pub async fn text(&self, session: &str, selector: &str) -> String {
         let r = self
