@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use axon_cli::config::{Config, LogFormat, OtlpProtocol, TelemetryConfig};
-use axon_core::trace::sampling::{HeadSampler, TraceGate};
+use axon_core::trace::sampling::HeadSampler;
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
 use opentelemetry_otlp::WithExportConfig;
@@ -63,17 +63,18 @@ pub fn init(config: &Config, verbose: u8, quiet: bool) -> Result<Telemetry, Stri
     // Spans of Axon's crates at every level (they are debug spans, so that the
     // log lines at info do not carry them) in the traces sampled when they
     // start (axon_core::trace::sampling), their events at info and above.
+    let sampler = HeadSampler::new(export.sampling_ratio);
     let otel = tracing_opentelemetry::layer()
         .with_tracer(provider.tracer("axon"))
         .with_threads(false)
         .with_location(false)
         .with_tracked_inactivity(false)
-        .with_filter(HeadSampler::new(export.sampling_ratio));
+        .with_filter(sampler);
     // Outermost: no span of an unsampled trace is built, for any layer.
     tracing_subscriber::registry()
         .with(fmt)
         .with(otel)
-        .with(TraceGate)
+        .with(sampler.gate())
         .init();
     axon_core::trace::install(Box::new(W3c(TraceContextPropagator::new())));
     Ok(Telemetry {

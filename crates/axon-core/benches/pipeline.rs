@@ -561,10 +561,11 @@ fn tracing_cost(c: &mut Criterion, s: &Setup) {
     // As `axon` installs it (crates/axon-cli/src/telemetry.rs): the ratio
     // decided where a trace starts, before its spans are built.
     let subscriber = |ratio: f64| {
-        use axon_core::trace::sampling::{HeadSampler, TraceGate};
+        use axon_core::trace::sampling::HeadSampler;
         use opentelemetry::trace::TracerProvider as _;
         use tracing_subscriber::Layer;
         use tracing_subscriber::layer::SubscriberExt;
+        let sampler = HeadSampler::new(ratio);
         tracing_subscriber::registry()
             .with(
                 tracing_opentelemetry::layer()
@@ -572,9 +573,9 @@ fn tracing_cost(c: &mut Criterion, s: &Setup) {
                     .with_threads(false)
                     .with_location(false)
                     .with_tracked_inactivity(false)
-                    .with_filter(HeadSampler::new(ratio)),
+                    .with_filter(sampler),
             )
-            .with(TraceGate)
+            .with(sampler.gate())
     };
     // The runtime is current-thread: the calls run on this thread, under this
     // thread's default subscriber.

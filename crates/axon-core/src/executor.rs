@@ -17,9 +17,9 @@
 //! `executor/record.rs` what history keeps of a call.
 
 use std::collections::HashMap;
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
+use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,7 +27,6 @@ use futures::{FutureExt, StreamExt};
 use serde_json::Value;
 use smol_str::SmolStr;
 use tokio::time::Instant;
-use tracing::Instrument;
 
 mod breakers;
 mod build;
@@ -57,6 +56,7 @@ use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::{CallResult, Provenance, ResponseDigest, Source, Timestamp};
 use crate::state::{KeyState, KeyedStates, PolicyState};
 use crate::tool::{CallScope, ToolContext, cancelled, new_call_id};
+use crate::trace::sampling::{self, CallSpan};
 
 /// Calls running at once in [`Executor::call_many`] unless told otherwise.
 pub const DEFAULT_MAX_PARALLEL: usize = 10;
@@ -218,29 +218,36 @@ impl Executor {
         let call_id = new_call_id(started_at.0);
         // OpenTelemetry's GenAI `execute_tool` span (docs/telemetry.md); no
         // arguments on it: they may hold secrets.
-        let span = tracing::debug_span!(
-            "execute_tool",
-            otel.name = %format_args!("execute_tool {}", call.tool),
-            gen_ai.operation.name = "execute_tool",
-            gen_ai.tool.name = %call.tool,
-            gen_ai.tool.call.id = &*call_id,
-            axon.correlation_id = call.correlation_id.as_deref(),
-            axon.attempts = tracing::field::Empty,
-            axon.cache_hit = tracing::field::Empty,
-            axon.fallback.index = tracing::field::Empty,
-            error.type = tracing::field::Empty,
-            otel.status_code = tracing::field::Empty,
-            otel.status_description = tracing::field::Empty,
-        );
-        if span.is_disabled() {
+        let opened = crate::trace::sampling::open_call(|| {
+            tracing::debug_span!(
+                "execute_tool",
+                otel.name = %format_args!("execute_tool {}", call.tool),
+                gen_ai.operation.name = "execute_tool",
+                gen_ai.tool.name = %call.tool,
+                gen_ai.tool.call.id = &*call_id,
+                axon.correlation_id = call.correlation_id.as_deref(),
+                axon.attempts = tracing::field::Empty,
+                axon.cache_hit = tracing::field::Empty,
+                axon.fallback.index = tracing::field::Empty,
+                error.type = tracing::field::Empty,
+                otel.status_code = tracing::field::Empty,
+                otel.status_description = tracing::field::Empty,
+            )
+        });
+        let span = match opened {
             // Nobody wants the span (telemetry off): the pipeline's future is
-            // awaited as it is, not moved into a wrapper first (it is a few KB).
-            return self.pipeline(call, call_id, started_at).await;
-        }
-        let result = self
-            .pipeline(call, call_id, started_at)
-            .instrument(span.clone())
-            .await;
+            // awaited as it is, in place.
+            CallSpan::Disabled => return self.pipeline(call, call_id, started_at).await,
+            CallSpan::Built(span) => span,
+            CallSpan::Unsampled => {
+                let mut pipeline = pin!(self.pipeline(call, call_id, started_at));
+                return poll_fn(|cx| sampling::unsampled(|| pipeline.as_mut().poll(cx))).await;
+            }
+        };
+        // Each poll in the span; the future is polled where it is, not moved
+        // into `tracing`'s `Instrumented` first (it is a few KB).
+        let mut pipeline = pin!(self.pipeline(call, call_id, started_at));
+        let result = poll_fn(|cx| span.in_scope(|| pipeline.as_mut().poll(cx))).await;
         span.record("axon.attempts", i64::from(result.attempts));
         span.record("axon.cache_hit", result.provenance.cache_hit);
         if let Some(fallback) = &result.fallback {

@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use axon_core::trace::sampling::{HeadSampler, TraceGate};
+use axon_core::trace::sampling::HeadSampler;
 use axon_core::{Executor, PolicyState, ToolCall, ToolError, ToolRegistry, tool_fn};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
@@ -37,6 +37,9 @@ fn executor() -> Executor {
     let mut registry = ToolRegistry::new();
     registry
         .register(tool_fn("echo", "Echoes", |args: Value, _ctx| async move {
+            // A tool's own span, as `http_request` or an MCP client opens one:
+            // it belongs to the call's trace, never a trace of its own.
+            let _inner = tracing::debug_span!(target: "axon_tool", "tool_inner").entered();
             Ok::<_, ToolError>(args)
         }))
         .expect("echo registers");
@@ -60,7 +63,7 @@ fn exported(ratio: f64, calls: usize, root: Option<&str>) -> Vec<(String, bool)>
                 .with_tracer(provider.tracer("test"))
                 .with_filter(HeadSampler::new(ratio)),
         )
-        .with(TraceGate);
+        .with(HeadSampler::new(ratio).gate());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
@@ -107,9 +110,10 @@ fn every_call_is_a_whole_trace_at_ratio_one_and_nothing_at_zero() {
     let all = exported(1.0, 5, None);
     assert_eq!(count(&all, "execute_tool"), 5, "{all:?}");
     assert_eq!(count(&all, "attempt"), 5, "{all:?}");
+    assert_eq!(count(&all, "tool_inner"), 5, "{all:?}");
     assert!(
         all.iter()
-            .filter(|(n, _)| n == "attempt")
+            .filter(|(n, _)| !n.starts_with("execute_tool"))
             .all(|(_, child)| *child),
         "{all:?}"
     );
@@ -121,11 +125,13 @@ fn a_trace_not_sampled_exports_none_of_its_spans() {
     let some = exported(0.5, 200, None);
     let calls = count(&some, "execute_tool");
     assert!((50..150).contains(&calls), "{calls} of 200 sampled at 0.5");
-    // An attempt is exported exactly when its call is: never an orphan root.
+    // An attempt, and the tool's own span, are exported exactly when their
+    // call is: never an orphan root.
     assert_eq!(count(&some, "attempt"), calls, "{some:?}");
+    assert_eq!(count(&some, "tool_inner"), calls, "{some:?}");
     assert!(
         some.iter()
-            .filter(|(n, _)| n == "attempt")
+            .filter(|(n, _)| !n.starts_with("execute_tool"))
             .all(|(_, child)| *child)
     );
 }
@@ -158,7 +164,7 @@ fn a_span_inside_an_unsampled_trace_is_not_built_at_all() {
                     .with_tracer(provider.tracer("test"))
                     .with_filter(HeadSampler::new(0.5)),
             )
-            .with(TraceGate);
+            .with(HeadSampler::new(0.5).gate());
         tracing::subscriber::with_default(subscriber, || {
             let carrier = format!("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-{flag}");
             let get = |key: &str| (key == "traceparent").then(|| carrier.clone());
@@ -176,6 +182,60 @@ fn a_span_inside_an_unsampled_trace_is_not_built_at_all() {
             let grandchild = tracing::debug_span!(target: "axon_test", "attempt");
             assert_eq!(!grandchild.is_disabled(), built, "traceparent flag {flag}");
         });
+    }
+    let _ = provider.shutdown();
+}
+
+/// Counts the spans the registry builds (a slot, whatever layer wants it).
+#[derive(Clone, Default)]
+struct Built(Arc<Mutex<Vec<String>>>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Built {
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        _: &tracing::span::Id,
+        _: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        self.0
+            .lock()
+            .expect("built spans")
+            .push(attrs.metadata().name().to_string());
+    }
+}
+
+#[test]
+fn a_call_that_starts_an_unsampled_trace_builds_no_span() {
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(Collect::default())
+        .build();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("runtime");
+    let ex = executor();
+    for (ratio, expected) in [(0.0, 0), (1.0, 3 * 4)] {
+        let built = Built::default();
+        let sampler = HeadSampler::new(ratio);
+        let subscriber = tracing_subscriber::registry()
+            .with(
+                tracing_opentelemetry::layer()
+                    .with_tracer(provider.tracer("test"))
+                    .with_filter(sampler),
+            )
+            .with(sampler.gate())
+            .with(built.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            rt.block_on(async {
+                for _ in 0..4 {
+                    let result = ex.call(ToolCall::new("echo", json!({"n": 1}))).await;
+                    assert!(result.success, "{result:?}");
+                }
+            })
+        });
+        let built = built.0.lock().expect("built spans");
+        // Sampled: `execute_tool`, `attempt` and the tool's own, each call.
+        assert_eq!(built.len(), expected, "ratio {ratio}: {built:?}");
     }
     let _ = provider.shutdown();
 }

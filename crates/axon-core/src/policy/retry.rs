@@ -8,7 +8,8 @@
 //! budget has a token. The delay is the backoff curve, or upstream's `Retry-After`
 //! for `rate_limited` when `respect_retry_after`.
 
-use std::future::Future;
+use std::future::{Future, poll_fn};
+use std::pin::pin;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -16,7 +17,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tracing::Instrument;
 
 use super::PolicyError;
 use super::backoff::{self, Backoff, Jitter};
@@ -195,11 +195,13 @@ impl RetryLoop<'_> {
                 otel.status_code = tracing::field::Empty,
                 otel.status_description = tracing::field::Empty,
             );
-            // Not moved into tracing's wrapper when nobody wants the span.
+            // Each poll in the span, when anybody wants it; polled where it
+            // is, not moved into `tracing`'s `Instrumented` first.
             let ran = if span.is_disabled() {
                 attempt(n, limit).await
             } else {
-                attempt(n, limit).instrument(span.clone()).await
+                let mut attempt = pin!(attempt(n, limit));
+                poll_fn(|cx| span.in_scope(|| attempt.as_mut().poll(cx))).await
             };
             let error = match ran {
                 Attempt::Refused(e) => {

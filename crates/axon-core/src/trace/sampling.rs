@@ -15,8 +15,14 @@
 //! empty slot: `tracing-subscriber` disables a span for the whole subscriber
 //! only when every per-layer filter of its 64 says no, so a filter of one
 //! layer never does. [`TraceGate`], a layer of the whole subscriber, does: it
-//! builds the first span of every trace (an unsampled one marked) and no span
-//! inside an unsampled trace.
+//! decides where a trace starts, builds the first span of every trace (an
+//! unsampled one marked) and no span inside an unsampled trace.
+//!
+//! A call that starts a trace of its own (a library's `Executor::call` with no
+//! request or run around it) does better still: its span is opened through
+//! [`open_call`], and when its trace is not sampled the span is not built at
+//! all; the call then runs [`unsampled`], a task-local mark that the spans
+//! opened inside it (its attempts', its tool's) read instead of a parent.
 
 use std::cell::Cell;
 
@@ -54,59 +60,126 @@ impl HeadSampler {
         }
     }
 
+    /// The layer that keeps this sampler's unsampled traces from being
+    /// built at all, to put outermost beside the filtered OpenTelemetry layer.
+    pub fn gate(&self) -> TraceGate {
+        TraceGate { sampler: *self }
+    }
+
     fn roll(&self) -> bool {
         self.ratio >= 1.0 || (self.ratio > 0.0 && fastrand::f64() < self.ratio)
     }
 
-    /// Whether a new span of Axon's is sampled: by its trace's start, or by
-    /// the span of Axon's it is opened in.
+    /// Whether a new span of Axon's is sampled: by the span of Axon's it is
+    /// opened in, or, where it starts a trace, as [`TraceGate`] decided (it
+    /// is asked first) or by the ratio where there is no gate.
     fn sampled<S>(&self, cx: &Context<'_, S>) -> bool
     where
         S: tracing::Subscriber + for<'a> LookupSpan<'a>,
     {
-        let decided = match root_decision() {
-            Some(RootDecision::Remote(sampled)) => sampled,
-            Some(RootDecision::New) => self.roll(),
-            None => {
-                let current = cx.current_span();
-                match current.metadata() {
-                    // Inside a trace of Axon's: sampled when the span it is in
-                    // is (`cx.span` sees only the spans this filter let through).
-                    Some(parent) if is_axon(parent.target()) => {
-                        return current.id().and_then(|id| cx.span(id)).is_some();
-                    }
-                    // Inside nothing of Axon's: the trace starts here.
-                    _ => self.roll(),
-                }
+        if root_decision().is_none() {
+            let current = cx.current_span();
+            // Inside a trace of Axon's: sampled when the span it is in is
+            // (`cx.span` sees only the spans this filter let through).
+            if current
+                .metadata()
+                .is_some_and(|parent| is_axon(parent.target()))
+            {
+                return current.id().and_then(|id| cx.span(id)).is_some();
             }
-        };
-        // For `TraceGate::on_new_span`, which marks the span being built.
-        ROOT_SAMPLED.set(Some(decided));
-        decided
+        }
+        ROOT_SAMPLED.get().unwrap_or_else(|| self.roll())
+    }
+
+    /// Whether a span that starts a trace is sampled: as its remote parent
+    /// says, or by the ratio.
+    fn decide(&self, root: RootDecision) -> bool {
+        match root {
+            RootDecision::Remote(sampled) => sampled,
+            RootDecision::New => self.roll(),
+        }
     }
 }
 
 thread_local! {
-    /// The sampling of the trace whose first span is being built on this
-    /// thread, between the filters' verdict and the span's creation.
+    /// The gate's decision for the first span of a trace being built on this
+    /// thread, between its verdict and the span's creation (the OpenTelemetry
+    /// layer's filter follows it; `on_new_span` marks the span by it).
     static ROOT_SAMPLED: Cell<Option<bool>> = const { Cell::new(None) };
+    /// Set by [`open_call`] while it builds its span: a trace that would start
+    /// unsampled there is not built at all, and the call knows it.
+    static REFUSABLE: Cell<bool> = const { Cell::new(false) };
+    /// Set by the gate when it refused the span [`open_call`] is building.
+    static REFUSED: Cell<bool> = const { Cell::new(false) };
+}
+
+tokio::task_local! {
+    /// Present while a call runs whose trace was not sampled and whose first
+    /// span was therefore never built ([`CallSpan::Unsampled`]): no span of
+    /// Axon's inside it is built either.
+    static UNSAMPLED: ();
+}
+
+/// What opening the span of a call that may start a trace gave.
+#[derive(Debug)]
+pub enum CallSpan {
+    /// The span exists: the call runs in it.
+    Built(tracing::Span),
+    /// Nobody wants it: telemetry is off, or the call is inside a trace that
+    /// is not sampled (whose first span says so to the spans opened in it).
+    Disabled,
+    /// The call starts a trace that is not sampled: its span was not built,
+    /// and the call must run under [`unsampled`] so that no span opened
+    /// inside it (its attempts', its tool's) starts a trace of its own.
+    Unsampled,
+}
+
+/// Open a call's span (`open` builds it) where the trace it may start is
+/// decided before anything is built: an unsampled one costs the call no
+/// registry slot, no span enter and exit, no records (docs/benchmarks.md,
+/// "Tracing").
+pub fn open_call(open: impl FnOnce() -> tracing::Span) -> CallSpan {
+    REFUSABLE.set(true);
+    let span = open();
+    REFUSABLE.set(false);
+    if REFUSED.take() {
+        CallSpan::Unsampled
+    } else if span.is_disabled() {
+        CallSpan::Disabled
+    } else {
+        CallSpan::Built(span)
+    }
+}
+
+/// Run one poll of a call whose trace is not sampled ([`CallSpan::Unsampled`]):
+/// spans of Axon's opened during it are not built.
+pub fn unsampled<R>(poll: impl FnOnce() -> R) -> R {
+    UNSAMPLED.sync_scope((), poll)
+}
+
+fn in_unsampled_call() -> bool {
+    UNSAMPLED.try_with(|_| ()).is_ok()
 }
 
 /// Marks the first span of a trace that is not sampled.
 struct Unsampled;
 
-/// A layer of the whole subscriber that keeps spans inside unsampled traces
-/// from being built at all (`Span::none()`: no registry slot, no
-/// `Instrumented` wrapper, no record calls). A per-layer filter cannot: the
-/// registry builds a span unless every per-layer filter says no. The first
-/// span of every trace is built, sampled or not, and an unsampled one is
-/// marked, so that the spans opened inside it know where they are.
+/// A layer of the whole subscriber that decides where each trace starts
+/// whether it is sampled, and keeps spans inside unsampled traces from being
+/// built at all (`Span::none()`: no registry slot, no enter and exit, no
+/// record calls). A per-layer filter cannot: the registry builds a span
+/// unless every per-layer filter says no. The first span of every trace is
+/// built, sampled or not, and an unsampled one is marked, so that the spans
+/// opened inside it know where they are; except a call's, opened through
+/// [`open_call`], which is not built at all.
 ///
-/// Put it outermost (`registry().with(…).with(otel).with(TraceGate)`), beside
-/// an OpenTelemetry layer filtered by [`HeadSampler`]. Other layers (the log
-/// lines') then see no span of an unsampled trace either.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TraceGate;
+/// Put it outermost (`registry().with(…).with(otel).with(sampler.gate())`),
+/// beside an OpenTelemetry layer filtered by the same [`HeadSampler`]. Other
+/// layers (the log lines') then see no span of an unsampled trace either.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceGate {
+    sampler: HeadSampler,
+}
 
 impl<S> Layer<S> for TraceGate
 where
@@ -121,8 +194,15 @@ where
     }
 
     fn enabled(&self, meta: &Metadata<'_>, cx: Context<'_, S>) -> bool {
-        if !meta.is_span() || !is_axon(meta.target()) || root_decision().is_some() {
+        if !meta.is_span() || !is_axon(meta.target()) {
             return true;
+        }
+        ROOT_SAMPLED.set(None);
+        if let Some(root) = root_decision() {
+            return self.root(root);
+        }
+        if in_unsampled_call() {
+            return false;
         }
         let current = cx.current_span();
         match (current.metadata(), current.id()) {
@@ -131,7 +211,7 @@ where
             (Some(parent), Some(id)) if is_axon(parent.target()) => cx
                 .span(id)
                 .is_none_or(|span| span.extensions().get::<Unsampled>().is_none()),
-            _ => true,
+            _ => self.root(RootDecision::New),
         }
     }
 
@@ -141,6 +221,21 @@ where
         {
             span.extensions_mut().insert(Unsampled);
         }
+    }
+}
+
+impl TraceGate {
+    /// Whether the first span of a trace is built: a sampled one is; an
+    /// unsampled one is built and marked, unless [`open_call`] is building
+    /// it, which runs the call [`unsampled`] instead.
+    fn root(&self, root: RootDecision) -> bool {
+        let sampled = self.sampler.decide(root);
+        if !sampled && REFUSABLE.get() {
+            REFUSED.set(true);
+            return false;
+        }
+        ROOT_SAMPLED.set(Some(sampled));
+        true
     }
 }
 
