@@ -4,14 +4,24 @@
 # processes (docs/benchmarks.md, "Cluster"):
 #
 #   1. one replica, SQLite (the default: durable history, no Redis): the baseline
-#   2. one replica on PostgreSQL + Redis (shared breaker and rate limit)
-#   3. three replicas on PostgreSQL + Redis, the load split over them
+#   2. one replica, SQLite + Redis: what the shared breaker and rate limit cost alone
+#   3. one replica on PostgreSQL with `synchronous_commit = off` (set through
+#      the URL's `options`) + Redis: a commit no longer waits for the WAL to
+#      reach the disk, about the guarantee SQLite's WAL with
+#      `synchronous = NORMAL` gives
+#   4. one replica on PostgreSQL + Redis (shared breaker and rate limit)
+#   5. three replicas on PostgreSQL + Redis, the load split over them
 #
 # The echo tool gets a breaker and a rate limit far above the load, so every
 # call makes its Redis admission. Every server and wrk share the machine's cores.
 #
 #   bash benches/load/cluster.sh                       # 20 s each, 30 connections in all
 #   SECONDS_EACH=10 CONNECTIONS=60 bash benches/load/cluster.sh
+#   SERIES=6 SECONDS_EACH=2 bash benches/load/cluster.sh  # a replica's first seconds
+#
+# With SERIES=N it measures instead how a replica warms up: N loads one after
+# another on one replica on a fresh PostgreSQL schema, then N on a second,
+# fresh process on the same (now used) schema, then N on SQLite.
 #
 # Environment: STORE_URL (default postgres://postgres@127.0.0.1:5432/test),
 # REDIS_URL (default redis://127.0.0.1:6379/0).
@@ -32,9 +42,14 @@ failure_threshold = 5
 [tools.echo.limits]
 rate_per_sec = 1000000
 '
+shared=$(printf '[shared]\nredis_url = "%s"\nkey_prefix = "axon-bench-%s:"\n' "$redis" "$$")
+case "$store" in *\?*) sep='&' ;; *) sep='?' ;; esac
 printf '%s' "$policy" > "$dir/sqlite.toml"
-printf '%s\n[store]\nurl = "%s"\nschema = "%s"\n\n[shared]\nredis_url = "%s"\nkey_prefix = "axon-bench-%s:"\n' \
-    "$policy" "$store" "$schema" "$redis" "$$" > "$dir/cluster.toml"
+printf '%s\n%s\n' "$policy" "$shared" > "$dir/sqlite-redis.toml"
+printf '%s\n[store]\nurl = "%s"\nschema = "%s"\n\n%s\n' \
+    "$policy" "$store" "$schema" "$shared" > "$dir/cluster.toml"
+printf '%s\n[store]\nurl = "%s%soptions=-c%%20synchronous_commit%%3Doff"\nschema = "%s"\n\n%s\n' \
+    "$policy" "$store" "$sep" "$schema" "$shared" > "$dir/cluster-nosync.toml"
 
 # start NAME CONFIG: a server; prints its URL.
 start() {
@@ -70,9 +85,26 @@ load() {
 
 echo "| setup | duration | calls | calls/s | p50 (per replica) | p99 (per replica) | non-2xx |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
-a=$(start sqlite "$dir/sqlite.toml")
-load "1 replica, SQLite" "$a"
-kill "$(cat "$dir/sqlite.pid")"
+if [ -n "${SERIES:-}" ]; then
+    for setup in "pg-fresh:cluster" "pg-used:cluster" "sqlite:sqlite"; do
+        name=${setup%%:*}
+        url=$(start "$name" "$dir/${setup#*:}.toml")
+        for i in $(seq "$SERIES"); do load "$name #$i" "$url"; done
+        kill "$(cat "$dir/$name.pid")"
+        wait "$(cat "$dir/$name.pid")" 2>/dev/null || true
+    done
+    exit 0
+fi
+# one NAME CONFIG LABEL: one replica alone, loaded, then stopped.
+one() {
+    local url
+    url=$(start "$1" "$2")
+    load "$3" "$url"
+    kill "$(cat "$dir/$1.pid")"
+}
+one sqlite "$dir/sqlite.toml" "1 replica, SQLite"
+one sqlite-redis "$dir/sqlite-redis.toml" "1 replica, SQLite + Redis"
+one pg-nosync "$dir/cluster-nosync.toml" "1 replica, PostgreSQL (synchronous_commit off) + Redis"
 b=$(start pg1 "$dir/cluster.toml")
 load "1 replica, PostgreSQL + Redis" "$b"
 c=$(start pg2 "$dir/cluster.toml")
