@@ -164,7 +164,7 @@ fn in_unsampled_call() -> bool {
 /// Marks the first span of a trace that is not sampled.
 struct Unsampled;
 
-/// A layer of the whole subscriber that decides where each trace starts
+/// A layer of the whole subscriber that decides, where each trace starts,
 /// whether it is sampled, and keeps spans inside unsampled traces from being
 /// built at all (`Span::none()`: no registry slot, no enter and exit, no
 /// record calls). A per-layer filter cannot: the registry builds a span
