@@ -30,7 +30,8 @@
 //!
 //! With `PIPELINE_CALLS="<case> <calls>"` it makes that many calls of one case
 //! (`bare`, `tower`, `bare_plus_record`, `axon_pipeline`, `axon_cache_hit`,
-//! `like_for_like`) and exits, without criterion: `scripts/instructions` runs
+//! `like_for_like`, and `otel_on` / `otel_0.01` under the tracing group's
+//! subscriber) and exits, without criterion: `scripts/instructions` runs
 //! it under callgrind, whose instruction counts repeat on a busy machine where
 //! timings do not.
 
@@ -405,6 +406,12 @@ impl Setup {
             "axon_pipeline" => axon(&self.full),
             "axon_cache_hit" => axon(&self.cached),
             "like_for_like" => axon(&stage_executor(&LIKE_FOR_LIKE)),
+            "otel_on" | "otel_0.01" => {
+                let provider = discarding_provider();
+                let ratio = if case == "otel_on" { 1.0 } else { 0.01 };
+                let _guard = tracing::subscriber::set_default(otel_subscriber(&provider, ratio));
+                axon(&self.full);
+            }
             other => panic!("PIPELINE_CALLS: no case {other:?}"),
         }
     }
@@ -555,41 +562,51 @@ fn tracing_cost(c: &mut Criterion, s: &Setup) {
     };
     count_allocations(&s.rt, "tracing/axon_pipeline_otel_off", one);
     group.bench_function("axon_pipeline_otel_off", |b| b.to_async(&s.rt).iter(one));
-    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
-        .with_batch_exporter(Discard)
-        .build();
-    // As `axon` installs it (crates/axon-cli/src/telemetry.rs): the ratio
-    // decided where a trace starts, before its spans are built.
-    let subscriber = |ratio: f64| {
-        use axon_core::trace::sampling::HeadSampler;
-        use opentelemetry::trace::TracerProvider as _;
-        use tracing_subscriber::Layer;
-        use tracing_subscriber::layer::SubscriberExt;
-        let sampler = HeadSampler::new(ratio);
-        tracing_subscriber::registry()
-            .with(
-                tracing_opentelemetry::layer()
-                    .with_tracer(provider.tracer("axon"))
-                    .with_threads(false)
-                    .with_location(false)
-                    .with_tracked_inactivity(false)
-                    .with_filter(sampler),
-            )
-            .with(sampler.gate())
-    };
+    let provider = discarding_provider();
     // The runtime is current-thread: the calls run on this thread, under this
     // thread's default subscriber.
     for (name, ratio) in [
         ("axon_pipeline_otel_on", 1.0),
         ("axon_pipeline_otel_0.01", 0.01),
     ] {
-        let guard = tracing::subscriber::set_default(subscriber(ratio));
+        let guard = tracing::subscriber::set_default(otel_subscriber(&provider, ratio));
         count_allocations(&s.rt, &format!("tracing/{name}"), one);
         group.bench_function(name, |b| b.to_async(&s.rt).iter(one));
         drop(guard);
     }
     group.finish();
     let _ = provider.shutdown();
+}
+
+/// Spans batched to an exporter that drops them.
+fn discarding_provider() -> opentelemetry_sdk::trace::SdkTracerProvider {
+    opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_batch_exporter(Discard)
+        .build()
+}
+
+/// The subscriber `axon` installs when `[telemetry]` is on
+/// (crates/axon-cli/src/telemetry.rs): the ratio decided where a trace
+/// starts, before its spans are built.
+fn otel_subscriber(
+    provider: &opentelemetry_sdk::trace::SdkTracerProvider,
+    ratio: f64,
+) -> impl tracing::Subscriber + Send + Sync {
+    use axon_core::trace::sampling::HeadSampler;
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    let sampler = HeadSampler::new(ratio);
+    tracing_subscriber::registry()
+        .with(
+            tracing_opentelemetry::layer()
+                .with_tracer(provider.tracer("axon"))
+                .with_threads(false)
+                .with_location(false)
+                .with_tracked_inactivity(false)
+                .with_filter(sampler),
+        )
+        .with(sampler.gate())
 }
 
 /// An exporter that drops every batch: the cost measured is Axon's spans and
