@@ -39,7 +39,11 @@ fn executor() -> Executor {
         .register(tool_fn("echo", "Echoes", |args: Value, _ctx| async move {
             // A tool's own span, as `http_request` or an MCP client opens one:
             // it belongs to the call's trace, never a trace of its own.
-            let _inner = tracing::debug_span!(target: "axon_tool", "tool_inner").entered();
+            drop(tracing::debug_span!(target: "axon_tool", "tool_inner").entered());
+            // Lets the other calls of a `call_many` run in between: each
+            // call's sampling must hold across its own polls only.
+            tokio::task::yield_now().await;
+            drop(tracing::debug_span!(target: "axon_tool", "tool_after").entered());
             Ok::<_, ToolError>(args)
         }))
         .expect("echo registers");
@@ -52,6 +56,17 @@ fn executor() -> Executor {
 /// Run `calls` under a subscriber sampling `ratio`, each in a trace that
 /// starts at `root` when given; the names of the spans exported.
 fn exported(ratio: f64, calls: usize, root: Option<&str>) -> Vec<(String, bool)> {
+    exported_as(ratio, calls, root, false)
+}
+
+/// As [`exported`], the calls made one at a time or, with `together`, all at
+/// once through `call_many` (ten in flight), their polls interleaved.
+fn exported_as(
+    ratio: f64,
+    calls: usize,
+    root: Option<&str>,
+    together: bool,
+) -> Vec<(String, bool)> {
     axon_core::trace::install(Box::new(Decides));
     let spans = Collect::default();
     let provider = SdkTracerProvider::builder()
@@ -71,6 +86,13 @@ fn exported(ratio: f64, calls: usize, root: Option<&str>) -> Vec<(String, bool)>
     let ex = executor();
     tracing::subscriber::with_default(subscriber, || {
         rt.block_on(async {
+            if together {
+                let many = (0..calls).map(|_| ToolCall::new("echo", json!({"n": 1})));
+                for result in ex.call_many(many.collect(), Some(10)).await {
+                    assert!(result.success, "{result:?}");
+                }
+                return;
+            }
             for _ in 0..calls {
                 let call = ex.call(ToolCall::new("echo", json!({"n": 1})));
                 let result = match root {
@@ -129,6 +151,21 @@ fn a_trace_not_sampled_exports_none_of_its_spans() {
     // call is: never an orphan root.
     assert_eq!(count(&some, "attempt"), calls, "{some:?}");
     assert_eq!(count(&some, "tool_inner"), calls, "{some:?}");
+    assert!(
+        some.iter()
+            .filter(|(n, _)| !n.starts_with("execute_tool"))
+            .all(|(_, child)| *child)
+    );
+}
+
+#[test]
+fn calls_polled_together_keep_each_its_own_sampling() {
+    let some = exported_as(0.5, 200, None, true);
+    let calls = count(&some, "execute_tool");
+    assert!((50..150).contains(&calls), "{calls} of 200 sampled at 0.5");
+    for inside in ["attempt", "tool_inner", "tool_after"] {
+        assert_eq!(count(&some, inside), calls, "{inside}: {some:?}");
+    }
     assert!(
         some.iter()
             .filter(|(n, _)| !n.starts_with("execute_tool"))
@@ -214,7 +251,7 @@ fn a_call_that_starts_an_unsampled_trace_builds_no_span() {
         .build()
         .expect("runtime");
     let ex = executor();
-    for (ratio, expected) in [(0.0, 0), (1.0, 3 * 4)] {
+    for (ratio, expected) in [(0.0, 0), (1.0, 4 * 4)] {
         let built = Built::default();
         let sampler = HeadSampler::new(ratio);
         let subscriber = tracing_subscriber::registry()
@@ -234,7 +271,7 @@ fn a_call_that_starts_an_unsampled_trace_builds_no_span() {
             })
         });
         let built = built.0.lock().expect("built spans");
-        // Sampled: `execute_tool`, `attempt` and the tool's own, each call.
+        // Sampled: `execute_tool`, `attempt` and the tool's two, each call.
         assert_eq!(built.len(), expected, "ratio {ratio}: {built:?}");
     }
     let _ = provider.shutdown();
