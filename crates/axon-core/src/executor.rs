@@ -218,7 +218,7 @@ impl Executor {
         let call_id = new_call_id(started_at.0);
         // OpenTelemetry's GenAI `execute_tool` span (docs/telemetry.md); no
         // arguments on it: they may hold secrets.
-        let opened = crate::trace::sampling::open_call(|| {
+        let opened = sampling::open_call(|| {
             tracing::debug_span!(
                 "execute_tool",
                 otel.name = %format_args!("execute_tool {}", call.tool),
