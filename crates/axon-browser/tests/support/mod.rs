@@ -61,6 +61,45 @@ async fn fixture_file(
     }
 }
 
+/// Serves the tree under `root` (any depth, `..` refused) on a random
+/// loopback port, each file typed by its extension; returns the base URL.
+/// For pages written elsewhere that load their scripts, styles and images
+/// by relative paths (MiniWoB++'s, in peers/miniwob).
+pub async fn serve_tree(root: PathBuf) -> String {
+    use axum::extract::Path;
+    use axum::http::StatusCode;
+    let app = axum::Router::new().route(
+        "/{*path}",
+        axum::routing::get(move |Path(path): Path<String>| {
+            let root = root.clone();
+            async move {
+                if path.split('/').any(|part| part == "..") {
+                    return Err(StatusCode::NOT_FOUND);
+                }
+                let kind = match path.rsplit('.').next().unwrap_or_default() {
+                    "html" => "text/html; charset=utf-8",
+                    "js" => "text/javascript; charset=utf-8",
+                    "css" => "text/css; charset=utf-8",
+                    "json" => "application/json",
+                    "png" => "image/png",
+                    "gif" => "image/gif",
+                    "jpg" | "jpeg" => "image/jpeg",
+                    "svg" => "image/svg+xml",
+                    _ => "application/octet-stream",
+                };
+                match tokio::fs::read(root.join(&path)).await {
+                    Ok(body) => Ok(([("content-type", kind)], body)),
+                    Err(_) => Err(StatusCode::NOT_FOUND),
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
 pub struct Fixture {
     pub executor: Executor,
     pub browsers: Arc<Browsers>,
