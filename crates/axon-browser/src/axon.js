@@ -173,16 +173,27 @@
       el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
       r = el.getBoundingClientRect();
     }
-    const x = Math.min(Math.max(r.left + r.width / 2, 0), innerWidth - 1);
-    const y = Math.min(Math.max(r.top + r.height / 2, 0), innerHeight - 1);
     // Hit-test in the element's own tree: a shadow root answers with its own
     // nodes where the document would answer with the host.
     const root = el.getRootNode();
-    const hit = (root.elementFromPoint ? root : el.ownerDocument).elementFromPoint(x, y);
+    const at = (x, y) => (root.elementFromPoint ? root : el.ownerDocument).elementFromPoint(x, y);
     const ours = (n) => n && (el.contains(n) || (el.labels && Array.from(el.labels).some((l) => l.contains(n))));
-    if (!ours(hit)) return { ok: false, reason: "covered by " + describe(hit) };
-    out.x = x;
-    out.y = y;
+    // The middle first; when something lies over it, the point of the
+    // element in view nearest the middle (a person clicks the part they
+    // see). Covered everywhere: the reason names what covers the middle.
+    const points = [];
+    for (const fy of [0.5, 0.25, 0.75, 0.1, 0.9]) {
+      for (const fx of [0.5, 0.35, 0.65, 0.2, 0.8, 0.05, 0.95]) {
+        const x = Math.min(Math.max(r.left + r.width * fx, 0), innerWidth - 1);
+        const y = Math.min(Math.max(r.top + r.height * fy, 0), innerHeight - 1);
+        points.push({ x, y, d: Math.abs(fx - 0.5) + Math.abs(fy - 0.5) });
+      }
+    }
+    points.sort((a, b) => a.d - b.d);
+    const seen = points.find((p) => ours(at(p.x, p.y)));
+    if (!seen) return { ok: false, reason: "covered by " + describe(at(points[0].x, points[0].y)) };
+    out.x = seen.x;
+    out.y = seen.y;
     // In an iframe, x and y are the frame's: the caller maps them to the page.
     if (el.ownerDocument.defaultView !== el.ownerDocument.defaultView.top) out.framed = true;
     return out;

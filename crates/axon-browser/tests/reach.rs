@@ -219,3 +219,35 @@ async fn the_snapshot_reaches_roleless_controls_nearby_labels_frames_and_shadow_
         );
     }
 }
+
+/// A button whose middle lies under another (MiniWoB++'s click-test-2 places
+/// its two buttons so): a person clicks the part of it in view, and so does
+/// the click; one that is covered everywhere still fails with what covers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partly_covered_control_is_clicked_where_it_shows() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "overlap.html").await;
+    for name in ["ONE", "TWO"] {
+        let clicked = f
+            .once(
+                "s",
+                "browser_click",
+                json!({"role": "button", "name": name, "timeout_ms": 500}),
+            )
+            .await;
+        assert!(clicked.success, "{name}: {clicked:?}");
+    }
+    assert_eq!(f.text("s", "#status").await, "one;two;");
+
+    f.open("s", "delayed.html").await;
+    let covered = f
+        .once(
+            "s",
+            "browser_click",
+            json!({"selector": "#covered", "timeout_ms": 300}),
+        )
+        .await;
+    let message = covered.error.map(|e| e.message).unwrap_or_default();
+    assert!(message.contains("covered by div#veil"), "{message}");
+    f.browsers.shutdown().await;
+}

@@ -16,7 +16,14 @@ pub(super) fn similarity(target: &str, name: &str) -> f64 {
     let t = as_controls(&norm(target));
     let n = as_controls(&norm(name));
     if t.is_empty() || n.is_empty() {
-        return 0.0;
+        // A name of signs only ("♥♥♥") has no words: it matches as written.
+        let bare = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let written = bare(target);
+        return if t.is_empty() && !written.is_empty() && written == bare(name) {
+            1.0
+        } else {
+            0.0
+        };
     }
     if t == n {
         return 1.0;
@@ -239,7 +246,16 @@ pub(super) fn click_among(
         section_words(step)
     );
     let hint_here = hint.or(role_hint(&norm(step)));
-    let picked = if quotes.is_empty() {
+    // A kind in quotes ("Click on a \"textarea\" widget") is the kind,
+    // unless an element is named so.
+    let quoted_kind = match quotes {
+        [q] => {
+            kind_in(q).is_some_and(|(_, rest)| rest.trim().is_empty())
+                && !nodes.iter().any(|n| norm(&n.name) == norm(q))
+        }
+        _ => false,
+    };
+    let picked = if quotes.is_empty() || quoted_kind {
         by_kind(nodes, step, verb)
     } else {
         None

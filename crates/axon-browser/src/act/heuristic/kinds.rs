@@ -147,7 +147,7 @@ fn one_line(n: &SnapshotNode) -> bool {
 }
 
 /// The kinds, most specific words first ("text area" before "text").
-pub(super) const KINDS: [Kind; 11] = [
+pub(super) const KINDS: [Kind; 13] = [
     Kind {
         words: &[
             "textarea",
@@ -230,6 +230,7 @@ pub(super) const KINDS: [Kind; 11] = [
             "input field",
             "input box",
             "input",
+            "text widget",
         ],
         roles: &["textbox", "searchbox"],
         plain_first: true,
@@ -259,10 +260,22 @@ pub(super) const KINDS: [Kind; 11] = [
         plain_first: false,
         test: any_of,
     },
+    Kind {
+        words: &["radio button", "radio"],
+        roles: &["radio"],
+        plain_first: false,
+        test: any_of,
+    },
+    Kind {
+        words: &["button"],
+        roles: &["button"],
+        plain_first: false,
+        test: any_of,
+    },
 ];
 
 /// Words beside a kind that name nothing ("a checkbox widget").
-const KIND_FILLER: [&str; 5] = ["widget", "element", "control", "one", "page"];
+const KIND_FILLER: [&str; 6] = ["widget", "element", "control", "one", "page", "any"];
 
 /// The kind of control the step names, and the step's words without the
 /// kind's words (lowercased, normalised).
@@ -281,7 +294,8 @@ pub(super) fn kind_in(step: &str) -> Option<(&'static Kind, String)> {
 /// the clue: "the textarea", "a checkbox widget", "the 3rd input textbox",
 /// "the second text field". Among the page's controls of that kind (for a
 /// one-line text field: the plain ones first, not the date or e-mail fields,
-/// when there are both), the one at the step's ordinal, or the only one.
+/// when there are both), the one at the step's ordinal, the only one, or
+/// for "a …" / "any …" the first.
 /// `None` when the step names no kind, names an element by other words too,
 /// or the kind has several elements and no ordinal picks one.
 pub(super) fn by_kind<'a>(
@@ -322,6 +336,19 @@ pub(super) fn by_kind<'a>(
     } else {
         of_kind
     };
+    // "a checkbox", "any button": whichever one; the first is taken.
+    let lower = norm(step);
+    let indefinite = kind
+        .words
+        .iter()
+        .find_map(|w| find_words(&lower, w))
+        .is_some_and(|at| {
+            matches!(
+                lower[..at].split_whitespace().next_back(),
+                Some("a" | "an" | "any")
+            )
+        });
+    let position = position.or(indefinite.then_some(1));
     let (pick, how) = at_position(&candidates, position, true)?;
     Some((
         pick,

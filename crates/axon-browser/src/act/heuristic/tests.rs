@@ -396,3 +396,58 @@ fn a_state_that_several_elements_share_is_an_error_naming_them() {
     let picked = decided("Expand the second collapsed section").unwrap();
     assert_eq!(picked.action.args.reference.as_deref(), Some("e3"));
 }
+
+/// MiniWoB++'s instructions end in a full stop, as people write them
+/// (tests/act_miniwob.rs): the stop names nothing, after a quote, a number or
+/// a kind of control.
+#[test]
+fn a_sentence_s_full_stop_is_not_part_of_what_it_names() {
+    let mut tabs = vec![
+        node("tab", "Tab #1", "e1"),
+        node("tab", "Tab #2", "e2"),
+        node("tab", "Tab #3", "e3"),
+    ];
+    let picked = |step: &str, page: &[SnapshotNode]| {
+        on_page(step, page)
+            .map(|a| a.args.reference.unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{step}: {e}"))
+    };
+    assert_eq!(picked("Click on Tab #2.", &tabs), "e2");
+    tabs.push(node("textbox", "", "e4"));
+    tabs.push(node("textbox", "", "e5"));
+    tabs.push(node("textbox", "", "e6"));
+    assert_eq!(picked("Focus into the 2nd input textbox.", &tabs), "e5");
+    let mut area = node("textbox", "", "e7");
+    area.states.push("multiline".into());
+    let widgets = vec![
+        node("radio", "BPF", "e1"),
+        node("textbox", "", "e2"),
+        node("button", "TVkEp", "e3"),
+        area,
+        node("checkbox", "3hI", "e4"),
+    ];
+    assert_eq!(picked("Click on a \"textarea\" widget.", &widgets), "e7");
+    assert_eq!(picked("Click on a \"button\" widget.", &widgets), "e3");
+    // "a button" with two on the page: any one will do, the first is taken;
+    // "the button" with two is a question back.
+    let mut two = widgets.clone();
+    two.push(node("button", "axEDw", "e8"));
+    assert_eq!(picked("Click on a \"button\" widget.", &two), "e3");
+    assert_eq!(picked("Click any button", &two), "e3");
+    assert!(on_page("Click the button", &two).is_err());
+}
+
+/// A name of signs only ("♥♥♥") is matched as it is written: words of it
+/// there are none.
+#[test]
+fn a_name_of_signs_only_matches_itself() {
+    let page = vec![
+        node("button", "ÖK", "e1"),
+        node("button", "♥♥♥", "e2"),
+        node("button", "Cancél", "e3"),
+    ];
+    let a = on_page("Click on the \"♥♥♥\" button.", &page).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.args.reference.as_deref(), Some("e2"));
+    // Still nothing when no name is those signs.
+    assert!(on_page("Click on the \"★★\" button.", &page).is_err());
+}

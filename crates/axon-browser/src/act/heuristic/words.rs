@@ -44,7 +44,7 @@ pub(super) fn unquoted(text: &str, quotes: &[String]) -> String {
     t
 }
 
-/// Lower case, words only; a sign reads as its word ("×" → "close", "☰" →
+/// Lower case, words only, without the full stops that end them; a sign reads as its word ("×" → "close", "☰" →
 /// "menu"; a lone "+" → "add"), `icons::SIGNS`.
 pub(super) fn norm(s: &str) -> String {
     let mut text = String::with_capacity(s.len());
@@ -64,6 +64,9 @@ pub(super) fn norm(s: &str) -> String {
         .flat_map(|token| {
             token.split(|c: char| !c.is_alphanumeric() && c != '@' && c != '.' && c != '-')
         })
+        // A dot inside a word stays ("example.com", "v1.2"); one that ends
+        // it is the sentence's ("Click on Tab #2.").
+        .map(|w| w.trim_end_matches('.'))
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
