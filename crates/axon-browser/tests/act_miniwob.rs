@@ -3,8 +3,10 @@
 //! task pages `scripts/peers` puts in peers/miniwob). Each task page draws a
 //! random instance from a seed and writes its instruction in `#query`; the
 //! page itself scores what was done (`WOB_RAW_REWARD_GLOBAL`, 1 for right,
-//! −1 for wrong). Nothing here was tuned on: this is the held-out set issue 39
-//! asks for, phrasings from another hand.
+//! −1 for wrong). These are the phrasings from another hand that issue 39
+//! asked for. Their first run, before any change for them, was the held-out
+//! figure (67.7 % of the text tasks); the heuristic was then fixed on what it
+//! missed, so they are a development set from here on (docs/browser-act.md).
 //!
 //! The tasks are the benchmark's tasks whose instruction asks for **one**
 //! action (a `browser_act` step is one action; the others are plans), chosen

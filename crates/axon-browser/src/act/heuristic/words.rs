@@ -44,8 +44,9 @@ pub(super) fn unquoted(text: &str, quotes: &[String]) -> String {
     t
 }
 
-/// Lower case, words only, without the full stops that end them; a sign reads as its word ("×" → "close", "☰" →
-/// "menu"; a lone "+" → "add"), `icons::SIGNS`.
+/// Lower case, words only, without the full stops that end them; a sign
+/// reads as its word ("×" → "close", "☰" → "menu"; a lone "+" → "add"),
+/// `icons::SIGNS`.
 pub(super) fn norm(s: &str) -> String {
     let mut text = String::with_capacity(s.len());
     for c in s.chars() {
