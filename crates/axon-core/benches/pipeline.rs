@@ -16,7 +16,9 @@
 //!
 //! A second group, `tracing`, prices OpenTelemetry: the happy path with no
 //! subscriber (telemetry off) and with the exporter pipeline `axon` installs,
-//! every call sampled and one in a hundred (`sampling_ratio = 0.01`).
+//! every call sampled and one in a hundred (`sampling_ratio = 0.01`), and two
+//! bounds on any layer of our own: `tracing`'s spans with no OpenTelemetry
+//! layer, and the SDK's spans built directly with no `tracing` span.
 //!
 //! A third group, `stages`, turns the pipeline's stages off one at a time
 //! (argument validation, breaker, rate limit, history) down to the like-for-like
@@ -30,8 +32,8 @@
 //!
 //! With `PIPELINE_CALLS="<case> <calls>"` it makes that many calls of one case
 //! (`bare`, `tower`, `bare_plus_record`, `axon_pipeline`, `axon_cache_hit`,
-//! `like_for_like`, and `otel_on` / `otel_0.01` under the tracing group's
-//! subscriber) and exits, without criterion: `scripts/instructions` runs
+//! `like_for_like`, `otel_on` / `otel_0.01` under the tracing group's
+//! subscriber, and its two bounds `spans_only` / `sdk_spans`) and exits, without criterion: `scripts/instructions` runs
 //! it under callgrind, whose instruction counts repeat on a busy machine where
 //! timings do not.
 
@@ -412,6 +414,19 @@ impl Setup {
                 let _guard = tracing::subscriber::set_default(otel_subscriber(&provider, ratio));
                 axon(&self.full);
             }
+            "spans_only" => {
+                let _guard = tracing::subscriber::set_default(spans_only_subscriber());
+                axon(&self.full);
+            }
+            "sdk_spans" => {
+                let provider = discarding_provider();
+                let tracer = opentelemetry::trace::TracerProvider::tracer(&provider, "axon");
+                self.rt.block_on(async {
+                    for _ in 0..n {
+                        with_sdk_spans(&tracer, self.full.call(self.call())).await;
+                    }
+                });
+            }
             other => panic!("PIPELINE_CALLS: no case {other:?}"),
         }
     }
@@ -574,8 +589,70 @@ fn tracing_cost(c: &mut Criterion, s: &Setup) {
         group.bench_function(name, |b| b.to_async(&s.rt).iter(one));
         drop(guard);
     }
+    // Two bounds on a layer of our own in place of `tracing-opentelemetry`
+    // (docs/benchmarks.md, "Tracing"): `tracing`'s own spans with no
+    // OpenTelemetry layer behind them, and the SDK's two spans built
+    // directly, with no `tracing` span. Such a layer pays at least both.
+    let guard = tracing::subscriber::set_default(spans_only_subscriber());
+    count_allocations(&s.rt, "tracing/axon_pipeline_spans_only", one);
+    group.bench_function("axon_pipeline_spans_only", |b| b.to_async(&s.rt).iter(one));
+    drop(guard);
+    let tracer = opentelemetry::trace::TracerProvider::tracer(&provider, "axon");
+    let sdk = || with_sdk_spans(&tracer, s.full.call(s.call()));
+    count_allocations(&s.rt, "tracing/axon_pipeline_sdk_spans", sdk);
+    group.bench_function("axon_pipeline_sdk_spans", |b| b.to_async(&s.rt).iter(sdk));
     group.finish();
     let _ = provider.shutdown();
+}
+
+/// `tracing`'s spans as `axon` builds them when every call is sampled (the
+/// registry, the sampler's filter and gate), with no OpenTelemetry layer: a
+/// layer that does nothing stands in its place.
+fn spans_only_subscriber() -> impl tracing::Subscriber + Send + Sync {
+    use axon_core::trace::sampling::HeadSampler;
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    let sampler = HeadSampler::new(1.0);
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::layer::Identity::new().with_filter(sampler))
+        .with(sampler.gate())
+}
+
+/// A call run with telemetry off inside the two SDK spans a sampled call
+/// exports (`execute_tool` with its attributes, `attempt` in it), built with
+/// OpenTelemetry's API directly: what handing the SDK its spans costs with
+/// no `tracing` span and no conversion from one.
+async fn with_sdk_spans(
+    tracer: &opentelemetry_sdk::trace::SdkTracer,
+    call: impl Future<Output = CallResult>,
+) {
+    use opentelemetry::trace::{Span as _, TraceContextExt, Tracer as _};
+    use opentelemetry::{Context, KeyValue};
+    let tool = "add";
+    let call_span = tracer
+        .span_builder(format!("execute_tool {tool}"))
+        .with_attributes([
+            KeyValue::new("gen_ai.operation.name", "execute_tool"),
+            KeyValue::new("gen_ai.tool.name", tool.to_string()),
+            KeyValue::new(
+                "gen_ai.tool.call.id",
+                "01KBENCHCALL000000000000000".to_string(),
+            ),
+            KeyValue::new("axon.correlation_id", "bench".to_string()),
+        ])
+        .start(tracer);
+    let cx = Context::current_with_span(call_span);
+    let mut attempt = tracer
+        .span_builder("attempt")
+        .with_attributes([KeyValue::new("axon.attempt", 1)])
+        .start_with_context(tracer, &cx);
+    let result = call.await;
+    attempt.end();
+    let span = cx.span();
+    span.set_attribute(KeyValue::new("axon.attempts", i64::from(result.attempts)));
+    span.set_attribute(KeyValue::new("axon.cache_hit", result.provenance.cache_hit));
+    span.end();
+    black_box(result);
 }
 
 /// Spans batched to an exporter that drops them.
