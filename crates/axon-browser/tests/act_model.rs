@@ -39,6 +39,20 @@ impl Drop for Server {
     }
 }
 
+impl Server {
+    /// Why a failed call may have failed: the server has exited (a
+    /// llama.cpp build for another CPU crashes at its first completion), or
+    /// nothing when it still runs.
+    fn exited(&mut self) -> String {
+        match self.child.try_wait() {
+            Ok(Some(status)) => format!(
+                "; the model server has exited ({status}): rm -rf peers/venv-llm and run scripts/peers"
+            ),
+            _ => String::new(),
+        }
+    }
+}
+
 fn peers() -> PathBuf {
     axon_testkit::repo_root().join("peers")
 }
@@ -115,7 +129,7 @@ const CODES: [&str; 6] = [
 
 /// Run [`STEPS`] on `executor`; each ends within 90 s in a valid action
 /// or a documented code. Returns how many acted.
-async fn run_steps(executor: &Executor, base: &str, session: &str) -> usize {
+async fn run_steps(executor: &Executor, base: &str, session: &str, server: &mut Server) -> usize {
     let mut acted = 0;
     for (page, step) in STEPS {
         let call = |tool: &str, args: serde_json::Value| {
@@ -140,7 +154,7 @@ async fn run_steps(executor: &Executor, base: &str, session: &str) -> usize {
             }
             Some(e) => {
                 let code = e.code.as_deref().unwrap_or_default();
-                assert!(CODES.contains(&code), "{step:?}: {e:?}");
+                assert!(CODES.contains(&code), "{step:?}: {e:?}{}", server.exited());
                 println!("  {step:?}: failed {code}: {}", e.message);
             }
         }
@@ -173,7 +187,7 @@ fn config(server: &Server) -> LlmConfig {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_model_drives_browser_act_within_the_contract() {
-    let server = llama().await;
+    let mut server = llama().await;
     let base = serve_fixtures().await;
 
     // The model decides every step, asked in OpenAI's json_schema form first.
@@ -182,7 +196,7 @@ async fn a_real_model_drives_browser_act_within_the_contract() {
     let translator: Arc<dyn ActionTranslator> = Arc::new(model);
     let (executor, browsers) = act_executor(translator);
     println!("translator = llm:");
-    let acted = run_steps(&executor, &base, "llm").await;
+    let acted = run_steps(&executor, &base, "llm", &mut server).await;
     println!("  {acted} of {} steps acted", STEPS.len());
     let calls = history
         .by_correlation("llm")
@@ -209,7 +223,7 @@ async fn a_real_model_drives_browser_act_within_the_contract() {
     let history = auto.model().executor().history().clone();
     let (executor, browsers) = act_executor(Arc::new(auto));
     println!("translator = auto:");
-    let acted = run_steps(&executor, &base, "auto").await;
+    let acted = run_steps(&executor, &base, "auto", &mut server).await;
     println!("  {acted} of {} steps acted", STEPS.len());
     let asked = history.by_correlation("auto").await.expect("history").len();
     // The four steps the heuristic matches by name or kind need no model;
