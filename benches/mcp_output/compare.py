@@ -9,8 +9,9 @@ output-schema validation on), and prints a Markdown table: bytes of
 blocks) and image bytes (base64 in image blocks); then a second table: how long
 each step took, as the client waited for it (the first navigation includes
 starting Chromium, so the totals are also given without it), in a new client
-process and again in the same process once the SDK's one-time imports are done. Both drive
-Debian's Chromium headless. benches/mcp_output/run.sh installs Playwright MCP and calls this.
+process and again in the same process once the SDK's one-time imports are
+done. Both drive Debian's Chromium headless. benches/mcp_output/run.sh
+installs Playwright MCP and calls this.
 """
 
 import asyncio

@@ -33,9 +33,9 @@
 //! With `PIPELINE_CALLS="<case> <calls>"` it makes that many calls of one case
 //! (`bare`, `tower`, `bare_plus_record`, `axon_pipeline`, `axon_cache_hit`,
 //! `like_for_like`, `otel_on` / `otel_0.01` under the tracing group's
-//! subscriber, and its two bounds `spans_only` / `sdk_spans`) and exits, without criterion: `scripts/instructions` runs
-//! it under callgrind, whose instruction counts repeat on a busy machine where
-//! timings do not.
+//! subscriber, and its two bounds `spans_only` / `sdk_spans`) and exits,
+//! without criterion: `scripts/instructions` runs it under callgrind, whose
+//! instruction counts repeat on a busy machine where timings do not.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
