@@ -321,8 +321,8 @@ async fn dispatch(cli: Cli) -> Outcome {
         }
         None => tracing::Span::none(),
     };
-    let outcome = command(cli, config).instrument(span).await;
-    telemetry.shutdown().await;
+    let outcome = command(cli, config).instrument(span.clone()).await;
+    telemetry.shutdown(span).await;
     outcome
 }
 

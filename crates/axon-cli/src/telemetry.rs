@@ -8,6 +8,8 @@
 //! every boundary Axon has (`axon_core::trace`).
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axon_cli::config::{Config, LogFormat, OtlpProtocol, TelemetryConfig};
@@ -27,15 +29,33 @@ use tracing_subscriber::{EnvFilter, Layer};
 /// What must be flushed before the process ends.
 pub struct Telemetry {
     provider: Option<SdkTracerProvider>,
+    closed: Closed,
 }
 
+/// How long the end of the command waits for its root span to close.
+const ROOT_WAIT: Duration = Duration::from_secs(2);
+
 impl Telemetry {
-    /// Export the spans still buffered (bounded: a collector that went away does
-    /// not hold the command's exit for long).
-    pub async fn shutdown(self) {
+    /// Export the spans still buffered, the command's `root` (`axon run`,
+    /// `axon call`) among them; bounded: a collector that went away does not
+    /// hold the command's exit for long.
+    ///
+    /// A span ends when its last handle goes, and the command's future is not
+    /// the only holder: sqlx's SQLite worker thread keeps the span that was
+    /// current when a query was sent until it has finished with the query,
+    /// after it answered. The root can therefore end on that thread after the
+    /// command returned; spans that end once the exporter has stopped are
+    /// lost (one CI run lost `axon run` so). So the exporter stops only once
+    /// the root has ended, or after [`ROOT_WAIT`].
+    pub async fn shutdown(self, root: tracing::Span) {
         let Some(provider) = self.provider else {
             return;
         };
+        if let Some(id) = root.id() {
+            self.closed.watch(&id);
+            drop(root);
+            let _ = tokio::time::timeout(ROOT_WAIT, self.closed.0.notified.notified()).await;
+        }
         let flush = tokio::task::spawn_blocking(move || provider.shutdown());
         match tokio::time::timeout(Duration::from_secs(5), flush).await {
             Ok(Ok(Ok(()))) => {}
@@ -57,7 +77,10 @@ pub fn init(config: &Config, verbose: u8, quiet: bool) -> Result<Telemetry, Stri
     };
     let Some(export) = Export::resolve(&config.telemetry)? else {
         tracing_subscriber::registry().with(fmt).init();
-        return Ok(Telemetry { provider: None });
+        return Ok(Telemetry {
+            provider: None,
+            closed: Closed::default(),
+        });
     };
     let provider = export.provider()?;
     // Spans of Axon's crates at every level (they are debug spans, so that the
@@ -70,16 +93,55 @@ pub fn init(config: &Config, verbose: u8, quiet: bool) -> Result<Telemetry, Stri
         .with_location(false)
         .with_tracked_inactivity(false)
         .with_filter(sampler);
-    // Outermost: no span of an unsampled trace is built, for any layer.
+    // The gate outermost: no span of an unsampled trace is built, for any
+    // layer. `Closed` hears a span's close after the OpenTelemetry layer has
+    // handed it to the exporter.
+    let closed = Closed::default();
     tracing_subscriber::registry()
         .with(fmt)
         .with(otel)
         .with(sampler.gate())
+        .with(closed.clone())
         .init();
     axon_core::trace::install(Box::new(W3c(TraceContextPropagator::new())));
     Ok(Telemetry {
         provider: Some(provider),
+        closed,
     })
+}
+
+/// A layer that tells when one span, the command's root, has closed.
+#[derive(Clone, Default)]
+struct Closed(Arc<Watched>);
+
+#[derive(Default)]
+struct Watched {
+    /// The span waited for (`0`: none; span ids are never 0).
+    id: AtomicU64,
+    notified: tokio::sync::Notify,
+}
+
+impl Closed {
+    /// Wait for `id` from now on; call while its span is still held.
+    fn watch(&self, id: &tracing::span::Id) {
+        self.0.id.store(id.into_u64(), Ordering::SeqCst);
+    }
+}
+
+impl<S: tracing::Subscriber> Layer<S> for Closed {
+    fn on_close(&self, id: tracing::span::Id, _: tracing_subscriber::layer::Context<'_, S>) {
+        let id = id.into_u64();
+        if self.0.id.load(Ordering::Relaxed) == id
+            && self
+                .0
+                .id
+                .compare_exchange(id, 0, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        {
+            // A permit: `shutdown` may start waiting after this.
+            self.0.notified.notify_one();
+        }
+    }
 }
 
 fn log_filter(config: &Config, verbose: u8, quiet: bool) -> EnvFilter {
@@ -312,5 +374,60 @@ mod filter_tests {
             "{plain}"
         );
         assert!(!directives(&config, 1, false).contains("handler=off"));
+    }
+}
+
+#[cfg(test)]
+mod shutdown_tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_sdk::error::OTelSdkResult;
+    use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
+    use tracing_subscriber::layer::SubscriberExt;
+
+    use super::Telemetry;
+
+    /// Keeps the names of the spans exported.
+    #[derive(Clone, Debug, Default)]
+    struct Names(Arc<Mutex<Vec<String>>>);
+
+    impl SpanExporter for Names {
+        async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+            let mut names = self.0.lock().unwrap();
+            names.extend(batch.into_iter().map(|s| s.name.to_string()));
+            Ok(())
+        }
+    }
+
+    /// sqlx's SQLite worker thread keeps the span that was current when a
+    /// query was sent until it has finished with the query, after it has
+    /// answered: the command's root span can close on that thread after the
+    /// command returned. Its end is exported all the same.
+    #[tokio::test]
+    async fn the_root_is_exported_when_another_thread_lets_go_of_it_last() {
+        let names = Names::default();
+        let provider = SdkTracerProvider::builder()
+            .with_batch_exporter(names.clone())
+            .build();
+        let closed = super::Closed::default();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("axon")))
+            .with(closed.clone());
+        let telemetry = Telemetry {
+            provider: Some(provider),
+            closed,
+        };
+        let _default = tracing::subscriber::set_default(subscriber);
+        let root = tracing::info_span!("cli", otel.name = "axon run");
+        let held = root.clone();
+        let worker = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            drop(held);
+        });
+        telemetry.shutdown(root).await;
+        worker.join().unwrap();
+        assert_eq!(*names.0.lock().unwrap(), ["axon run"]);
     }
 }
