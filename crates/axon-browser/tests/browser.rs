@@ -276,3 +276,35 @@ async fn a_killed_browser_is_relaunched_by_the_retry() {
     assert_ne!(pid, new_pid);
     f.browsers.shutdown().await;
 }
+
+/// The page's own navigation, begun before `browser_navigate` was called (a
+/// form a click submitted on a timer, its server slow to answer), must not
+/// land on top of ours after ours was reported: the navigation answers with
+/// the page it asked for, and the page stays there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_navigation_the_page_began_earlier_does_not_land_on_ours() {
+    let f = fixture(BrowserConfig::default()).await;
+    for (delay, gap) in [(0, 50), (50, 100), (100, 150), (0, 250), (0, 320), (0, 290)] {
+        f.open("s", &format!("submit-later.html#{delay}")).await;
+        let click = f
+            .call("s", "browser_click", json!({"selector": "#go"}))
+            .await;
+        assert!(click.success, "{click:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(gap)).await;
+        let url = format!("{}/roles.html", f.base);
+        let went = f.call("s", "browser_navigate", json!({"url": url})).await;
+        assert!(went.success, "{went:?}");
+        let answered = went.data["title"].clone();
+        tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+        let now = f.call("s", "browser_get_page_state", json!({})).await;
+        eprintln!(
+            "delay {delay} gap {gap}: answered {answered}, now {}",
+            now.data["title"]
+        );
+        assert_eq!(
+            (answered, now.data["title"].clone()),
+            (json!("Roles"), json!("Roles"))
+        );
+    }
+    f.browsers.shutdown().await;
+}
