@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 mod arrival;
 
-use arrival::{Arrival, Watch};
+use arrival::{Arrival, Left, Watch};
 
 use super::page::page_state;
 use super::{idempotent, poll, read_only};
@@ -73,6 +73,9 @@ pub(crate) async fn navigate(
         .config()
         .timeout(args.timeout_ms, browsers.config().timeouts.navigate_ms);
     let page = browsers.page_for(ctx).await?;
+    // The document ours replaces: what it asks for names it (arrival.rs).
+    let current = page.url().await.ok().flatten();
+    let left = Left::of(current.as_deref(), &args.url);
     // Listen before navigating, so that no event can be missed.
     let mut watch = Watch::new(&page).await?;
     let wanted = args.wait_until.event();
@@ -108,8 +111,11 @@ pub(crate) async fn navigate(
         let Some(loader) = loader else {
             return page_state(&page).await.map(|s| json!(s));
         };
-        let reached =
-            tokio::time::timeout_at(deadline, watch.arrival(&frame, &loader, wanted)).await;
+        let reached = tokio::time::timeout_at(
+            deadline,
+            watch.arrival(&frame, &loader, wanted, left.as_ref()),
+        )
+        .await;
         match reached {
             Ok(Arrival::Yes) => return landed(browsers, &page).await,
             Ok(Arrival::Replaced) => {

@@ -10,8 +10,10 @@ use axon_core::{CallResult, Executor, PolicyState, ToolCall, ToolRegistry};
 use serde_json::{Value, json};
 
 /// Serves tests/fixtures/<file> on a random loopback port, `/slow` (text
-/// after 300 ms) and `/slow/<file>` (the fixture after 300 ms: a page whose
-/// server is slow to answer); returns the base URL.
+/// after 300 ms), `/slow/<file>` (the fixture after 300 ms: a page whose
+/// server is slow to answer), `/attachment/<file>` (the fixture as a file to
+/// save: a navigation that becomes a download) and `/nocontent` (204: a
+/// navigation that goes nowhere); returns the base URL.
 pub async fn serve_fixtures() -> String {
     use axum::extract::Path;
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
@@ -31,6 +33,17 @@ pub async fn serve_fixtures() -> String {
                     fixture_file(&dir, &file).await
                 }
             }),
+        )
+        .route(
+            "/attachment/{file}",
+            axum::routing::get(|Path(file): Path<String>| async move {
+                let disposition = format!("attachment; filename=\"{}\"", file.replace('"', ""));
+                ([("content-disposition", disposition)], "saved, not shown")
+            }),
+        )
+        .route(
+            "/nocontent",
+            axum::routing::get(|| async { axum::http::StatusCode::NO_CONTENT }),
         )
         .route(
             "/{file}",
