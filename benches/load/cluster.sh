@@ -18,6 +18,7 @@
 #   bash benches/load/cluster.sh                       # 20 s each, 30 connections in all
 #   SECONDS_EACH=10 CONNECTIONS=60 bash benches/load/cluster.sh
 #   SERIES=6 SECONDS_EACH=2 bash benches/load/cluster.sh  # a replica's first seconds
+#   AXON=/tmp/axon-before bash benches/load/cluster.sh    # another build (not rebuilt)
 #
 # With SERIES=N it measures instead how a replica warms up: N loads one after
 # another on one replica on a fresh PostgreSQL schema, then N on a second,
@@ -33,7 +34,8 @@ connections=${CONNECTIONS:-30}
 store=${STORE_URL:-postgres://postgres@127.0.0.1:5432/test}
 redis=${REDIS_URL:-redis://127.0.0.1:6379/0}
 schema="axon_bench_$$"
-cargo build --release -q -p axon-cli
+axon=${AXON:-target/release/axon}
+[ -n "${AXON:-}" ] || cargo build --release -q -p axon-cli
 dir=$(mktemp -d)
 trap 'kill $(cat "$dir"/*.pid 2>/dev/null) 2>/dev/null || true; psql "$store" -qc "DROP SCHEMA IF EXISTS $schema CASCADE" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
 
@@ -53,7 +55,7 @@ printf '%s\n[store]\nurl = "%s%soptions=-c%%20synchronous_commit%%3Doff"\nschema
 
 # start NAME CONFIG: a server; prints its URL.
 start() {
-    AXON_STORE_PATH="$dir/$1.db" target/release/axon --config "$2" serve --bind 127.0.0.1:0 \
+    AXON_STORE_PATH="$dir/$1.db" "$axon" --config "$2" serve --bind 127.0.0.1:0 \
         > "$dir/$1.out" 2> "$dir/$1.log" &
     echo $! > "$dir/$1.pid"
     for _ in $(seq 100); do grep -q listening "$dir/$1.out" 2>/dev/null && break; sleep 0.1; done
