@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 
 /// Serves tests/fixtures/<file> on a random loopback port, `/slow` (text
 /// after 300 ms), `/slow/<file>` (the fixture after 300 ms: a page whose
-/// server is slow to answer), `/attachment/<file>` (the fixture as a file to
-/// save: a navigation that becomes a download) and `/nocontent` (204: a
-/// navigation that goes nowhere); returns the base URL.
+/// server is slow to answer), `/attachment/<name>` (a short text the server
+/// says to save as `<name>`: a navigation that becomes a download) and
+/// `/nocontent` (204: a navigation that goes nowhere); returns the base URL.
 pub async fn serve_fixtures() -> String {
     use axum::extract::Path;
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
