@@ -103,6 +103,16 @@ struct State {
     unreported: Vec<String>,
 }
 
+/// What a tab does about a download's progress.
+enum Todo {
+    /// Move the finished file into the files folder; the page's name for it.
+    Save(String),
+    /// Ask Chromium to cancel it.
+    Cancel,
+    /// Delete the finished file: it was cancelled too late.
+    Drop,
+}
+
 /// The downloads of one session (every tab's).
 pub(crate) struct Downloads {
     place: Option<Place>,
@@ -245,36 +255,45 @@ impl Downloads {
             let Some(d) = state.known.get_mut(&step.guid) else {
                 return;
             };
-            if d.state != "in_progress" {
+            if d.state == "canceled" && step.state == DownloadProgressState::Completed {
+                // Our cancel came after Chromium had finished it: the file
+                // is whole and Chromium will not delete it; we do.
+                Todo::Drop
+            } else if d.state != "in_progress" {
                 return;
-            }
-            d.bytes = step.received_bytes as u64;
-            if size > place.max_bytes {
-                d.state = "canceled";
-                d.reason = Some(format!(
-                    "{size} bytes is more than [browser] max_download_bytes ({})",
-                    place.max_bytes
-                ));
-            } else if step.state == DownloadProgressState::Canceled {
-                d.state = "canceled";
-                d.reason = Some("the page or the browser cancelled it".into());
-            } else if step.state == DownloadProgressState::Completed {
-                // Still `in_progress` to readers until it is saved.
-                d.state = "saving";
             } else {
-                return;
+                d.bytes = step.received_bytes as u64;
+                if size > place.max_bytes {
+                    d.state = "canceled";
+                    d.reason = Some(format!(
+                        "{size} bytes is more than [browser] max_download_bytes ({})",
+                        place.max_bytes
+                    ));
+                } else if step.state == DownloadProgressState::Canceled {
+                    d.state = "canceled";
+                    d.reason = Some("the page or the browser cancelled it".into());
+                } else if step.state == DownloadProgressState::Completed {
+                    // Still `in_progress` to readers until it is saved.
+                    d.state = "saving";
+                } else {
+                    return;
+                }
+                let saving = d.state == "saving";
+                let guid = step.guid.clone();
+                if !state.unreported.contains(&guid) {
+                    state.unreported.push(guid);
+                }
+                let name = state.names.remove(&step.guid).unwrap_or_default();
+                if saving {
+                    Todo::Save(name)
+                } else {
+                    Todo::Cancel
+                }
             }
-            let saving = d.state == "saving";
-            let guid = step.guid.clone();
-            if !state.unreported.contains(&guid) {
-                state.unreported.push(guid);
-            }
-            let name = state.names.remove(&step.guid).unwrap_or_default();
-            saving.then_some(name)
         };
         let staged = place.staging().join(&step.guid);
         match todo {
-            Some(suggested) => {
+            Todo::Save(suggested) => {
                 let saved = save(&place, &staged, &suggested).await;
                 let mut state = self.lock();
                 if let Some(d) = state.known.get_mut(&step.guid) {
@@ -294,13 +313,12 @@ impl Downloads {
                     state.unreported.push(step.guid.clone());
                 }
             }
-            None => {
-                self.cancel(page, &step.guid).await;
-                // Chromium writes `<guid>.crdownload` until the download ends
-                // and deletes it after a cancel in its own time (under load,
-                // after the call has reported): its name goes now.
-                let partial = place.staging().join(format!("{}.crdownload", step.guid));
-                let _ = tokio::fs::remove_file(&partial).await;
+            // The partial file (`<guid>`, then `<guid>.crdownload`) is
+            // Chromium's: its download thread may not have created it yet,
+            // and deletes it once it has handled the cancel (docs/design.md,
+            // "Downloads"). Deleting it from here raced with that thread.
+            Todo::Cancel => self.cancel(page, &step.guid).await,
+            Todo::Drop => {
                 let _ = tokio::fs::remove_file(&staged).await;
             }
         }
