@@ -103,16 +103,6 @@ struct State {
     unreported: Vec<String>,
 }
 
-/// What a tab does about a download's progress.
-enum Todo {
-    /// Move the finished file into the files folder; the page's name for it.
-    Save(String),
-    /// Ask Chromium to cancel it.
-    Cancel,
-    /// Delete the finished file: it was cancelled too late.
-    Drop,
-}
-
 /// The downloads of one session (every tab's).
 pub(crate) struct Downloads {
     place: Option<Place>,
@@ -246,6 +236,12 @@ impl Downloads {
         let Some(place) = self.place.clone() else {
             return;
         };
+        if self.finished_too_late(step) {
+            // Our cancel came after Chromium had finished it: the file is
+            // whole and Chromium will not delete it; we do.
+            let _ = tokio::fs::remove_file(place.staging().join(&step.guid)).await;
+            return;
+        }
         let size = step.total_bytes.max(step.received_bytes) as u64;
         // What this tab does about it, decided under the lock: every tab of
         // the session hears of every download, and only the first to hear it
@@ -255,45 +251,36 @@ impl Downloads {
             let Some(d) = state.known.get_mut(&step.guid) else {
                 return;
             };
-            if d.state == "canceled" && step.state == DownloadProgressState::Completed {
-                // Our cancel came after Chromium had finished it: the file
-                // is whole and Chromium will not delete it; we do.
-                Todo::Drop
-            } else if d.state != "in_progress" {
+            if d.state != "in_progress" {
                 return;
-            } else {
-                d.bytes = step.received_bytes as u64;
-                if size > place.max_bytes {
-                    d.state = "canceled";
-                    d.reason = Some(format!(
-                        "{size} bytes is more than [browser] max_download_bytes ({})",
-                        place.max_bytes
-                    ));
-                } else if step.state == DownloadProgressState::Canceled {
-                    d.state = "canceled";
-                    d.reason = Some("the page or the browser cancelled it".into());
-                } else if step.state == DownloadProgressState::Completed {
-                    // Still `in_progress` to readers until it is saved.
-                    d.state = "saving";
-                } else {
-                    return;
-                }
-                let saving = d.state == "saving";
-                let guid = step.guid.clone();
-                if !state.unreported.contains(&guid) {
-                    state.unreported.push(guid);
-                }
-                let name = state.names.remove(&step.guid).unwrap_or_default();
-                if saving {
-                    Todo::Save(name)
-                } else {
-                    Todo::Cancel
-                }
             }
+            d.bytes = step.received_bytes as u64;
+            if size > place.max_bytes {
+                d.state = "canceled";
+                d.reason = Some(format!(
+                    "{size} bytes is more than [browser] max_download_bytes ({})",
+                    place.max_bytes
+                ));
+            } else if step.state == DownloadProgressState::Canceled {
+                d.state = "canceled";
+                d.reason = Some("the page or the browser cancelled it".into());
+            } else if step.state == DownloadProgressState::Completed {
+                // Still `in_progress` to readers until it is saved.
+                d.state = "saving";
+            } else {
+                return;
+            }
+            let saving = d.state == "saving";
+            let guid = step.guid.clone();
+            if !state.unreported.contains(&guid) {
+                state.unreported.push(guid);
+            }
+            let name = state.names.remove(&step.guid).unwrap_or_default();
+            saving.then_some(name)
         };
         let staged = place.staging().join(&step.guid);
         match todo {
-            Todo::Save(suggested) => {
+            Some(suggested) => {
                 let saved = save(&place, &staged, &suggested).await;
                 let mut state = self.lock();
                 if let Some(d) = state.known.get_mut(&step.guid) {
@@ -317,12 +304,19 @@ impl Downloads {
             // Chromium's: its download thread may not have created it yet,
             // and deletes it once it has handled the cancel (docs/design.md,
             // "Downloads"). Deleting it from here raced with that thread.
-            Todo::Cancel => self.cancel(page, &step.guid).await,
-            Todo::Drop => {
-                let _ = tokio::fs::remove_file(&staged).await;
-            }
+            None => self.cancel(page, &step.guid).await,
         }
         self.ended.notify_waiters();
+    }
+
+    /// Whether `step` says Chromium finished a download we had cancelled.
+    fn finished_too_late(&self, step: &EventDownloadProgress) -> bool {
+        step.state == DownloadProgressState::Completed
+            && self
+                .lock()
+                .known
+                .get(&step.guid)
+                .is_some_and(|d| d.state == "canceled")
     }
 
     async fn cancel(&self, page: &Page, guid: &str) {
