@@ -71,7 +71,7 @@ async fn llama() -> Server {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let child = Command::new(python)
+    let child = Command::from(axon_testkit::command(python))
         .args([
             "-m",
             "llama_cpp.server",

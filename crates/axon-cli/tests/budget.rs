@@ -82,7 +82,7 @@ fn config_dir() -> PathBuf {
 
 /// The whole data of a call, as history keeps it.
 fn whole(dir: &Path, call_id: &str) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_axon"))
+    let out = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
         .arg("--config")
         .arg(dir.join("axon.toml"))
         .args(["history", call_id, "--json"])
@@ -111,16 +111,18 @@ async fn large_results_arrive_within_the_budget_and_the_rest_is_paged() {
     ]);
     let calls_file = dir.join("calls.json");
     std::fs::write(&calls_file, calls.to_string()).unwrap();
-    let out = tokio::process::Command::new(repo_root().join("peers/venv/bin/python"))
-        .arg(repo_root().join("peers/budget_check.py"))
-        .arg(&calls_file)
-        .arg(env!("CARGO_BIN_EXE_axon"))
-        .arg("--config")
-        .arg(dir.join("axon.toml"))
-        .env_remove("AXON_CONFIG")
-        .output()
-        .await
-        .unwrap();
+    let out = tokio::process::Command::from(axon_testkit::command(
+        repo_root().join("peers/venv/bin/python"),
+    ))
+    .arg(repo_root().join("peers/budget_check.py"))
+    .arg(&calls_file)
+    .arg(env!("CARGO_BIN_EXE_axon"))
+    .arg("--config")
+    .arg(dir.join("axon.toml"))
+    .env_remove("AXON_CONFIG")
+    .output()
+    .await
+    .unwrap();
     assert!(
         out.status.success(),
         "the client failed: {}",

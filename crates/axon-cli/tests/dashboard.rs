@@ -30,7 +30,7 @@ fn serve(dir: &std::path::Path) -> Served {
         "[defaults.retry]\ninitial_delay_ms = 10\njitter = \"none\"\n\n[tools.flaky.breaker]\nfailure_threshold = 2\nopen_ms = 600000\n",
     )
     .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_axon"))
+    let mut child = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
         .arg("--config")
         .arg(&config)
         .args(["serve", "--bind", "127.0.0.1:0"])

@@ -23,7 +23,7 @@ async fn client() -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
 /// `axon [--config FILE] mcp` under an rmcp client.
 async fn client_with(config: Option<&Path>) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
     let dir = std::env::temp_dir().join(format!("axon-mcp-test-{}", std::process::id()));
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"));
+    let mut cmd = tokio::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")));
     if let Some(config) = config {
         cmd.arg("--config").arg(config);
     }
@@ -156,7 +156,7 @@ fn everything_config(extra: &str) -> PathBuf {
 
 fn axon(config: &Path, args: &[&str]) -> std::process::Output {
     let store = config.with_file_name("axon.db");
-    std::process::Command::new(env!("CARGO_BIN_EXE_axon"))
+    std::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
         .arg("--config")
         .arg(config)
         .args(args)
@@ -375,7 +375,7 @@ fn the_mcp_inspector_cli_lists_and_calls() {
     std::fs::create_dir_all(&home).unwrap();
     let store = home.join("axon.db");
     let inspect = |args: &[&str]| {
-        std::process::Command::new("node")
+        std::process::Command::from(axon_testkit::command("node"))
             .arg(&launcher)
             .arg("--cli")
             .args(args)
@@ -442,7 +442,7 @@ async fn run_plan_reports_progress_per_step() {
         }
     }
     let dir = std::env::temp_dir().join(format!("axon-mcp-progress-{}", ulid::Ulid::new()));
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"));
+    let mut cmd = tokio::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")));
     cmd.arg("mcp")
         .env("AXON_STORE_PATH", dir.join("axon.db"))
         .env_remove("AXON_CONFIG");
@@ -496,7 +496,7 @@ async fn run_plan_runs_as_a_task_for_clients_with_the_tasks_extension() {
         TaskPayload,
     };
     let dir = std::env::temp_dir().join(format!("axon-mcp-task-{}", ulid::Ulid::new()));
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"));
+    let mut cmd = tokio::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")));
     cmd.arg("mcp")
         .env("AXON_STORE_PATH", dir.join("axon.db"))
         .env_remove("AXON_CONFIG");
@@ -557,16 +557,17 @@ async fn closing_stdin_leaves_no_browser_profile_behind() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let tmp = std::env::temp_dir().join(format!("axon-mcp-tmp-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"))
-        .arg("mcp")
-        .env("AXON_STORE_PATH", tmp.join("axon.db"))
-        .env("TMPDIR", &tmp)
-        .env_remove("AXON_CONFIG")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child =
+        tokio::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+            .arg("mcp")
+            .env("AXON_STORE_PATH", tmp.join("axon.db"))
+            .env("TMPDIR", &tmp)
+            .env_remove("AXON_CONFIG")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     for message in [
@@ -620,7 +621,7 @@ async fn capabilities_add_their_tools_and_unknown_ones_are_refused() {
     client.cancel().await.unwrap();
 
     std::fs::write(&config, "[mcp]\ncaps = [\"pdf\", \"vision\"]\n").unwrap();
-    let check = std::process::Command::new(env!("CARGO_BIN_EXE_axon"))
+    let check = std::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
         .args(["config", "check"])
         .arg(&config)
         .output()
@@ -632,7 +633,7 @@ async fn capabilities_add_their_tools_and_unknown_ones_are_refused() {
         "{stderr}"
     );
 
-    let flag = std::process::Command::new(env!("CARGO_BIN_EXE_axon"))
+    let flag = std::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
         .args(["mcp", "--caps", "pdf,nope"])
         .env_remove("AXON_CONFIG")
         .stdin(std::process::Stdio::null())

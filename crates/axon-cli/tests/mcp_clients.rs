@@ -95,7 +95,7 @@ fn config_dir() -> PathBuf {
 
 /// `tools/list` as Axon serves it, from `axon tools --format mcp`.
 fn listed(dir: &Path) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_axon"))
+    let out = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
         .arg("--config")
         .arg(dir.join("axon.toml"))
         .args(["tools", "--format", "mcp"])
@@ -243,7 +243,7 @@ struct Served {
 
 impl Served {
     fn start(dir: &Path) -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_axon"))
+        let mut child = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
             .arg("--config")
             .arg(dir.join("axon.toml"))
             .args(["serve", "--bind", "127.0.0.1:0"])
@@ -287,7 +287,7 @@ async fn run_client(sdk: Sdk, transport: Transport<'_>, dir: &Path, calls: &[Val
                 python.exists(),
                 "the Python MCP SDK is not installed: run scripts/peers"
             );
-            let mut cmd = tokio::process::Command::new(python);
+            let mut cmd = tokio::process::Command::from(axon_testkit::command(python));
             cmd.arg(repo_root().join("peers/mcp_client_check.py"))
                 .args(["--mode", mode]);
             cmd
@@ -300,7 +300,7 @@ async fn run_client(sdk: Sdk, transport: Transport<'_>, dir: &Path, calls: &[Val
                     .exists(),
                 "the TypeScript MCP SDK is not installed: run scripts/peers"
             );
-            let mut cmd = tokio::process::Command::new("node");
+            let mut cmd = tokio::process::Command::from(axon_testkit::command("node"));
             cmd.arg(script);
             cmd
         }

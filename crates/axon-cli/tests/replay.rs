@@ -81,7 +81,7 @@ impl Site {
     }
 
     fn axon(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_axon"))
+        Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
             .arg("--config")
             .arg(self.dir.join("axon.toml"))
             .args(args)

@@ -748,16 +748,17 @@ async fn a_broken_stdio_message_is_answered_not_dropped() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let dir = std::env::temp_dir().join(format!("axon-stdio-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"))
-        .arg("mcp")
-        .env("AXON_STORE_PATH", dir.join("axon.db"))
-        .env_remove("AXON_CONFIG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut child =
+        tokio::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+            .arg("mcp")
+            .env("AXON_STORE_PATH", dir.join("axon.db"))
+            .env_remove("AXON_CONFIG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let deep = format!(

@@ -373,7 +373,7 @@ async fn scoped_tokens_see_and_call_only_their_tools() {
 
 #[test]
 fn a_public_bind_without_tokens_is_refused() {
-    let o = Command::new(env!("CARGO_BIN_EXE_axon"))
+    let o = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
         .args(["serve", "--bind", "0.0.0.0:0"])
         .env(
             "AXON_STORE_PATH",
@@ -399,7 +399,7 @@ async fn shutdown_lets_a_run_in_flight_finish() {
     let exit = s.terminate();
     assert!(exit.success(), "{exit:?}");
     // The store says the run finished, both steps.
-    let o = Command::new(env!("CARGO_BIN_EXE_axon"))
+    let o = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
         .args(["history", "drain-1", "--json"])
         .env("AXON_STORE_PATH", s.db())
         .env_remove("AXON_CONFIG")
@@ -415,6 +415,10 @@ async fn mcp_over_streamable_http_lists_and_calls() {
     use rmcp::ServiceExt;
     use rmcp::model::CallToolRequestParams;
     use rmcp::transport::StreamableHttpClientTransport;
+    // rmcp's client builds a reqwest client, which needs a TLS provider in
+    // the process (under `cargo test` another test of this binary happened to
+    // install it first; in a process of its own this test must).
+    axon_http::install_crypto_provider();
     let s = Served::start("");
     let client = ().serve(StreamableHttpClientTransport::from_uri(s.url("/mcp"))).await.unwrap();
     let tools = client.list_all_tools().await.unwrap();
@@ -656,7 +660,7 @@ async fn the_api_is_described_by_its_openapi_document_and_answers_by_it() {
     // docs/openapi.json is what the server serves and `axon openapi` prints.
     let file = std::fs::read_to_string(repo_root().join("docs/openapi.json")).unwrap();
     let doc: Value = serde_json::from_str(&file).unwrap();
-    let printed = Command::new(env!("CARGO_BIN_EXE_axon"))
+    let printed = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
         .arg("openapi")
         .output()
         .unwrap();
@@ -735,7 +739,7 @@ async fn a_client_generated_from_the_document_calls_a_tool_and_runs_a_plan() {
     // server (peers/openapi_client_check.py).
     let venv = repo_root().join("peers/venv-api/bin");
     let out = std::env::temp_dir().join(format!("axon-client-{}", ulid::Ulid::new()));
-    let generated = Command::new(venv.join("openapi-python-client"))
+    let generated = Command::from(axon_testkit::command(venv.join("openapi-python-client")))
         .args(["generate", "--meta", "none", "--path"])
         .arg(repo_root().join("docs/openapi.json"))
         .arg("--output-path")
@@ -752,7 +756,7 @@ async fn a_client_generated_from_the_document_calls_a_tool_and_runs_a_plan() {
     let script = repo_root().join("peers/openapi_client_check.py");
     let python = venv.join("python");
     let ran = tokio::task::spawn_blocking(move || {
-        Command::new(python)
+        Command::from(axon_testkit::command(python))
             .arg(script)
             .arg(base)
             .env("PYTHONPATH", &out)

@@ -35,7 +35,7 @@ impl Receiver {
             python.display()
         );
         let out = dir.join("spans.jsonl");
-        let mut child = Command::new(python)
+        let mut child = Command::from(axon_testkit::command(python))
             .arg(repo_root().join("peers/otlp_receiver.py"))
             .arg(&out)
             .stdout(Stdio::piped())
@@ -82,7 +82,7 @@ struct Served {
 
 impl Served {
     fn start(dir: &Path, env: &[(&str, String)]) -> Served {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_axon"));
+        let mut cmd = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")));
         cmd.args(["serve", "--bind", "127.0.0.1:0"])
             .env("AXON_STORE_PATH", dir.join("inner.db"))
             .env_remove("AXON_CONFIG")
@@ -236,7 +236,7 @@ steps:
     );
     std::fs::write(dir.join("axon.toml"), config).unwrap();
     std::fs::write(dir.join("plan.yaml"), plan).unwrap();
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"))
+    let out = tokio::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
         .arg("--config")
         .arg(dir.join("axon.toml"))
         .args(["run", "--json"])
@@ -417,7 +417,7 @@ fn a_bad_telemetry_setting_is_a_usage_error_naming_it() {
     for (config, env, key) in cases {
         let path = dir.join("axon.toml");
         std::fs::write(&path, config).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_axon"))
+        let out = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
             .arg("--config")
             .arg(&path)
             .args(["call", "echo"])
@@ -452,7 +452,8 @@ async fn a_sampled_callers_trace_is_kept_at_ratio_zero_and_a_new_one_is_not() {
     .unwrap();
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
     let run = |traceparent: Option<String>| {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_axon"));
+        let mut cmd =
+            tokio::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")));
         cmd.arg("--config")
             .arg(dir.join("axon.toml"))
             .args(["run", "--json"])

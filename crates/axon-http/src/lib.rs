@@ -180,6 +180,9 @@ impl HttpRequest {
             // Every name is resolved here, so that no lookup (a redirect's,
             // a name that re-resolves) lands on a never-reached address.
             .dns_resolver(Arc::new(Resolver))
+            // A proxy named in the environment (`HTTP_PROXY`, `ALL_PROXY`)
+            // would carry requests past the address rules above: ignored.
+            .no_proxy()
             .build()
             .map_err(|source| ClientError { source })?;
         let spec = ToolSpec::new(

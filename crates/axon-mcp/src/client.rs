@@ -348,7 +348,10 @@ impl McpConnection {
                     .map_err(|e| format!("header {key}: {e}"))?;
                 headers.insert(key, value);
             }
+            // Proxy variables in the environment are not followed: the
+            // server is reached at the address configured, nowhere else.
             let client = reqwest::Client::builder()
+                .no_proxy()
                 .build()
                 .map_err(|e| format!("HTTP client: {e}"))?;
             let transport = StreamableHttpClientTransport::with_client(

@@ -298,7 +298,7 @@ async fn a_server_that_cannot_start_is_a_clear_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn imports_over_streamable_http() {
     let port = free_port();
-    let mut child = tokio::process::Command::new("node")
+    let mut child = tokio::process::Command::from(axon_testkit::command("node"))
         .arg(everything_js())
         .arg("streamableHttp")
         .env("PORT", port.to_string())

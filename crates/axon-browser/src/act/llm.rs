@@ -251,7 +251,12 @@ fn chat_tool(config: LlmConfig) -> impl axon_core::Tool {
     // reqwest is built without a TLS provider (ring builds faster than aws-lc on
     // small machines): install rustls' ring one for the process; again is harmless.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::new();
+    // The model server is reached at `base_url` itself: a proxy named in the
+    // environment (`HTTP_PROXY`) is not followed.
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .unwrap_or_default();
     let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
     let key = config
         .api_key_env
