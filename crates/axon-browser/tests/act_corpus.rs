@@ -147,12 +147,8 @@ fn percentile(values: &[u64], p: usize) -> u64 {
         .unwrap_or(0)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_corpus_of_plan_steps() {
-    let cases = read_cases(include_str!("corpus/cases.jsonl"));
-    assert!(cases.len() >= 200, "{} cases", cases.len());
-    let kits = read_cases(include_str!("corpus/kits.jsonl"));
-    assert!(kits.len() >= 160, "{} kit cases", kits.len());
+/// The browser the corpora run on, set up as they need it.
+async fn corpus_fixture() -> support::Fixture {
     let mut config = BrowserConfig::default();
     // A step whose target is missing fails at the auto-wait: keep that short.
     config.timeouts.click_ms = 600;
@@ -164,19 +160,38 @@ async fn the_corpus_of_plan_steps() {
     let f = support::act_fixture(config).await;
     std::fs::create_dir_all(&f.files).expect("the files folder");
     std::fs::write(f.files.join("cv.pdf"), b"%PDF-1.4 cv").expect("a file to upload");
-    let first = run(&f, &cases, "corpus").await;
-    let second = run(&f, &kits, "kits").await;
+    f
+}
+
+// The two corpora are two tests, so that a test runner runs them side by side
+// (each is about a minute of one browser's time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_corpus_of_plan_steps() {
+    let cases = read_cases(include_str!("corpus/cases.jsonl"));
+    assert!(cases.len() >= 200, "{} cases", cases.len());
+    let f = corpus_fixture().await;
+    let report = run(&f, &cases, "corpus").await;
     f.browsers.shutdown().await;
 
-    first.print("browser_act corpus");
-    second.print("browser_act UI-kit corpus");
-    let (dev, held_out) = (first.rate("dev"), first.rate("held_out"));
+    report.print("browser_act corpus");
+    let (dev, held_out) = (report.rate("dev"), report.rate("held_out"));
     assert!(dev >= DEV_FLOOR, "dev {dev:.1} % < floor {DEV_FLOOR} %");
     assert!(
         held_out >= HELD_OUT_FLOOR,
         "held-out {held_out:.1} % < floor {HELD_OUT_FLOOR} %"
     );
-    let (dev, held_out) = (second.rate("dev"), second.rate("held_out"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_ui_kit_corpus() {
+    let kits = read_cases(include_str!("corpus/kits.jsonl"));
+    assert!(kits.len() >= 160, "{} kit cases", kits.len());
+    let f = corpus_fixture().await;
+    let report = run(&f, &kits, "kits").await;
+    f.browsers.shutdown().await;
+
+    report.print("browser_act UI-kit corpus");
+    let (dev, held_out) = (report.rate("dev"), report.rate("held_out"));
     assert!(
         dev >= KITS_DEV_FLOOR,
         "kits dev {dev:.1} % < floor {KITS_DEV_FLOOR} %"

@@ -16,7 +16,7 @@ mod support;
 
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -71,7 +71,7 @@ async fn llama() -> Server {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let child = Command::from(axon_testkit::command(python))
+    let child = axon_testkit::command(python)
         .args([
             "-m",
             "llama_cpp.server",

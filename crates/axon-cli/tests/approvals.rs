@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::local::{Local, stdout_json};
@@ -373,7 +373,7 @@ fn asked_over(mode: &str) {
     let root = common::repo_root();
     let local = Local::new("[tools.echo]\napproval = \"required\"\napproval_timeout_ms = 60000\n");
     let client = |answer: &str| {
-        let o = Command::from(axon_testkit::command(root.join("peers/venv/bin/python")))
+        let o = axon_testkit::command(root.join("peers/venv/bin/python"))
             .arg(root.join("peers/approval_client.py"))
             .arg(mode)
             .arg(answer)

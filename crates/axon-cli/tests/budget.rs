@@ -10,7 +10,6 @@ mod common;
 use common::repo_root;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -82,7 +81,7 @@ fn config_dir() -> PathBuf {
 
 /// The whole data of a call, as history keeps it.
 fn whole(dir: &Path, call_id: &str) -> Value {
-    let out = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+    let out = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
         .arg("--config")
         .arg(dir.join("axon.toml"))
         .args(["history", call_id, "--json"])

@@ -22,7 +22,7 @@ impl Axon {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")));
+        let mut c = axon_testkit::command(env!("CARGO_BIN_EXE_axon"));
         c.args(args)
             .env("AXON_STORE_PATH", self.dir.join("axon.db"))
             .env_remove("AXON_CONFIG")

@@ -49,7 +49,7 @@ fn command(config: &str) -> (Command, PathBuf) {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("axon.toml");
     std::fs::write(&path, config).unwrap();
-    let mut cmd = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")));
+    let mut cmd = axon_testkit::command(env!("CARGO_BIN_EXE_axon"));
     cmd.args(["serve", "--bind", "127.0.0.1:0", "--config"])
         .arg(&path)
         .env("AXON_STORE_PATH", dir.join("axon.db"))
@@ -244,7 +244,7 @@ async fn scripts_cluster_starts_replicas_that_share_a_store_and_redis_and_stops_
     use std::io::BufRead;
     let schema = schema();
     let root = common::repo_root();
-    let mut child = Command::from(axon_testkit::command(root.join("scripts/cluster")))
+    let mut child = axon_testkit::command(root.join("scripts/cluster"))
         .arg("2")
         .env("AXON_BIN", env!("CARGO_BIN_EXE_axon"))
         .env("CLUSTER_PORT", "0")
@@ -492,7 +492,7 @@ async fn a_store_that_cannot_be_reached_at_start_up_stops_the_replica_naming_it(
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("axon.toml");
     std::fs::write(&path, "[store]\nurl = \"mysql://127.0.0.1/test\"\n").unwrap();
-    let out = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+    let out = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
         .args(["config", "check"])
         .arg(&path)
         .env_remove("AXON_CONFIG")

@@ -39,7 +39,7 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 fn axon(dir: &Path) -> Command {
-    let mut c = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")));
+    let mut c = axon_testkit::command(env!("CARGO_BIN_EXE_axon"));
     c.env("AXON_STORE_PATH", dir.join("axon.db"))
         .env_remove("AXON_CONFIG")
         .env("AXON_LOG_LEVEL", "off")

@@ -10,7 +10,7 @@ mod common;
 use axon_core::Executor;
 use common::dashboard::{act, browser};
 use serde_json::{Value, json};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 struct Served {
     child: Child,
@@ -30,7 +30,7 @@ fn serve(dir: &std::path::Path) -> Served {
         "[defaults.retry]\ninitial_delay_ms = 10\njitter = \"none\"\n\n[tools.flaky.breaker]\nfailure_threshold = 2\nopen_ms = 600000\n",
     )
     .unwrap();
-    let mut child = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+    let mut child = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
         .arg("--config")
         .arg(&config)
         .args(["serve", "--bind", "127.0.0.1:0"])

@@ -156,7 +156,7 @@ fn everything_config(extra: &str) -> PathBuf {
 
 fn axon(config: &Path, args: &[&str]) -> std::process::Output {
     let store = config.with_file_name("axon.db");
-    std::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+    axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
         .arg("--config")
         .arg(config)
         .args(args)
@@ -375,7 +375,7 @@ fn the_mcp_inspector_cli_lists_and_calls() {
     std::fs::create_dir_all(&home).unwrap();
     let store = home.join("axon.db");
     let inspect = |args: &[&str]| {
-        std::process::Command::from(axon_testkit::command("node"))
+        axon_testkit::command("node")
             .arg(&launcher)
             .arg("--cli")
             .args(args)
@@ -621,7 +621,7 @@ async fn capabilities_add_their_tools_and_unknown_ones_are_refused() {
     client.cancel().await.unwrap();
 
     std::fs::write(&config, "[mcp]\ncaps = [\"pdf\", \"vision\"]\n").unwrap();
-    let check = std::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+    let check = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
         .args(["config", "check"])
         .arg(&config)
         .output()
@@ -633,7 +633,7 @@ async fn capabilities_add_their_tools_and_unknown_ones_are_refused() {
         "{stderr}"
     );
 
-    let flag = std::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+    let flag = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
         .args(["mcp", "--caps", "pdf,nope"])
         .env_remove("AXON_CONFIG")
         .stdin(std::process::Stdio::null())

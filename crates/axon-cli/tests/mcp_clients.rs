@@ -14,7 +14,7 @@ use common::repo_root;
 use std::collections::BTreeSet;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
 use serde_json::{Value, json};
 
@@ -95,7 +95,7 @@ fn config_dir() -> PathBuf {
 
 /// `tools/list` as Axon serves it, from `axon tools --format mcp`.
 fn listed(dir: &Path) -> Vec<Value> {
-    let out = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+    let out = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
         .arg("--config")
         .arg(dir.join("axon.toml"))
         .args(["tools", "--format", "mcp"])
@@ -243,7 +243,7 @@ struct Served {
 
 impl Served {
     fn start(dir: &Path) -> Served {
-        let mut child = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+        let mut child = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
             .arg("--config")
             .arg(dir.join("axon.toml"))
             .args(["serve", "--bind", "127.0.0.1:0"])

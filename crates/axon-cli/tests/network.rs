@@ -125,7 +125,7 @@ async fn a_bad_rule_names_its_list_and_entry() {
     std::fs::create_dir_all(&dir).unwrap();
     let config = dir.join("axon.toml");
     std::fs::write(&config, "[network]\ndeny_hosts = [\"10.0.0.0/33\"]\n").unwrap();
-    let out = std::process::Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+    let out = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
         .arg("--config")
         .arg(&config)
         .args(["config", "check"])

@@ -6,7 +6,7 @@
 //! heals, and says so. What was typed from a secret stays a reference.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -81,7 +81,7 @@ impl Site {
     }
 
     fn axon(&self, args: &[&str]) -> Output {
-        Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+        axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
             .arg("--config")
             .arg(self.dir.join("axon.toml"))
             .args(args)

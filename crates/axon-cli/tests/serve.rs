@@ -5,7 +5,6 @@ mod common;
 use common::repo_root;
 use common::served::{Served, client, is_problem};
 
-use std::process::Command;
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -373,7 +372,7 @@ async fn scoped_tokens_see_and_call_only_their_tools() {
 
 #[test]
 fn a_public_bind_without_tokens_is_refused() {
-    let o = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+    let o = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
         .args(["serve", "--bind", "0.0.0.0:0"])
         .env(
             "AXON_STORE_PATH",
@@ -399,7 +398,7 @@ async fn shutdown_lets_a_run_in_flight_finish() {
     let exit = s.terminate();
     assert!(exit.success(), "{exit:?}");
     // The store says the run finished, both steps.
-    let o = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+    let o = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
         .args(["history", "drain-1", "--json"])
         .env("AXON_STORE_PATH", s.db())
         .env_remove("AXON_CONFIG")
@@ -660,7 +659,7 @@ async fn the_api_is_described_by_its_openapi_document_and_answers_by_it() {
     // docs/openapi.json is what the server serves and `axon openapi` prints.
     let file = std::fs::read_to_string(repo_root().join("docs/openapi.json")).unwrap();
     let doc: Value = serde_json::from_str(&file).unwrap();
-    let printed = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+    let printed = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
         .arg("openapi")
         .output()
         .unwrap();
@@ -739,7 +738,7 @@ async fn a_client_generated_from_the_document_calls_a_tool_and_runs_a_plan() {
     // server (peers/openapi_client_check.py).
     let venv = repo_root().join("peers/venv-api/bin");
     let out = std::env::temp_dir().join(format!("axon-client-{}", ulid::Ulid::new()));
-    let generated = Command::from(axon_testkit::command(venv.join("openapi-python-client")))
+    let generated = axon_testkit::command(venv.join("openapi-python-client"))
         .args(["generate", "--meta", "none", "--path"])
         .arg(repo_root().join("docs/openapi.json"))
         .arg("--output-path")
@@ -756,7 +755,7 @@ async fn a_client_generated_from_the_document_calls_a_tool_and_runs_a_plan() {
     let script = repo_root().join("peers/openapi_client_check.py");
     let python = venv.join("python");
     let ran = tokio::task::spawn_blocking(move || {
-        Command::from(axon_testkit::command(python))
+        axon_testkit::command(python)
             .arg(script)
             .arg(base)
             .env("PYTHONPATH", &out)

@@ -35,7 +35,7 @@ impl Receiver {
             python.display()
         );
         let out = dir.join("spans.jsonl");
-        let mut child = Command::from(axon_testkit::command(python))
+        let mut child = axon_testkit::command(python)
             .arg(repo_root().join("peers/otlp_receiver.py"))
             .arg(&out)
             .stdout(Stdio::piped())
@@ -82,7 +82,7 @@ struct Served {
 
 impl Served {
     fn start(dir: &Path, env: &[(&str, String)]) -> Served {
-        let mut cmd = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")));
+        let mut cmd = axon_testkit::command(env!("CARGO_BIN_EXE_axon"));
         cmd.args(["serve", "--bind", "127.0.0.1:0"])
             .env("AXON_STORE_PATH", dir.join("inner.db"))
             .env_remove("AXON_CONFIG")
@@ -417,7 +417,7 @@ fn a_bad_telemetry_setting_is_a_usage_error_naming_it() {
     for (config, env, key) in cases {
         let path = dir.join("axon.toml");
         std::fs::write(&path, config).unwrap();
-        let out = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+        let out = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
             .arg("--config")
             .arg(&path)
             .args(["call", "echo"])

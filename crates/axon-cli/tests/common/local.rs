@@ -24,7 +24,7 @@ impl Local {
 
     /// `axon --config <its config> ARGS`, on its store.
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")));
+        let mut c = axon_testkit::command(env!("CARGO_BIN_EXE_axon"));
         c.arg("--config")
             .arg(self.dir.join("axon.toml"))
             .args(args)

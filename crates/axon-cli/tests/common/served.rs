@@ -28,7 +28,7 @@ impl Served {
         let dir = std::env::temp_dir().join(format!("axon-security-{}", ulid::Ulid::new()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("axon.toml"), config).unwrap();
-        let mut child = Command::from(axon_testkit::command(env!("CARGO_BIN_EXE_axon")))
+        let mut child = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
             .arg("--config")
             .arg(dir.join("axon.toml"))
             .args(["serve", "--bind", "127.0.0.1:0"])
