@@ -317,7 +317,7 @@ async fn new_session(
         (None, Some(name)) => {
             let field = "/storage_state_path";
             let text = b
-                .files(field)?
+                .files(ctx, field)?
                 .read(field, &name, MAX_STORAGE_STATE)
                 .await?;
             Some(serde_json::from_slice(&text).map_err(|e| {
@@ -355,12 +355,12 @@ async fn new_session(
 async fn save(b: &Browsers, args: SaveArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
     let session = args.session.unwrap_or_else(|| Browsers::session_for(ctx));
     if let Some(name) = &args.path {
-        b.files("/path")?.resolve("/path", name)?;
+        b.files(ctx, "/path")?.resolve("/path", name)?;
     }
     let state = b.storage_state(&session, ctx.tenant()).await?;
     match args.path {
         Some(name) => {
-            let files = b.files("/path")?;
+            let files = b.files(ctx, "/path")?;
             let text = serde_json::to_vec_pretty(&state)
                 .map_err(|e| ToolError::internal(format!("storage state: {e}")))?;
             let written = files.write("/path", &name, text, args.overwrite).await?;

@@ -263,15 +263,22 @@ impl Browsers {
         self
     }
 
-    /// The files directory, or the refusal a call naming a file gets.
-    pub(crate) fn files(&self, field: &str) -> Result<&axon_core::files::FileDir, ToolError> {
-        self.files.as_ref().ok_or_else(|| {
+    /// The files directory of the caller of `ctx` (its owner's folder,
+    /// [`axon_core::files::FileDir::owned_by`]), or the refusal a call naming
+    /// a file gets.
+    pub(crate) fn files(
+        &self,
+        ctx: &axon_core::ToolContext,
+        field: &str,
+    ) -> Result<axon_core::files::FileDir, ToolError> {
+        let files = self.files.as_ref().ok_or_else(|| {
             ToolError::invalid_arguments(format!(
                 "{field}: this server keeps no files ([files] dir is not set); leave {field} out to get the data inline"
             ))
             .with_code("files_disabled")
             .at(field)
-        })
+        })?;
+        Ok(files.owned_by(&ctx.owner()))
     }
 
     /// The config.
@@ -503,6 +510,10 @@ impl Browsers {
             // the host rules (crate::egress).
             .arg(("proxy-server", egress.proxy_server().as_str()))
             .arg(("proxy-bypass-list", "<-loopback>"))
+            // WebRTC speaks UDP, which the proxy does not carry: none of it
+            // may leave but through the proxy, so none leaves (a page's STUN
+            // request to a denied host, its view of this machine's addresses).
+            .arg(("webrtc-ip-handling-policy", "disable_non_proxied_udp"))
             // One renderer process for a page and its cross-origin iframes, so
             // the snapshot reads a frame's accessibility tree and the element
             // tools resolve its refs through the page's own connection.

@@ -293,3 +293,38 @@ async fn a_form_still_on_its_way_does_not_overtake_a_navigation() {
     }
     f.browsers.shutdown().await;
 }
+
+/// Issue 59: WebRTC speaks UDP, which an HTTP proxy does not carry, so a page
+/// could ask a STUN server on a host the rules refuse for this machine's
+/// address, past the egress proxy. Chromium is told to send no UDP that does
+/// not go through the proxy: the refused host hears nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webrtc_sends_no_udp_around_the_proxy() {
+    // A STUN "server" on a loopback address the rules refuse (the fixture
+    // pages are on 127.0.0.1, which stays allowed).
+    let stun = tokio::net::UdpSocket::bind("127.0.0.2:0").await.unwrap();
+    let port = stun.local_addr().unwrap().port();
+    let f = fixture(BrowserConfig {
+        deny_hosts: vec!["127.0.0.2".into()],
+        ..BrowserConfig::default()
+    })
+    .await;
+    f.open("s", &format!("webrtc.html?stun=127.0.0.2:{port}"))
+        .await;
+    let mut buf = [0u8; 1500];
+    let heard = tokio::time::timeout(Duration::from_secs(3), stun.recv_from(&mut buf)).await;
+    assert!(
+        heard.is_err(),
+        "a refused host got a STUN packet from the page: {heard:?}"
+    );
+    // The page did try (and was not stopped by an error of its own).
+    let mut state = String::new();
+    for _ in 0..50 {
+        state = f.text("s", "#state").await;
+        if state != "starting" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(state, "done");
+}

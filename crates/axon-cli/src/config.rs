@@ -176,6 +176,8 @@ pub struct TokenConfig {
     pub tools: Vec<String>,
     /// Whether it may reset breakers and cancel runs.
     pub admin: bool,
+    /// The `[secrets]` its plans may use (`["*"]`: all); empty: none.
+    pub secrets: Vec<String>,
 }
 
 impl TokenConfig {
@@ -192,6 +194,7 @@ impl TokenConfig {
             token,
             tools: self.tools.clone(),
             admin: self.admin,
+            secrets: self.secrets.clone(),
         })
     }
 }

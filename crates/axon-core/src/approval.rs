@@ -124,6 +124,53 @@ pub struct ApprovalRecord {
     /// the tool's schema before the call runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub edited_args: Option<Value>,
+    /// The digest of the call's real arguments, secrets included
+    /// ([`args_digest`]): the approval is for these arguments only, however
+    /// alike their masked forms look.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args_digest: Option<String>,
+    /// When the approved call was let run, ms since the epoch: an approval
+    /// is spent once ([`ApprovalStore::spend`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent_at_ms: Option<u64>,
+}
+
+/// An approver's edited arguments with every value it left masked
+/// ([`crate::redact::REDACTED`], as the approver was shown it) put back to the
+/// call's real value at the same place: a mask is never sent on to the tool.
+/// A mask with no real value at its place stays (and fails the tool's schema
+/// or reaches the tool as the approver wrote it).
+pub fn unmask_edit(edit: Value, real: &Value) -> Value {
+    match (edit, real) {
+        (Value::String(s), real) if s == crate::redact::REDACTED && !real.is_null() => real.clone(),
+        (Value::Object(edit), Value::Object(real)) => Value::Object(
+            edit.into_iter()
+                .map(|(k, v)| {
+                    let v = match real.get(&k) {
+                        Some(r) => unmask_edit(v, r),
+                        None => v,
+                    };
+                    (k, v)
+                })
+                .collect(),
+        ),
+        (Value::Array(edit), Value::Array(real)) => Value::Array(
+            edit.into_iter()
+                .enumerate()
+                .map(|(i, v)| match real.get(i) {
+                    Some(r) => unmask_edit(v, r),
+                    None => v,
+                })
+                .collect(),
+        ),
+        (edit, _) => edit,
+    }
+}
+
+/// The digest an approval binds its call's real arguments by (`sha256:` of
+/// their canonical JSON, secrets included).
+pub fn args_digest(args: &Value) -> String {
+    crate::ResponseDigest::of(args).to_string()
 }
 
 /// A person's decision on a pending approval.
@@ -239,6 +286,10 @@ pub trait ApprovalStore: Send + Sync + 'static {
     /// Mark a pending approval expired (its deadline passed); `false` when it
     /// was decided meanwhile.
     async fn expire(&self, id: &str) -> Result<bool, StoreError>;
+    /// Mark an approved approval spent as its call is let run: `true` for
+    /// the one caller that spends it, `false` when it is not approved or was
+    /// spent already (one decision, one run, whoever sends it again).
+    async fn spend(&self, id: &str) -> Result<bool, StoreError>;
     /// Approvals, newest first: the pending ones, or all that are kept.
     async fn list(&self, pending_only: bool, limit: u32)
     -> Result<Vec<ApprovalRecord>, StoreError>;
@@ -300,6 +351,19 @@ impl ApprovalStore for InMemoryApprovals {
         }
     }
 
+    async fn spend(&self, id: &str) -> Result<bool, StoreError> {
+        let mut records = self.lock();
+        match records.get_mut(id) {
+            Some(record)
+                if record.status == ApprovalStatus::Approved && record.spent_at_ms.is_none() =>
+            {
+                record.spent_at_ms = Some(now_ms());
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
     async fn list(
         &self,
         pending_only: bool,
@@ -339,6 +403,10 @@ pub(crate) struct Ask<'a> {
     pub(crate) id: &'a str,
     pub(crate) tool: &'a str,
     pub(crate) args: Value,
+    /// [`args_digest`] of the call's real arguments.
+    pub(crate) digest: String,
+    /// Whether the caller named the approval (`ToolCall::approval_id`).
+    pub(crate) named: bool,
     pub(crate) tenant: Option<&'a SmolStr>,
     pub(crate) correlation_id: &'a str,
     pub(crate) reason: &'static str,
@@ -370,9 +438,31 @@ pub(crate) async fn wait(
     };
     let now = now_ms();
     let earlier = store.get(ask.id).await.map_err(unavailable)?;
+    // An approval is for one call's real arguments, and runs it once.
+    let same = |r: &ApprovalRecord| r.args_digest.as_ref().is_none_or(|d| *d == ask.digest);
     let expires_at_ms = match earlier {
-        Some(r) if r.status == ApprovalStatus::Approved => return Ok(r),
-        Some(r) if r.status == ApprovalStatus::Pending => r.expires_at_ms,
+        // A caller that names the approval it was given (an MCP client
+        // sending its answer) gets that one or nothing: not for other
+        // arguments, and not a second time.
+        Some(r) if ask.named && !same(&r) => {
+            return Err(ToolError::new(
+                ErrorKind::ApprovalDenied,
+                format!(
+                    "the approval {} was given for other arguments than this call's",
+                    ask.id
+                ),
+            )
+            .with_code("approval_mismatch")
+            .before_acting());
+        }
+        Some(r) if ask.named && r.spent_at_ms.is_some() => return Err(spent(ask.id)),
+        Some(r) if same(&r) && r.status == ApprovalStatus::Approved && r.spent_at_ms.is_none() => {
+            return spend(store, r).await;
+        }
+        Some(r) if same(&r) && r.status == ApprovalStatus::Pending => r.expires_at_ms,
+        // A plan step asked again (its approval spent by an execution that
+        // did not finish, denied, expired, or given for arguments it no
+        // longer has) is asked anew.
         _ => {
             let record = pending(&ask, now);
             store.open(&record).await.map_err(unavailable)?;
@@ -398,7 +488,7 @@ pub(crate) async fn wait(
     loop {
         let seen = store.get(ask.id).await.map_err(unavailable)?;
         if let Some(record) = seen.filter(|r| r.status != ApprovalStatus::Pending) {
-            return settle(record);
+            return spend(store, settle(record)?).await;
         }
         tokio::select! {
             _ = store.changed(ask.id) => {}
@@ -424,6 +514,8 @@ fn pending(ask: &Ask<'_>, now: u64) -> ApprovalRecord {
         id: ask.id.to_string(),
         tool: ask.tool.to_string(),
         args: ask.args.clone(),
+        args_digest: Some(ask.digest.clone()),
+        spent_at_ms: None,
         tenant: ask.tenant.map(|t| t.to_string()),
         correlation_id: ask.correlation_id.to_string(),
         reason: ask.reason.to_string(),
@@ -435,6 +527,33 @@ fn pending(ask: &Ask<'_>, now: u64) -> ApprovalRecord {
         comment: None,
         edited_args: None,
     }
+}
+
+/// Spend the approved `record` for the call about to run; refused when
+/// another call spent it first (the same answer sent twice, two replicas).
+async fn spend(
+    store: &dyn ApprovalStore,
+    record: ApprovalRecord,
+) -> Result<ApprovalRecord, ToolError> {
+    match store.spend(&record.id).await {
+        Ok(true) => Ok(record),
+        Ok(false) => Err(spent(&record.id)),
+        Err(e) => Err(ToolError::new(
+            ErrorKind::ApprovalDenied,
+            format!("approval could not be recorded: {e}"),
+        )
+        .with_code("store")
+        .before_acting()),
+    }
+}
+
+fn spent(id: &str) -> ToolError {
+    ToolError::new(
+        ErrorKind::ApprovalDenied,
+        format!("the approval {id} was used by a call already: one approval runs one call"),
+    )
+    .with_code("approval_spent")
+    .before_acting()
 }
 
 fn settle(record: ApprovalRecord) -> Result<ApprovalRecord, ToolError> {

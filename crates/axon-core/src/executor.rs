@@ -452,6 +452,8 @@ impl Executor {
             id: &id,
             tool: &call.scope.tool,
             args: shown,
+            digest: approval::args_digest(call.args),
+            named: call.request.approval_id.is_some(),
             tenant: call.scope.tenant.as_ref(),
             correlation_id: &call.scope.correlation_id,
             reason,
@@ -466,8 +468,12 @@ impl Executor {
         if let Ok(mut note) = call.scope.approval.lock() {
             *note = Some(record.note());
         }
-        // The approver's edit is validated like the call's arguments were.
-        let edited = record.edited_args;
+        // The approver's edit is validated like the call's arguments were;
+        // a value it left masked (`"***"`: the approver was shown no more)
+        // is the call's real one, never the mask.
+        let edited = record
+            .edited_args
+            .map(|edit| approval::unmask_edit(edit, call.args));
         self.primary(&Call {
             args: edited.as_ref().unwrap_or(call.args),
             approved: true,

@@ -18,6 +18,10 @@ use std::path::{Path, PathBuf};
 
 use crate::ToolError;
 
+/// The folder, inside the process owner's, of every tenant's files
+/// ([`FileDir::owned_by`]).
+pub const TENANTS: &str = ".tenants";
+
 /// The longest name accepted.
 pub const MAX_NAME_LEN: usize = 128;
 
@@ -40,6 +44,17 @@ impl FileDir {
     /// Files live under `root` (created, owner-only, on the first write).
     pub fn new(root: impl Into<PathBuf>) -> Self {
         FileDir { root: root.into() }
+    }
+
+    /// The files of `owner`: this directory for the process's owner; for a
+    /// tenant, a folder of its own under `.tenants/` (a hidden name, which no
+    /// tool argument can name), so that one tenant cannot read, overwrite or
+    /// squat on another's files, nor the process owner's.
+    pub fn owned_by(&self, owner: &crate::Owner) -> FileDir {
+        match owner.folder() {
+            None => self.clone(),
+            Some(folder) => FileDir::new(self.root.join(TENANTS).join(folder)),
+        }
     }
 
     /// The directory.

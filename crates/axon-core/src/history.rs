@@ -222,7 +222,8 @@ pub trait HistoryStore: Send + Sync + 'static {
 /// Bounds of the in-memory store.
 #[derive(Clone, Copy, Debug)]
 pub struct HistoryLimits {
-    /// Entries kept per correlation id; the oldest go first (FIFO).
+    /// Entries kept per correlation id and owner (a tenant's calls never
+    /// push another's out); the oldest go first (FIFO).
     pub max_per_correlation: usize,
     /// Correlation ids kept; the least recently started go first.
     pub max_correlations: usize,
@@ -317,10 +318,17 @@ impl HistoryStore for InMemoryHistory {
         };
         book.call_index
             .insert(entry.result.call_id.clone(), corr.clone());
+        // The group is one owner's calls under the id: another tenant's
+        // calls under the same id never push this owner's out.
+        let owner = entry.tenant.clone();
         let list = book.by_correlation.entry(corr).or_default();
         list.push_back(entry);
-        while list.len() > self.limits.max_per_correlation.max(1) {
-            if let Some(old) = list.pop_front() {
+        let keep = self.limits.max_per_correlation.max(1);
+        while list.iter().filter(|e| e.tenant == owner).count() > keep {
+            let Some(oldest) = list.iter().position(|e| e.tenant == owner) else {
+                break;
+            };
+            if let Some(old) = list.remove(oldest) {
                 book.call_index.remove(&old.result.call_id);
             }
         }

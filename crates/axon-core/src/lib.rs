@@ -33,6 +33,7 @@ pub mod history;
 pub mod hosts;
 pub mod network;
 mod outcome;
+pub mod owner;
 pub mod policy;
 pub mod redact;
 pub mod registry;
@@ -53,6 +54,7 @@ pub use executor::{
 pub use history::{
     HistoryEntry, HistoryLimits, HistoryStats, HistoryStore, InMemoryHistory, StepMark, StoreError,
 };
+pub use owner::Owner;
 pub use policy::fallback::FallbackCall;
 pub use policy::key::Dependency;
 pub use policy::{Policy, PolicyError};

@@ -240,6 +240,12 @@ impl ToolContext {
         self.shared.tenant.as_deref()
     }
 
+    /// Who owns what this call leaves behind (files, browser sessions,
+    /// history): [`crate::Owner::of`] its tenant.
+    pub fn owner(&self) -> crate::Owner {
+        crate::Owner::of(self.tenant())
+    }
+
     /// This call's id (the same for every attempt).
     pub fn call_id(&self) -> &str {
         &self.shared.call_id

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use axon_core::registry::is_valid_tool_name;
-use axon_core::{Annotations, Dependency, ErrorKind, Tool, ToolContext, ToolError, ToolSpec};
+use axon_core::{
+    Annotations, Dependency, ErrorKind, StoreError, Tool, ToolContext, ToolError, ToolSpec,
+};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientCapabilities, ClientConfig, ClientRequest, ErrorCode,
@@ -34,7 +36,7 @@ use tokio::io::AsyncBufReadExt;
 use tracing::Instrument;
 
 use crate::config::{McpConfigError, McpServerConfig};
-use crate::pin::{self, Hold, PinStore};
+use crate::pin::{self, Hold, PinMode, PinStore};
 
 /// Routes a server's progress notifications to the call that asked for them.
 ///
@@ -718,8 +720,22 @@ pub async fn import_pinned(
 ) -> Result<Vec<McpTool>, ImportError> {
     let (server, mode) = (config.name.clone(), config.pin);
     let mut tools = import(config).await?;
+    let unreadable = |e: StoreError| ImportError::Pins {
+        server: server.clone(),
+        message: e.to_string(),
+    };
+    // Whether this server's tools were pinned before: then a tool it lists
+    // for the first time (added, renamed) is held until accepted.
+    let reviewed = mode != PinMode::Off
+        && pins
+            .list()
+            .await
+            .map_err(unreadable)?
+            .iter()
+            .any(|p| p.server == server);
     for tool in &mut tools {
-        let hold = pin::check(pins, mode, &tool.spec.name, &server, tool.listed.clone())
+        let listed = tool.listed.clone();
+        let hold = pin::check(pins, mode, &tool.spec.name, &server, listed, reviewed)
             .await
             .map_err(|e| ImportError::Pins {
                 server: server.clone(),

@@ -135,6 +135,7 @@ pub(crate) async fn answered(
     responses: Option<&InputResponses>,
     tool: &str,
     shown: &Value,
+    digest: &str,
     client: &str,
 ) -> Result<String, Refusal> {
     let not_this = || {
@@ -148,8 +149,17 @@ pub(crate) async fn answered(
         .await
         .map_err(|e| ("unavailable", e.to_string()))?
         .ok_or_else(not_this)?;
-    if record.tool != tool || &record.args != shown || record.tenant.is_some() {
+    // This very call: its tool, its arguments as shown and as they really
+    // are (a secret changed alone still changes the digest), the owner's.
+    let same_args = record.args_digest.as_ref().is_none_or(|d| d == digest);
+    if record.tool != tool || &record.args != shown || !same_args || record.tenant.is_some() {
         return Err(not_this());
+    }
+    if record.spent_at_ms.is_some() {
+        return Err((
+            "approval_denied",
+            "this approval was used by a call already: one approval runs one call".to_string(),
+        ));
     }
     if record.status == ApprovalStatus::Approved {
         return Ok(record.id);
@@ -218,6 +228,7 @@ pub(crate) async fn approval_answered(
         responses,
         &call.tool,
         &shown,
+        &axon_core::approval::args_digest(&call.args),
         &crate::server::client_name(context),
     )
     .await
@@ -290,6 +301,18 @@ mod tests {
             decided_at_ms: None,
             comment: None,
             edited_args: None,
+            args_digest: Some(axon_core::approval::args_digest(&args_of(id))),
+            spent_at_ms: None,
+        }
+    }
+
+    /// The real arguments of the call each test parks (what `args_digest`
+    /// binds), by approval id.
+    fn args_of(id: &str) -> Value {
+        match id {
+            "s1" => json!({"to": "bob", "password": "hunter2"}),
+            "a1" | "a2" => json!({"to": "bob", "cents": 5}),
+            _ => json!({}),
         }
     }
 
@@ -323,7 +346,8 @@ mod tests {
             ("a2", "pay", &bob),
             ("nope", "pay", &bob),
         ] {
-            let refused = answered(&approvals, state, Some(&yes()), tool, args, "t").await;
+            let digest = axon_core::approval::args_digest(args);
+            let refused = answered(&approvals, state, Some(&yes()), tool, args, &digest, "t").await;
             assert_eq!(
                 refused.unwrap_err().0,
                 "invalid_arguments",
@@ -335,7 +359,8 @@ mod tests {
             ApprovalStatus::Pending,
             "nothing was decided by the forgeries"
         );
-        let id = answered(&approvals, "a1", Some(&yes()), "pay", &bob, "t").await;
+        let digest = axon_core::approval::args_digest(&bob);
+        let id = answered(&approvals, "a1", Some(&yes()), "pay", &bob, &digest, "t").await;
         assert_eq!(id.unwrap(), "a1");
         assert_eq!(
             approvals
@@ -359,9 +384,36 @@ mod tests {
         let no: InputResponses = [(INPUT_KEY.to_string(), json!({"action": "decline"}))]
             .into_iter()
             .collect();
-        let denied = answered(&approvals, "a1", Some(&no), "pay", &json!({}), "t").await;
+        let digest = axon_core::approval::args_digest(&json!({}));
+        let denied = answered(&approvals, "a1", Some(&no), "pay", &json!({}), &digest, "t").await;
         let (kind, message) = denied.unwrap_err();
         assert_eq!(kind, "approval_denied");
         assert!(message.contains("decline in the MCP client"), "{message}");
+    }
+
+    /// Issue 59: the answer binds the real arguments (a secret changed
+    /// alone, masked alike, is another call), and runs the call once.
+    #[tokio::test]
+    async fn an_answer_binds_the_real_arguments_and_is_spent_once() {
+        let approvals = InMemoryApprovals::default();
+        let shown = json!({"to": "bob", "password": "***"});
+        approvals
+            .open(&parked("s1", "pay", shown.clone()))
+            .await
+            .unwrap();
+        let other = axon_core::approval::args_digest(&json!({"to": "bob", "password": "other"}));
+        let refused = answered(&approvals, "s1", Some(&yes()), "pay", &shown, &other, "t").await;
+        assert_eq!(refused.unwrap_err().0, "invalid_arguments");
+
+        let real = axon_core::approval::args_digest(&args_of("s1"));
+        let id = answered(&approvals, "s1", Some(&yes()), "pay", &shown, &real, "t").await;
+        assert_eq!(id.unwrap(), "s1");
+        assert!(
+            approvals.spend("s1").await.unwrap(),
+            "the first run spends it"
+        );
+        assert!(!approvals.spend("s1").await.unwrap(), "and no second");
+        let again = answered(&approvals, "s1", Some(&yes()), "pay", &shown, &real, "t").await;
+        assert_eq!(again.unwrap_err().0, "approval_denied");
     }
 }

@@ -277,6 +277,11 @@ impl PlanRunner {
         self
     }
 
+    /// The secrets plans may reference, and who may use which.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+
     /// The executor it calls through.
     pub fn executor(&self) -> &Executor {
         &self.executor
@@ -290,6 +295,13 @@ impl PlanRunner {
     /// Validate without running: the plan against the tools, and every
     /// `${secret.NAME}` against the configured secrets.
     pub fn validate(&self, plan: &Plan) -> Result<Graph, PlanErrors> {
+        self.validate_as(plan, None)
+    }
+
+    /// [`PlanRunner::validate`] for a run made as `tenant`
+    /// ([`RunOptions::tenant`]): a `${secret.NAME}` it was not granted
+    /// ([`Secrets::granting`]) is a problem too, named, never its value.
+    pub fn validate_as(&self, plan: &Plan, tenant: Option<&str>) -> Result<Graph, PlanErrors> {
         let graph = validate(plan, self.executor.registry());
         let mut problems = match &graph {
             Ok(_) => Vec::new(),
@@ -304,7 +316,16 @@ impl PlanRunner {
             );
             for (field, params) in fields {
                 for name in secret_names(params) {
-                    if !self.secrets.contains(&name) {
+                    if !self.secrets.allows(tenant, &name) {
+                        problems.push(PlanProblem {
+                            step: Some(i),
+                            field: field.clone(),
+                            message: format!(
+                                "template ${{secret.{name}}}: {}",
+                                crate::SecretError::NotGranted { name: name.clone() }
+                            ),
+                        });
+                    } else if !self.secrets.contains(&name) {
                         problems.push(PlanProblem {
                             step: Some(i),
                             field: field.clone(),
@@ -326,7 +347,7 @@ impl PlanRunner {
     /// cannot be taken: another process runs it, or it ran another plan);
     /// everything that happens while running is in the result.
     pub async fn run(&self, plan: &Plan, options: RunOptions) -> Result<PlanResult, PlanErrors> {
-        let graph = self.validate(plan)?;
+        let graph = self.validate_as(plan, options.tenant.as_deref())?;
         let run_id = options
             .run_id
             .clone()

@@ -12,7 +12,7 @@
 //! reads a masked value from a finished step's checkpoint fails, naming the
 //! field, rather than sending `"***"` on to a tool.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use axon_core::redact::{REDACTED, is_secret_field};
@@ -32,10 +32,15 @@ pub enum SecretSource {
     Value(String),
 }
 
-/// The secrets plans may reference, by name.
+/// The secrets plans may reference, by name, and which tenant may use which.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Secrets {
     sources: BTreeMap<String, SecretSource>,
+    /// The names each tenant may use (`*`: all); `None` until one is
+    /// granted, when every caller may use every secret (one user, or no
+    /// tenants). Once any is granted, a tenant that is not listed gets none:
+    /// a scoped client reads only what the operator gave it.
+    grants: Option<BTreeMap<String, BTreeSet<String>>>,
 }
 
 impl Secrets {
@@ -48,6 +53,51 @@ impl Secrets {
     pub fn with(mut self, name: impl Into<String>, source: SecretSource) -> Self {
         self.sources.insert(name.into(), source);
         self
+    }
+
+    /// Let `tenant` ([`axon_core::ToolCall::tenant`]) use the secrets
+    /// `names` (`*`: every one), and from now on keep every tenant not
+    /// granted any from all of them. The process's owner always may.
+    pub fn granting(
+        mut self,
+        tenant: impl Into<String>,
+        names: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.grants
+            .get_or_insert_with(BTreeMap::new)
+            .entry(tenant.into())
+            .or_default()
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Keep every tenant from every secret until one is granted some (a
+    /// server with scoped tokens, none of which was granted a secret).
+    pub fn closed_to_tenants(mut self) -> Self {
+        self.grants.get_or_insert_with(BTreeMap::new);
+        self
+    }
+
+    /// Whether a call made as `tenant` may use the secret `name`.
+    pub fn allows(&self, tenant: Option<&str>, name: &str) -> bool {
+        let (Some(tenant), Some(grants)) = (tenant, &self.grants) else {
+            return true;
+        };
+        grants
+            .get(tenant)
+            .is_some_and(|names| names.contains("*") || names.contains(name))
+    }
+
+    /// Read a secret's value now for a call made as `tenant`: refused
+    /// (naming the secret, never its value, and the same words whether or
+    /// not it is configured) when the tenant was not granted it.
+    pub fn resolve_as(&self, tenant: Option<&str>, name: &str) -> Result<String, SecretError> {
+        if !self.allows(tenant, name) {
+            return Err(SecretError::NotGranted {
+                name: name.to_string(),
+            });
+        }
+        self.resolve(name)
     }
 
     /// Whether a secret of this name is configured.
@@ -89,6 +139,14 @@ impl Secrets {
 /// for, never a value.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum SecretError {
+    /// The caller is a tenant that was not granted this secret.
+    #[error(
+        "this client may not use the secret {name:?} (the operator grants secrets per token: secrets = [...] in its [[server.tokens]] entry)"
+    )]
+    NotGranted {
+        /// The name the template asked for.
+        name: String,
+    },
     /// No `[secrets]` entry has this name.
     #[error("no secret named {name:?} is configured ([secrets] {name} = {{ env = \"VAR\" }})")]
     NotConfigured {

@@ -20,6 +20,9 @@ pub struct ScopedToken {
     pub tools: Vec<String>,
     /// Whether it may reset breakers and cancel runs.
     pub admin: bool,
+    /// The `[secrets]` its plans may use (`*`: all); none when empty. An
+    /// admin token is the process's owner and may use every one.
+    pub secrets: Vec<String>,
 }
 
 /// What the caller of one request may do (a request extension set by the auth
@@ -100,6 +103,21 @@ impl Access {
             }
         }
         Ok(())
+    }
+
+    /// `secrets` with each scoped token's grants (`ScopedToken::secrets`),
+    /// every other tenant kept from all of them.
+    pub(crate) fn grant_secrets(
+        secrets: &axon_plan::Secrets,
+        tokens: &[ScopedToken],
+    ) -> axon_plan::Secrets {
+        let mut secrets = secrets.clone().closed_to_tenants();
+        for (i, token) in tokens.iter().enumerate() {
+            if let Some(tenant) = Access::scoped(token, i + 1).tenant() {
+                secrets = secrets.granting(tenant.to_string(), token.secrets.iter().cloned());
+            }
+        }
+        secrets
     }
 
     /// 403 unless this caller is an admin.

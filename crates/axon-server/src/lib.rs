@@ -184,6 +184,15 @@ pub struct Server {
 impl Server {
     /// A server over `runner` (whose executor records into `store`'s history).
     pub fn new(runner: PlanRunner, store: Arc<dyn Store>, options: ServerOptions) -> Self {
+        // With scoped tokens, a token's plans read only the secrets it was
+        // granted (issue 59).
+        let runner = match options.tokens.is_empty() {
+            true => runner,
+            false => {
+                let secrets = access::Access::grant_secrets(runner.secrets(), &options.tokens);
+                runner.with_secrets(secrets)
+            }
+        };
         Server {
             state: Arc::new(AppState {
                 runner,
@@ -418,6 +427,7 @@ mod tests {
                 token: "s".into(),
                 tools: vec!["echo".into()],
                 admin: false,
+                secrets: Vec::new(),
             }],
             ..ServerOptions::default()
         };

@@ -70,7 +70,10 @@ pub(crate) async fn validate(
 ) -> Result<Json<Value>, Problem> {
     let plan = parse_plan(body).await?;
     access.check_plan(&plan)?;
-    state.runner.validate(&plan).map_err(invalid_plan)?;
+    state
+        .runner
+        .validate_as(&plan, access.tenant().as_deref())
+        .map_err(invalid_plan)?;
     Ok(Json(json!({"valid": true, "steps": plan.steps.len()})))
 }
 
@@ -251,7 +254,10 @@ pub(crate) async fn start(
 ) -> Result<Response, Problem> {
     let plan = parse_plan(body).await?;
     access.check_plan(&plan)?;
-    state.runner.validate(&plan).map_err(invalid_plan)?;
+    state
+        .runner
+        .validate_as(&plan, access.tenant().as_deref())
+        .map_err(invalid_plan)?;
     let run_id = match query.run_id {
         Some(id) => {
             // A run id seen before resumes that run: only its own tenant's.
@@ -638,7 +644,10 @@ pub(crate) async fn resume(
         return Err(Problem::not_found(format!("no run {id:?}")));
     };
     access.check_plan(&record.plan)?;
-    state.runner.validate(&record.plan).map_err(invalid_plan)?;
+    state
+        .runner
+        .validate_as(&record.plan, access.tenant().as_deref())
+        .map_err(invalid_plan)?;
     launch(
         &state,
         record.plan,

@@ -81,7 +81,10 @@ pub(crate) async fn take_over(state: Arc<AppState>, stop: CancellationToken) {
                 refused.insert(run_id);
                 continue;
             }
-            if let Err(e) = state.runner.validate(&record.plan) {
+            if let Err(e) = state
+                .runner
+                .validate_as(&record.plan, record.tenant.as_deref())
+            {
                 tracing::warn!(run_id, error = %e, "cannot take this run over: its plan does not validate here");
                 refused.insert(run_id);
                 continue;

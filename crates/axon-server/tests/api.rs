@@ -29,6 +29,7 @@ fn guarded() -> ServerOptions {
             token: "echo-only".into(),
             tools: vec!["echo".into()],
             admin: false,
+            secrets: Vec::new(),
         }],
         ..ServerOptions::default()
     }

@@ -29,6 +29,7 @@ async fn a_public_listener_without_tokens_is_refused_by_serve_itself() {
             token: "scoped".into(),
             tools: vec!["echo".into()],
             admin: false,
+            secrets: Vec::new(),
         }],
         ..ServerOptions::default()
     };

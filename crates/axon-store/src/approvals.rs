@@ -21,6 +21,11 @@ const GET: &str = "SELECT entry FROM approvals WHERE id = $1";
 /// first one written stands.
 const SETTLE: &str =
     "UPDATE approvals SET status = $2, entry = $3 WHERE id = $1 AND status = 'pending'";
+/// An approval is spent once: the first call let run under it turns its
+/// status column to `spent` (the record's own status stays `approved`, with
+/// `spent_at_ms`); every later one finds no approved row.
+const SPEND: &str =
+    "UPDATE approvals SET status = 'spent', entry = $2 WHERE id = $1 AND status = 'approved'";
 const LIST: &str = "SELECT entry FROM approvals WHERE ($1 = 0 OR status = 'pending') \
      ORDER BY created_at_ms DESC, id DESC LIMIT $2";
 
@@ -97,6 +102,23 @@ macro_rules! approvals_in {
                 let written = sqlx::query(SETTLE)
                     .bind(id)
                     .bind(record.status.as_str())
+                    .bind(to_json(&record)?)
+                    .execute(&self.pool)
+                    .await
+                    .map_err(err)?;
+                Ok(written.rows_affected() > 0)
+            }
+
+            async fn spend(&self, id: &str) -> Result<bool, StoreError> {
+                let Some(mut record) = ApprovalStore::get(self, id).await? else {
+                    return Ok(false);
+                };
+                if record.status != ApprovalStatus::Approved || record.spent_at_ms.is_some() {
+                    return Ok(false);
+                }
+                record.spent_at_ms = Some(now_ms() as u64);
+                let written = sqlx::query(SPEND)
+                    .bind(id)
                     .bind(to_json(&record)?)
                     .execute(&self.pool)
                     .await

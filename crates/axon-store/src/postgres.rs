@@ -220,11 +220,12 @@ impl Batches for PgBatches {
         let ids = crate::ids_to_trim(unique.iter());
         let checkpoints = unique.iter().any(|r| r.checkpoint.is_some());
         let mut insert = sqlx::QueryBuilder::new(
-            "INSERT INTO calls (call_id, correlation_id, tool, success, retried, duration_ms, started_at_ms, entry) ",
+            "INSERT INTO calls (call_id, correlation_id, owner, tool, success, retried, duration_ms, started_at_ms, entry) ",
         );
         insert.push_values(&unique, |mut b, r| {
             b.push_bind(r.call_id.as_str())
                 .push_bind(r.correlation_id.as_str())
+                .push_bind(r.owner.as_str())
                 .push_bind(r.tool.as_str())
                 .push_bind(r.success)
                 .push_bind(r.retried)
@@ -234,7 +235,7 @@ impl Batches for PgBatches {
         });
         insert.push(
             " ON CONFLICT (call_id) DO UPDATE SET correlation_id = EXCLUDED.correlation_id, \
-             tool = EXCLUDED.tool, success = EXCLUDED.success, retried = EXCLUDED.retried, \
+             owner = EXCLUDED.owner, tool = EXCLUDED.tool, success = EXCLUDED.success, retried = EXCLUDED.retried, \
              duration_ms = EXCLUDED.duration_ms, started_at_ms = EXCLUDED.started_at_ms, \
              entry = EXCLUDED.entry",
         );
@@ -249,14 +250,19 @@ impl Batches for PgBatches {
 
         if !ids.is_empty() {
             sqlx::query(
-                // FIFO per group: at or below the `keep`-th newest row goes,
-                // found by stepping `keep` entries down calls_by_correlation
-                // (not a window over the whole group, sorted).
-                "WITH cut AS (SELECT g.id, (SELECT d.seq FROM calls d WHERE d.correlation_id = g.id \
-                 ORDER BY d.seq DESC OFFSET $2 LIMIT 1) AS seq FROM unnest($1::text[]) AS g(id)) \
-                 DELETE FROM calls c USING cut WHERE c.correlation_id = cut.id AND c.seq <= cut.seq",
+                // FIFO per group (one owner's calls under a correlation id):
+                // at or below the `keep`-th newest row goes, found by
+                // stepping `keep` entries down calls_by_correlation (not a
+                // window over the whole group, sorted).
+                "WITH cut AS (SELECT g.id, g.owner, (SELECT d.seq FROM calls d \
+                 WHERE d.correlation_id = g.id AND d.owner = g.owner \
+                 ORDER BY d.seq DESC OFFSET $3 LIMIT 1) AS seq \
+                 FROM unnest($1::text[], $2::text[]) AS g(id, owner)) \
+                 DELETE FROM calls c USING cut WHERE c.correlation_id = cut.id \
+                 AND c.owner = cut.owner AND c.seq <= cut.seq",
             )
-            .bind(&ids)
+            .bind(ids.iter().map(|(id, _)| *id).collect::<Vec<_>>())
+            .bind(ids.iter().map(|(_, owner)| *owner).collect::<Vec<_>>())
             .bind(self.keep.max(1) as i64)
             .execute(&mut *tx)
             .await

@@ -393,8 +393,9 @@ impl Batches for SqliteBatches {
 /// the file's schema is untouched). After a row whose correlation id is not
 /// its own call id (a call given none is its own group, which holds that one
 /// call until a later call names it, and that call's row trims it), the rows
-/// at or below the group's `keep`-th newest go, found by stepping `keep`
-/// entries down the (correlation_id, rowid) index, so a row costs the same
+/// of its owner at or below the group's `keep`-th newest go (another owner's
+/// calls under the same id are another group), found by stepping `keep`
+/// entries down the (correlation_id, owner, rowid) index, so a row costs the same
 /// however full its group is. In the `INSERT`'s statement, a batch of an MCP
 /// session's calls is one statement in autocommit: no `BEGIN`, trim and
 /// `COMMIT` to send to SQLite's thread and hear back from one by one.
@@ -403,9 +404,9 @@ fn fifo_trigger(keep: u64) -> String {
         "CREATE TEMP TRIGGER calls_fifo AFTER INSERT ON main.calls \
          WHEN NEW.correlation_id <> NEW.call_id \
          BEGIN \
-             DELETE FROM calls WHERE correlation_id = NEW.correlation_id AND rowid <= \
-                 (SELECT rowid FROM calls WHERE correlation_id = NEW.correlation_id \
-                  ORDER BY rowid DESC LIMIT 1 OFFSET {}); \
+             DELETE FROM calls WHERE correlation_id = NEW.correlation_id AND owner = NEW.owner \
+                 AND rowid <= (SELECT rowid FROM calls WHERE correlation_id = NEW.correlation_id \
+                  AND owner = NEW.owner ORDER BY rowid DESC LIMIT 1 OFFSET {}); \
          END",
         keep.max(1)
     )
@@ -421,11 +422,12 @@ async fn insert_batch(connection: &mut SqliteConnection, rows: &[&Row]) -> Resul
     let transaction = rows.iter().any(|r| r.checkpoint.is_some());
     let mut q = sqlx::QueryBuilder::new(if transaction { "BEGIN; " } else { "" });
     q.push(
-        "INSERT OR REPLACE INTO calls (call_id, correlation_id, tool, success, retried, duration_ms, started_at_ms, entry) ",
+        "INSERT OR REPLACE INTO calls (call_id, correlation_id, owner, tool, success, retried, duration_ms, started_at_ms, entry) ",
     );
     q.push_values(rows, |mut b, r| {
         b.push_bind(r.call_id.as_str())
             .push_bind(r.correlation_id.as_str())
+            .push_bind(r.owner.as_str())
             .push_bind(r.tool.as_str())
             .push_bind(r.success)
             .push_bind(r.retried)

@@ -21,6 +21,9 @@ pub(crate) struct Row {
     // The result's own names, shared (no copy per row).
     pub(crate) call_id: SmolStr,
     pub(crate) correlation_id: SmolStr,
+    /// Who made the call ([`axon_core::Owner::key`]): a named group is
+    /// trimmed per owner.
+    pub(crate) owner: String,
     pub(crate) tool: SmolStr,
     pub(crate) success: bool,
     pub(crate) retried: bool,
@@ -140,6 +143,7 @@ impl Writer {
         let row = Row {
             call_id: r.call_id.clone(),
             correlation_id: r.correlation_id.clone(),
+            owner: entry.tenant.clone().unwrap_or_default(),
             tool: r.tool.clone(),
             success: r.success,
             retried: r.was_retried(),
@@ -192,14 +196,16 @@ impl Writer {
     }
 }
 
-/// The correlation ids a batch's FIFO trim has to look at: those of rows
-/// whose correlation id is not their own call id. A call given no correlation
-/// id is its own group, which holds that one call until a later call names it,
-/// and that call's batch trims it. Sorted, without repeats.
-pub(crate) fn ids_to_trim<'a>(rows: impl Iterator<Item = &'a &'a Row>) -> Vec<&'a str> {
-    let mut ids: Vec<&str> = rows
+/// The groups a batch's FIFO trim has to look at, as (correlation id,
+/// owner): those of rows whose correlation id is not their own call id. A
+/// call given no correlation id is its own group, which holds that one call
+/// until a later call names it, and that call's batch trims it. A group is
+/// one owner's calls under the id: another tenant's never push them out.
+/// Sorted, without repeats.
+pub(crate) fn ids_to_trim<'a>(rows: impl Iterator<Item = &'a &'a Row>) -> Vec<(&'a str, &'a str)> {
+    let mut ids: Vec<(&str, &str)> = rows
         .filter(|r| r.correlation_id != r.call_id)
-        .map(|r| r.correlation_id.as_str())
+        .map(|r| (r.correlation_id.as_str(), r.owner.as_str()))
         .collect();
     ids.sort_unstable();
     ids.dedup();

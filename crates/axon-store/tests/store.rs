@@ -978,6 +978,8 @@ async fn an_approval_is_decided_once_by_whichever_replica_comes_first(backend: B
         decided_at_ms: None,
         comment: None,
         edited_args: None,
+        args_digest: None,
+        spent_at_ms: None,
     };
     a.open(&parked("c1", 1)).await.unwrap();
     a.open(&parked("c2", 2)).await.unwrap();
@@ -1013,6 +1015,24 @@ async fn an_approval_is_decided_once_by_whichever_replica_comes_first(backend: B
         "a decided approval does not expire"
     );
     assert!(a.expire("c2").await.unwrap());
+    // Issue 59: an approval runs one call, whichever replica lets it run.
+    assert!(
+        !a.spend("c2").await.unwrap(),
+        "an expired approval is not spent"
+    );
+    let (first, second) = tokio::join!(a.spend("c1"), b.spend("c1"));
+    assert_eq!(
+        [first.unwrap(), second.unwrap()]
+            .iter()
+            .filter(|s| **s)
+            .count(),
+        1,
+        "one of two replicas spends it"
+    );
+    assert!(!a.spend("c1").await.unwrap());
+    let spent = b.get("c1").await.unwrap().unwrap();
+    assert_eq!(spent.status, ApprovalStatus::Approved);
+    assert!(spent.spent_at_ms.is_some());
     assert!(b.list(true, 10).await.unwrap().is_empty());
     assert_eq!(b.list(false, 10).await.unwrap().len(), 2);
     assert!(matches!(

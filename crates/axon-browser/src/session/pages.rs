@@ -60,7 +60,7 @@ impl Browsers {
         }
         self.admit(live, session, &open, tenant)?;
         self.make_room(live, now).await?;
-        let (page, context, tab, shared) = self.open_context(live, &open).await?;
+        let (page, context, tab, shared) = self.open_context(live, &open, tenant).await?;
         let seen = live.watch.generation();
         let (options, handle) = match open {
             Open::New(options) => (options, true),
@@ -140,6 +140,7 @@ impl Browsers {
         &self,
         live: &mut Live,
         open: &Open,
+        tenant: Option<&str>,
     ) -> Result<
         (
             Page,
@@ -174,8 +175,9 @@ impl Browsers {
                 ..Default::default()
             }),
             downloads: crate::downloads::Downloads::new(
-                self.files.clone().map(|files| crate::downloads::Place {
-                    files,
+                // The session's owner's files folder (axon_core::files).
+                self.files.as_ref().map(|files| crate::downloads::Place {
+                    files: files.owned_by(&axon_core::Owner::of(tenant)),
                     max_bytes: self.config.max_download_bytes,
                 }),
                 context.clone(),

@@ -363,7 +363,7 @@ pub(crate) async fn upload_file(
     args: UploadArgs,
     ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
-    let dir = b.files("/paths")?;
+    let dir = b.files(ctx, "/paths")?;
     let mut files = Vec::with_capacity(args.paths.len());
     for (i, name) in args.paths.iter().enumerate() {
         let field = format!("/paths/{i}");

@@ -170,6 +170,7 @@ async fn screenshot(
     browsers: &Browsers,
     page: &Page,
     args: &ScreenshotArgs,
+    ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
     let format = args.format.name();
     let mut params = json!({"format": format, "captureBeyondViewport": args.full_page});
@@ -235,7 +236,7 @@ async fn screenshot(
             let bytes = decode_base64(base64)
                 .ok_or_else(|| ToolError::internal("the browser sent invalid base64"))?;
             let written = browsers
-                .files("/path")?
+                .files(ctx, "/path")?
                 .write("/path", name, bytes, args.overwrite)
                 .await?;
             Ok(
@@ -258,10 +259,10 @@ async fn take_screenshot(
 ) -> Result<Value, ToolError> {
     // A name the files directory refuses is refused before any work.
     if let Some(name) = &args.path {
-        b.files("/path")?.resolve("/path", name)?;
+        b.files(ctx, "/path")?.resolve("/path", name)?;
     }
     let page = b.page_for(ctx).await?;
-    screenshot(b, &page, &args).await
+    screenshot(b, &page, &args, ctx).await
 }
 
 /// Which way `browser_scroll` goes.
@@ -444,7 +445,7 @@ pub struct PdfArgs {
 
 /// Print the current tab to a PDF in the files folder.
 async fn pdf_save(b: &Browsers, args: PdfArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
-    let dir = b.files("/path")?;
+    let dir = b.files(ctx, "/path")?;
     dir.resolve("/path", &args.path)?;
     let page = b.page_for(ctx).await?;
     let printed = cdp::send(&page, "Page.printToPDF", json!({"printBackground": true})).await?;

@@ -54,7 +54,7 @@ impl Run<'_> {
                             let value = self
                                 .runner
                                 .secrets
-                                .resolve(name)
+                                .resolve_as(self.tenant.as_deref(), name)
                                 .map_err(|e| fail(e.to_string()))?;
                             secret_values.insert(name.clone(), Value::String(value));
                         }
