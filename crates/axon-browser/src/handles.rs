@@ -57,7 +57,7 @@ impl Tool for WithSession {
 
     async fn call(&self, args: &Value, ctx: ToolContext) -> Result<Value, ToolError> {
         let Some(handle) = args.get("session").and_then(Value::as_str) else {
-            let session = ctx.correlation_id().to_string();
+            let session = Browsers::default_session(&ctx);
             let _lease = self.browsers.lease(&session);
             let out = self.guarded(&session, self.inner.call(args, ctx)).await;
             return self.report(&session, out).await;
@@ -294,7 +294,7 @@ async fn list(
 async fn close(b: &Browsers, args: CloseArgs, ctx: &ToolContext) -> Result<Closed, ToolError> {
     let session = args
         .session
-        .unwrap_or_else(|| ctx.correlation_id().to_string());
+        .unwrap_or_else(|| Browsers::default_session(ctx));
     Ok(Closed {
         closed: b.close_as(&session, ctx.tenant()).await,
     })

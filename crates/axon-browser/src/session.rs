@@ -299,7 +299,7 @@ impl Browsers {
         match HANDLE.try_with(Arc::clone) {
             Ok(handle) => self.page_of(&handle, Open::Existing, ctx.tenant()).await,
             Err(_) => {
-                self.page_of(ctx.correlation_id(), Open::Default, ctx.tenant())
+                self.page_of(&Self::default_session(ctx), Open::Default, ctx.tenant())
                     .await
             }
         }
@@ -309,7 +309,19 @@ impl Browsers {
     pub(crate) fn session_for(ctx: &axon_core::ToolContext) -> String {
         HANDLE
             .try_with(|h| h.to_string())
-            .unwrap_or_else(|_| ctx.correlation_id().to_string())
+            .unwrap_or_else(|_| Self::default_session(ctx))
+    }
+
+    /// The default session of a call without a handle: its correlation id's,
+    /// and its owner's. The process owner's is the correlation id itself; a
+    /// tenant's is `<correlation id>@<tenant>` (tenant names hold no `@`), so
+    /// that two tenants who use the same correlation id get a page each:
+    /// neither is refused nor given the other's (issue 59).
+    pub(crate) fn default_session(ctx: &axon_core::ToolContext) -> String {
+        match ctx.tenant() {
+            None => ctx.correlation_id().to_string(),
+            Some(tenant) => format!("{}@{tenant}", ctx.correlation_id()),
+        }
     }
 
     /// Keep `nodes` as the session's last snapshot and return the one before

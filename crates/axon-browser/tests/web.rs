@@ -120,6 +120,21 @@ async fn a_file_from_the_files_folder_is_uploaded_and_nothing_else() {
         )
         .await;
     assert!(!missing.success, "{missing:?}");
+    // Issue 59: a symlink planted in the files folder is not followed out
+    // of it (seen before the fix: /etc/hostname handed to the page).
+    std::os::unix::fs::symlink("/etc/hostname", f.files.join("linked.pdf")).unwrap();
+    let linked = f
+        .once(
+            "s",
+            "browser_upload_file",
+            json!({"selector": "#upload", "paths": ["linked.pdf"]}),
+        )
+        .await;
+    assert_eq!(
+        failure(&linked).1.as_deref(),
+        Some("file_not_found"),
+        "{linked:?}"
+    );
     f.browsers.shutdown().await;
 }
 

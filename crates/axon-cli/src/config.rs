@@ -678,6 +678,21 @@ mod tests {
     }
 
     #[test]
+    fn a_token_is_granted_configured_secrets_only() {
+        let c = Config::parse(
+            "[secrets]\nPW = { env = \"APP_PW\" }\n[[server.tokens]]\nenv = \"T\"\nsecrets = [\"PW\", \"*\"]\n",
+        )
+        .unwrap();
+        c.check().unwrap();
+        let c = Config::parse("[[server.tokens]]\nenv = \"T\"\nsecrets = [\"PWD\"]\n").unwrap();
+        let e = c.check().unwrap_err().0;
+        assert!(
+            e.starts_with("server.tokens[0].secrets[0]: no secret named \"PWD\""),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn show_masks_secrets() {
         let c = Config::parse("[server]\nauth_tokens = [\"s3cret\"]\n[[mcp.servers]]\nname = \"gh\"\ncommand = \"x\"\nenv = { GITHUB_TOKEN = \"t0k\" }\n").unwrap();
         let shown = c.show();

@@ -426,3 +426,31 @@ fn asked_over(mode: &str) {
     let text = result["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("approval_denied"), "{text}");
 }
+
+/// Issue 59: over 2026-07-28 a client sends the same answer and
+/// `requestState` again after its call ran. One decision runs one call: the
+/// first sending runs it, the later ones are refused (`approval_denied`).
+/// Seen before the fix: three sendings, three runs.
+#[test]
+fn one_approval_answer_sent_three_times_runs_the_call_once() {
+    let root = common::repo_root();
+    let local = Local::new("[tools.echo]\napproval = \"required\"\napproval_timeout_ms = 60000\n");
+    let o = axon_testkit::command(root.join("peers/venv/bin/python"))
+        .arg(root.join("peers/approval_client.py"))
+        .args(["replay", "approve"])
+        .arg(env!("CARGO_BIN_EXE_axon"))
+        .arg("--config")
+        .arg(local.dir.join("axon.toml"))
+        .env("AXON_STORE_PATH", local.dir.join("axon.db"))
+        .env_remove("AXON_CONFIG")
+        .output()
+        .unwrap();
+    let sent = stdout_json(&o);
+    let results = sent["results"].as_array().expect("three results");
+    let ran: Vec<bool> = results.iter().map(|r| r["isError"] == false).collect();
+    assert_eq!(ran, [true, false, false], "{sent}");
+    for refused in &results[1..] {
+        let text = refused["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.starts_with("approval_denied"), "{text}");
+    }
+}

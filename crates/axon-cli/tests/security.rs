@@ -437,16 +437,15 @@ async fn one_client_cannot_see_use_save_or_close_anothers_browser_session() {
     // B sees none of them, and cannot use, save or close them.
     let listed = call_as(&s, b, "browser_session_list", json!({"args": {}})).await;
     assert_eq!(listed["data"]["sessions"], json!([]), "{listed}");
-    for (tool, args, correlation) in [
-        ("browser_get_page_state", json!({"session": handle}), None),
-        ("browser_session_save", json!({"session": handle}), None),
-        ("browser_get_page_state", json!({}), Some("run-of-a")),
+    for (tool, args) in [
+        ("browser_get_page_state", json!({"session": handle})),
+        ("browser_session_save", json!({"session": handle})),
+        (
+            "browser_session_save",
+            json!({"session": "run-of-a@token-1"}),
+        ),
     ] {
-        let mut body = json!({"args": args});
-        if let Some(c) = correlation {
-            body["correlation_id"] = json!(c);
-        }
-        let r = call_as(&s, b, tool, body).await;
+        let r = call_as(&s, b, tool, json!({"args": args})).await;
         assert_eq!(r["error"]["code"], "unknown_session", "{tool}: {r}");
     }
     let r = call_as(
@@ -457,6 +456,24 @@ async fn one_client_cannot_see_use_save_or_close_anothers_browser_session() {
     )
     .await;
     assert_eq!(r["data"]["closed"], false, "{r}");
+    // B's calls under A's correlation id get a default session of B's own
+    // (issue 59: before, B was refused, and so could block A's id).
+    let r = call_as(
+        &s,
+        b,
+        "browser_get_page_state",
+        json!({"args": {}, "correlation_id": "run-of-a"}),
+    )
+    .await;
+    assert_eq!(r["success"], true, "{r}");
+    let listed = call_as(&s, b, "browser_session_list", json!({"args": {}})).await;
+    let names: Vec<&str> = listed["data"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["session"].as_str())
+        .collect();
+    assert_eq!(names, ["run-of-a@token-2"], "{listed}");
 
     // A still has them; the admin sees every one.
     let r = call_as(
@@ -468,9 +485,10 @@ async fn one_client_cannot_see_use_save_or_close_anothers_browser_session() {
     .await;
     assert_eq!(r["success"], true, "{r}");
     let listed = call_as(&s, admin, "browser_session_list", json!({"args": {}})).await;
+    // A's handle and default session, and B's default session.
     assert_eq!(
         listed["data"]["sessions"].as_array().map(Vec::len),
-        Some(2),
+        Some(3),
         "{listed}"
     );
 }

@@ -286,6 +286,33 @@ const MATRIX: &[Row] = &[
         after: &[],
     },
     Row {
+        resource: "browser sessions",
+        op: "squat a name (a default session)",
+        setup: &[Step(
+            Who::A,
+            Act::Call("browser_navigate", NAVIGATE, "s-squat"),
+            Expect::Ok,
+        )],
+        // B's calls under A's correlation id get a page of B's own.
+        attack: Step(
+            Who::B,
+            Act::Call("browser_navigate", NAVIGATE, "s-squat"),
+            Expect::Ok,
+        ),
+        after: &[
+            Step(
+                Who::A,
+                Act::Call("browser_navigate", NAVIGATE, "s-squat"),
+                Expect::Ok,
+            ),
+            Step(
+                Who::B,
+                Act::Call("browser_session_list", "{}", "s-squat"),
+                Expect::Holds("s-squat@token-2", "token-1"),
+            ),
+        ],
+    },
+    Row {
         resource: "runs",
         op: "list",
         setup: &[Step(

@@ -290,7 +290,6 @@ mod tests {
         ApprovalRecord {
             id: id.into(),
             tool: tool.into(),
-            args,
             tenant: None,
             correlation_id: "c".into(),
             reason: "required".into(),
@@ -301,18 +300,9 @@ mod tests {
             decided_at_ms: None,
             comment: None,
             edited_args: None,
-            args_digest: Some(axon_core::approval::args_digest(&args_of(id))),
+            args_digest: Some(axon_core::approval::args_digest(&args)),
+            args,
             spent_at_ms: None,
-        }
-    }
-
-    /// The real arguments of the call each test parks (what `args_digest`
-    /// binds), by approval id.
-    fn args_of(id: &str) -> Value {
-        match id {
-            "s1" => json!({"to": "bob", "password": "hunter2"}),
-            "a1" | "a2" => json!({"to": "bob", "cents": 5}),
-            _ => json!({}),
         }
     }
 
@@ -396,16 +386,17 @@ mod tests {
     #[tokio::test]
     async fn an_answer_binds_the_real_arguments_and_is_spent_once() {
         let approvals = InMemoryApprovals::default();
+        // Shown masked; parked with the digest of the real arguments.
         let shown = json!({"to": "bob", "password": "***"});
-        approvals
-            .open(&parked("s1", "pay", shown.clone()))
-            .await
-            .unwrap();
+        let real_args = json!({"to": "bob", "password": "hunter2"});
+        let mut record = parked("s1", "pay", shown.clone());
+        record.args_digest = Some(axon_core::approval::args_digest(&real_args));
+        approvals.open(&record).await.unwrap();
         let other = axon_core::approval::args_digest(&json!({"to": "bob", "password": "other"}));
         let refused = answered(&approvals, "s1", Some(&yes()), "pay", &shown, &other, "t").await;
         assert_eq!(refused.unwrap_err().0, "invalid_arguments");
 
-        let real = axon_core::approval::args_digest(&args_of("s1"));
+        let real = axon_core::approval::args_digest(&real_args);
         let id = answered(&approvals, "s1", Some(&yes()), "pay", &shown, &real, "t").await;
         assert_eq!(id.unwrap(), "s1");
         assert!(

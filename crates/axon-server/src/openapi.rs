@@ -240,8 +240,8 @@ fn pin_paths() -> Value {
     }},
     "/v1/pins": {"get": {
         "operationId": "listPins",
-        "summary": "Imported tools' pins, of the tools the caller may call: by default those held (changed or flagged).",
-        "parameters": [query_param("status", "held (default), changed, flagged, pinned or all.", json!({"type": "string", "enum": ["held", "changed", "flagged", "pinned", "all"]}))],
+        "summary": "Imported tools' pins, of the tools the caller may call: by default those held (changed, flagged or new).",
+        "parameters": [query_param("status", "held (default), changed, flagged, new, pinned or all.", json!({"type": "string", "enum": ["held", "changed", "flagged", "new", "pinned", "all"]}))],
         "responses": guarded(responses(vec![
             ("200", json_response("The pins, by tool name.", json!({
                 "type": "object", "required": ["pins"],
@@ -360,6 +360,8 @@ fn build() -> Value {
                 "decided_at_ms": {"type": "integer"},
                 "comment": {"type": "string"},
                 "edited_args": {"type": "object"},
+                "args_digest": {"type": "string", "description": "sha256: of the call's real arguments, secrets included: the approval is for these arguments only."},
+                "spent_at_ms": {"type": "integer", "description": "When the approved call was let run: an approval runs one call."},
             },
         }),
     );
@@ -372,7 +374,7 @@ fn build() -> Value {
             "properties": {
                 "tool": {"type": "string"},
                 "server": {"type": "string"},
-                "status": {"type": "string", "enum": ["pinned", "changed", "flagged"]},
+                "status": {"type": "string", "enum": ["pinned", "changed", "flagged", "new"]},
                 "fingerprint": {"type": "string", "description": "SHA-256 of the definition listed now."},
                 "seen_at_ms": {"type": "integer"},
                 "flags": {"type": "array", "items": {

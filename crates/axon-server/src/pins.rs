@@ -71,9 +71,9 @@ pub(crate) struct PinsQuery {
     status: Option<String>,
 }
 
-/// `GET /v1/pins[?status=changed|flagged|pinned|held]`: the pins of the
-/// tools this caller may call, by name; `held` (changed or flagged) when no
-/// status is given.
+/// `GET /v1/pins[?status=changed|flagged|new|pinned|held]`: the pins of
+/// the tools this caller may call, by name; `held` (changed, flagged or new)
+/// when no status is given.
 pub(crate) async fn list(
     State(state): State<Arc<AppState>>,
     Extension(access): Extension<Access>,
@@ -85,9 +85,9 @@ pub(crate) async fn list(
         "all" => true,
         other => status.as_str() == other,
     };
-    if !["held", "all", "changed", "flagged", "pinned"].contains(&wanted) {
+    if !["held", "all", "changed", "flagged", "new", "pinned"].contains(&wanted) {
         return Err(Problem::bad_request(
-            format!("status {wanted:?} is not held, all, changed, flagged or pinned"),
+            format!("status {wanted:?} is not held, all, changed, flagged, new or pinned"),
             "status",
         ));
     }

@@ -269,7 +269,7 @@ impl Batches for PgBatches {
             .map_err(err)?;
         }
 
-        for (run_id, index, outcome) in unique.iter().filter_map(|r| r.checkpoint.as_ref()) {
+        for (run_id, index, outcome) in unique.iter().filter_map(|r| r.checkpoint.as_deref()) {
             sqlx::query(
                 "INSERT INTO run_steps (run_id, step_index, outcome) \
                  SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = $1) \

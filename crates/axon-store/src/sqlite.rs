@@ -439,7 +439,7 @@ async fn insert_batch(connection: &mut SqliteConnection, rows: &[&Row]) -> Resul
     // step whose call is in history is never run again on resume. A run the
     // store does not know (its runner keeps runs elsewhere) gets none. (Only
     // `?` parameters: a numbered one would count from the query's first.)
-    for (run_id, index, outcome) in rows.iter().filter_map(|r| r.checkpoint.as_ref()) {
+    for (run_id, index, outcome) in rows.iter().filter_map(|r| r.checkpoint.as_deref()) {
         q.push("; INSERT OR REPLACE INTO run_steps (run_id, step_index, outcome) SELECT ");
         q.push_bind(run_id.as_str());
         q.push(", ");

@@ -31,7 +31,9 @@ pub(crate) struct Row {
     pub(crate) started_at_ms: i64,
     pub(crate) entry: String,
     /// The plan step the call ran: (run id, step index, checkpoint JSON).
-    pub(crate) checkpoint: Option<(String, i64, String)>,
+    /// Boxed: most calls are no plan step's, and every queued row is as
+    /// large as its largest field.
+    pub(crate) checkpoint: Option<Box<(String, i64, String)>>,
 }
 
 /// Answered once a row is committed (or could not be).
@@ -151,7 +153,9 @@ impl Writer {
             started_at_ms: r.started_at.unix_ms() as i64,
             entry: encode(entry)?,
             checkpoint: match StepOutcome::checkpoint_of(entry) {
-                Some((run_id, outcome)) => Some((run_id, outcome.index as i64, encode(&outcome)?)),
+                Some((run_id, outcome)) => {
+                    Some(Box::new((run_id, outcome.index as i64, encode(&outcome)?)))
+                }
                 None => None,
             },
         };

@@ -368,7 +368,13 @@ pub(crate) async fn upload_file(
     for (i, name) in args.paths.iter().enumerate() {
         let field = format!("/paths/{i}");
         let path = dir.resolve(&field, name)?;
-        if !tokio::fs::metadata(&path).await.is_ok_and(|m| m.is_file()) {
+        // The name itself must be a file: a symlink planted in the folder
+        // would hand the page whatever it points at (axon_core::files reads
+        // refuse links the same way).
+        if !tokio::fs::symlink_metadata(&path)
+            .await
+            .is_ok_and(|m| m.is_file())
+        {
             return Err(ToolError::invalid_arguments(format!(
                 "{field}: no file {name:?} in the files folder"
             ))

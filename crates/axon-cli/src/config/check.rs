@@ -67,6 +67,14 @@ impl Config {
                     "server.tokens[{i}].env: name the environment variable that holds the token"
                 )));
             }
+            // A grant names a configured secret (a typo would grant nothing).
+            for (k, name) in token.secrets.iter().enumerate() {
+                if name != "*" && !self.secrets.contains_key(name) {
+                    return Err(ConfigError(format!(
+                        "server.tokens[{i}].secrets[{k}]: no secret named {name:?} in [secrets] (grant a configured one, or \"*\" for all)"
+                    )));
+                }
+            }
         }
         Ok(())
     }
