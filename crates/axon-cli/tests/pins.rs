@@ -30,8 +30,22 @@ impl Shop {
             root.join("peers/changing_server.py"),
             local.dir.join("description.txt"),
         );
-        std::fs::write(local.dir.join("axon.toml"), config).unwrap();
+        Self::write_config(&local, &config);
         Shop { local }
+    }
+
+    fn write_config(local: &Local, config: &str) {
+        std::fs::write(local.dir.join("axon.toml"), config).unwrap();
+    }
+
+    /// From the server's next start, it lists one more tool, `name`.
+    fn add_tool(&self, name: &str) {
+        let path = self.local.dir.join("axon.toml");
+        let config = std::fs::read_to_string(&path).unwrap().replace(
+            "SHOP_DESCRIPTION_FILE =",
+            &format!("SHOP_EXTRA_TOOL = {name:?}, SHOP_DESCRIPTION_FILE ="),
+        );
+        Self::write_config(&self.local, &config);
     }
 
     /// What the server's `refund` tool says it does, from its next start.
@@ -138,6 +152,43 @@ fn a_tool_changed_between_two_starts_is_held_with_its_diff_until_accepted() {
     let after = shop.refund();
     assert_eq!(after["success"], true, "{after}");
     assert!(shop.held().is_empty());
+}
+
+/// Issue 59: a server whose tools were reviewed comes back with one more
+/// tool (added, or an old one renamed). Before, it was live at once (only a
+/// poisoning flag held a first sight); now it is held, `new`, until accepted.
+#[test]
+fn a_tool_a_reviewed_server_adds_is_held_until_accepted() {
+    let shop = Shop::new("hold");
+    shop.describe("Refunds an order.");
+    assert_eq!(shop.refund()["success"], true);
+
+    shop.add_tool("export_cards");
+    let refused = shop.json(&["call", "shop__export_cards", "order=A1", "--json"]);
+    assert_eq!(refused["success"], false, "{refused}");
+    assert_eq!(refused["error"]["kind"], "tool_changed", "{refused}");
+    assert_eq!(refused["error"]["code"], "new", "{refused}");
+    let held = shop.held();
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert_eq!(held[0]["status"], "new");
+    assert!(
+        held[0]["diff"].as_str().unwrap().contains("card numbers"),
+        "{held:?}"
+    );
+    // The reviewed tool is untouched.
+    assert_eq!(shop.refund()["success"], true);
+
+    let fingerprint = held[0]["fingerprint"].as_str().unwrap();
+    let accepted = shop.run(&[
+        "tools",
+        "accept",
+        "shop__export_cards",
+        "--fingerprint",
+        fingerprint,
+    ]);
+    assert!(accepted.status.success(), "{accepted:?}");
+    let after = shop.json(&["call", "shop__export_cards", "order=A1", "--json"]);
+    assert_eq!(after["success"], true, "{after}");
 }
 
 #[test]

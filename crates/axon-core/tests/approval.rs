@@ -21,14 +21,13 @@ struct Payment {
     cents: u32,
     /// Shown masked to the approver.
     #[serde(default)]
-    #[allow(dead_code)]
     api_key: String,
 }
 
 /// A `pay` tool that counts its runs and keeps the last arguments, and a
 /// read-only `balance`.
-/// The last payment `pay` made: to whom, how much.
-type LastPayment = Arc<Mutex<Option<(String, u32)>>>;
+/// The last payment `pay` made: to whom, how much, with which key.
+type LastPayment = Arc<Mutex<Option<(String, u32, String)>>>;
 
 fn bank(policy: Value) -> (Executor, Arc<AtomicU32>, LastPayment) {
     let runs = Arc::new(AtomicU32::new(0));
@@ -41,7 +40,7 @@ fn bank(policy: Value) -> (Executor, Arc<AtomicU32>, LastPayment) {
                 let (r, l) = (r.clone(), l.clone());
                 async move {
                     r.fetch_add(1, Ordering::SeqCst);
-                    *l.lock().unwrap() = Some((p.to.clone(), p.cents));
+                    *l.lock().unwrap() = Some((p.to.clone(), p.cents, p.api_key.clone()));
                     Ok::<_, ToolError>(json!({"paid": p.cents}))
                 }
             })
@@ -228,7 +227,41 @@ async fn edited_arguments_are_validated_then_used() {
     let result = running.await.unwrap();
     assert!(result.success, "{:?}", result.error);
     assert!(result.approval.unwrap().args_edited);
-    assert_eq!(*last.lock().unwrap(), Some(("bob".into(), 90)));
+    assert_eq!(
+        *last.lock().unwrap(),
+        Some(("bob".into(), 90, String::new()))
+    );
+}
+
+/// Issue 59: the approver is shown `api_key: "***"`; an edit that leaves it
+/// so runs with the call's real key, never the mask sent upstream. Seen
+/// before the fix: the tool was paid with the key `***`.
+#[tokio::test(start_paused = true)]
+async fn an_edit_that_leaves_a_secret_masked_runs_with_the_real_value() {
+    let (executor, _, last) = bank(json!({"approval": "required"}));
+    let call = ToolCall::new(
+        "pay",
+        json!({"to": "bob", "cents": 300, "api_key": "sk-live-1234"}),
+    );
+    let running = tokio::spawn({
+        let executor = executor.clone();
+        async move { executor.call(call).await }
+    });
+    let id = pending(&executor).await;
+    let mut edit = executor.approvals().get(&id).await.unwrap().unwrap().args;
+    assert_eq!(edit["api_key"], "***");
+    edit["cents"] = json!(200);
+    executor
+        .approvals()
+        .decide(&id, &decide(true, Some(edit)))
+        .await
+        .unwrap();
+    let result = running.await.unwrap();
+    assert!(result.success, "{:?}", result.error);
+    assert_eq!(
+        *last.lock().unwrap(),
+        Some(("bob".into(), 200, "sk-live-1234".into()))
+    );
 }
 
 #[tokio::test(start_paused = true)]
