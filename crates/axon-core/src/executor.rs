@@ -622,7 +622,19 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
     }
     let result =
         result.and_then(|data| result_validation::check_output(data, entry.tool.output.as_deref()));
-    permit.record(breakers, &result, &policy.breaker).await;
+    // A timeout the caller chose itself (`timeout_ms` in its own policy)
+    // says nothing about the dependency: the breaker, which every caller
+    // of the dependency shares, does not hear it (issue 59).
+    let own_timeout = call
+        .request
+        .policy
+        .as_ref()
+        .is_some_and(|p| p.get("timeout_ms").is_some());
+    if own_timeout && result.as_ref().is_err_and(|e| e.kind == ErrorKind::Timeout) {
+        drop(permit);
+    } else {
+        permit.record(breakers, &result, &policy.breaker).await;
+    }
     Attempt::Ran(result, ended)
 }
 

@@ -235,3 +235,24 @@ async fn manual_isolate_and_reset() {
     assert_eq!(calls(&n), 1);
     assert!(!ex.reset_breaker("nope").await);
 }
+
+/// Issue 59: a breaker is the dependency's, shared by every caller. A caller
+/// that sets its own tight `timeout_ms` provokes its timeouts itself; they
+/// say nothing about the dependency and do not open the breaker for the
+/// others (seen before the fix: five such calls opened it).
+#[tokio::test(start_paused = true)]
+async fn timeouts_a_caller_asked_for_do_not_open_the_shared_breaker() {
+    let (tool, _) = Scripted::new("t", |_, _| after(50, json!({"ok": true})));
+    let ex = builder(vec![tool])
+        .defaults(breaker_policy())
+        .build()
+        .unwrap();
+    for _ in 0..6 {
+        let tight = ToolCall::new("t", json!({})).policy(json!({"timeout_ms": 5}));
+        let r = ex.call(tight).await;
+        assert_eq!(r.error.unwrap().kind, ErrorKind::Timeout);
+    }
+    assert_eq!(ex.breaker_state("t"), Some(BreakerState::Closed));
+    let r = ex.call(ToolCall::new("t", json!({}))).await;
+    assert!(r.success, "{:?}", r.error);
+}
