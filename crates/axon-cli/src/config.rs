@@ -224,6 +224,9 @@ pub struct ServerConfig {
     pub body_limit_bytes: u64,
     /// On shutdown, how long runs in flight may go on before being cancelled.
     pub shutdown_grace_ms: u64,
+    /// How long a client may take to send a request's head before its
+    /// connection is closed (10 s).
+    pub header_timeout_ms: u64,
     /// Runs at once; one more is refused with 503 and `Retry-After`.
     pub max_runs: usize,
     /// Runs waiting in the queue (`POST /v1/runs?queue=true`) for a replica
@@ -269,6 +272,7 @@ impl Default for ServerConfig {
             tokens: Vec::new(),
             body_limit_bytes: 1 << 20,
             shutdown_grace_ms: 10_000,
+            header_timeout_ms: 10_000,
             max_runs: 256,
             max_queued_runs: 1024,
             allowed_hosts: Vec::new(),

@@ -577,6 +577,7 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
     options = axon_server::ServerOptions {
         body_limit_bytes: config.server.body_limit_bytes as usize,
         shutdown_grace: std::time::Duration::from_millis(config.server.shutdown_grace_ms),
+        header_timeout: std::time::Duration::from_millis(config.server.header_timeout_ms.max(1)),
         mcp_tools: config.mcp.filter(),
         allowed_hosts: config.server.host_names(&local),
         allowed_origins: config.server.allowed_origins.clone(),

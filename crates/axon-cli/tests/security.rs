@@ -855,3 +855,27 @@ async fn queued_runs_past_their_cap_are_refused_with_retry_after() {
     );
     open.send(true).unwrap();
 }
+
+/// Issue 59: a client that sends a request's head a byte at a time (or
+/// nothing at all) held its connection forever; past `[server]
+/// header_timeout_ms` the server closes it. A request that arrives whole is
+/// served as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_client_does_not_hold_a_connection() {
+    use std::time::Duration;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = Served::start("[server]\nheader_timeout_ms = 300\n");
+    let addr = s.base.trim_start_matches("http://").to_string();
+    for head in ["GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n", ""] {
+        let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        conn.write_all(head.as_bytes()).await.unwrap();
+        let mut buf = [0u8; 256];
+        let closed = tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf)).await;
+        assert!(
+            matches!(closed, Ok(Ok(_)) | Ok(Err(_))),
+            "a connection with the head {head:?} is still open after 5 s"
+        );
+    }
+    let (status, _) = s.get("/healthz").await;
+    assert_eq!(status, StatusCode::OK);
+}

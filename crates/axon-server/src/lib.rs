@@ -37,6 +37,7 @@
 mod access;
 mod api;
 mod approvals;
+mod connections;
 mod dashboard;
 mod edge;
 mod idempotency;
@@ -104,6 +105,11 @@ pub struct ServerOptions {
     pub max_mcp_sessions: usize,
     /// How long an MCP session may sit idle before it is closed.
     pub mcp_session_idle: Duration,
+    /// How long a client may take to send a request's head (on a new
+    /// connection, or a kept-alive one between requests) before the
+    /// connection is closed (`[server] header_timeout_ms`): a slow client
+    /// holds no connection for longer (crate::connections).
+    pub header_timeout: Duration,
 }
 
 impl Default for ServerOptions {
@@ -120,6 +126,7 @@ impl Default for ServerOptions {
             max_queued_runs: 1024,
             max_mcp_sessions: 1024,
             mcp_session_idle: Duration::from_secs(300),
+            header_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -355,9 +362,8 @@ impl Server {
         if state.takeover {
             tokio::spawn(takeover::take_over(state.clone(), stop_taking.clone()));
         }
-        let served = axum::serve(listener, self.router())
-            .with_graceful_shutdown(signal)
-            .await;
+        let header_timeout = state.options.header_timeout;
+        let served = connections::serve(listener, self.router(), header_timeout, signal).await;
         stop_taking.cancel();
         served?;
         state.tasks.close();
