@@ -856,6 +856,35 @@ async fn queued_runs_past_their_cap_are_refused_with_retry_after() {
     open.send(true).unwrap();
 }
 
+/// Issue 59: the queue's cap held only for requests one after another;
+/// requests at once all saw room (the count and the insert were two steps).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_runs_sent_at_once_stop_at_their_cap() {
+    let s =
+        Served::start("[server]\nmax_runs = 1\nmax_queued_runs = 3\n[store]\ntakeover = true\n");
+    let http = client();
+    let (open, gate) = common::gate().await;
+    let held = json!({"steps": [{"tool": "http_request", "params": {"url": gate}}]});
+    let r = http
+        .post(s.url("/v1/runs"))
+        .json(&held)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let sent = (0..12).map(|_| {
+        let request = http.post(s.url("/v1/runs?queue=true")).json(&held);
+        async move { request.send().await.unwrap().status() }
+    });
+    let statuses = futures::future::join_all(sent).await;
+    let accepted = statuses
+        .iter()
+        .filter(|s| **s == StatusCode::ACCEPTED)
+        .count();
+    assert_eq!(accepted, 3, "{statuses:?}");
+    open.send(true).unwrap();
+}
+
 /// Issue 59: a client that sends a request's head a byte at a time (or
 /// nothing at all) held its connection forever; past `[server]
 /// header_timeout_ms` the server closes it. A request that arrives whole is

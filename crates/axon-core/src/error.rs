@@ -287,15 +287,41 @@ pub struct CallError {
     pub pointer: Option<String>,
 }
 
+/// The longest error message a call result (and so history, the API and
+/// MCP) carries: a message that quotes what a caller sent (a 200 KB
+/// template, a page's text) is cut here, on a character boundary.
+pub const MAX_MESSAGE_BYTES: usize = 4096;
+
+/// A message cut to [`MAX_MESSAGE_BYTES`]: for errors a call result carries
+/// that are not made from a [`ToolError`] (a plan step that never ran).
+pub fn bounded_message(message: String) -> String {
+    bounded(message, MAX_MESSAGE_BYTES)
+}
+
+/// `text` cut to `max` bytes on a character boundary, saying how much went.
+fn bounded(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let total = text.len();
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(&format!("… ({} more bytes cut)", total - end));
+    text
+}
+
 impl From<ToolError> for CallError {
     fn from(e: ToolError) -> Self {
         CallError {
             retryable: e.kind.is_retryable() || e.kind == ErrorKind::CircuitOpen,
             kind: e.kind,
             code: e.code,
-            message: e.message,
+            message: bounded(e.message, MAX_MESSAGE_BYTES),
             retry_after_ms: e.retry_after.map(|d| d.as_millis() as u64),
-            pointer: e.pointer,
+            pointer: e.pointer.map(|p| bounded(p, 1024)),
         }
     }
 }
@@ -303,6 +329,26 @@ impl From<ToolError> for CallError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 59: a message that quotes 200 KB of what a caller sent is cut
+    /// before it reaches a result and history.
+    #[test]
+    fn a_long_message_is_cut_on_a_character_boundary() {
+        let long = format!("template {}: no such step", "é".repeat(100_000));
+        let e = CallError::from(ToolError::invalid_arguments(long));
+        assert!(
+            e.message.len() < MAX_MESSAGE_BYTES + 40,
+            "{}",
+            e.message.len()
+        );
+        assert!(
+            e.message.ends_with("more bytes cut)"),
+            "{}",
+            &e.message[4000..]
+        );
+        let short = CallError::from(ToolError::failed("short"));
+        assert_eq!(short.message, "short");
+    }
 
     #[test]
     fn kinds_serialise_as_their_snake_case_names() {

@@ -243,12 +243,52 @@ impl Default for HistoryLimits {
 /// rather than SipHash: a fifth of the cost of hashing an id.
 #[derive(Default)]
 struct Book {
-    by_correlation: HashMap<SmolStr, VecDeque<HistoryEntry>, Hasher>,
+    by_correlation: HashMap<SmolStr, Group, Hasher>,
     order: VecDeque<SmolStr>,
     call_index: HashMap<SmolStr, SmolStr, Hasher>,
 }
 
 type Hasher = foldhash::fast::RandomState;
+
+/// The calls of one correlation id, oldest first.
+#[derive(Default)]
+struct Group {
+    entries: VecDeque<HistoryEntry>,
+    /// Whether two owners' calls were ever in it. A group of one owner (the
+    /// usual) is trimmed from its front; a mixed one owner by owner, so that
+    /// one tenant's calls never push another's out.
+    mixed: bool,
+}
+
+impl Group {
+    /// Add `entry`, and drop what its owner has past `keep`, handing each
+    /// dropped entry to `dropped`.
+    fn push(&mut self, entry: HistoryEntry, keep: usize, mut dropped: impl FnMut(HistoryEntry)) {
+        if let Some(last) = self.entries.back() {
+            self.mixed |= last.tenant != entry.tenant;
+        }
+        self.entries.push_back(entry);
+        if self.entries.len() <= keep {
+            return;
+        }
+        if !self.mixed {
+            if let Some(old) = self.entries.pop_front() {
+                dropped(old);
+            }
+            return;
+        }
+        let owner = self.entries.back().and_then(|e| e.tenant.clone());
+        let same = |e: &HistoryEntry| e.tenant == owner;
+        while self.entries.iter().filter(|e| same(e)).count() > keep {
+            let Some(oldest) = self.entries.iter().position(same) else {
+                break;
+            };
+            if let Some(old) = self.entries.remove(oldest) {
+                dropped(old);
+            }
+        }
+    }
+}
 
 /// History in memory, bounded: the library default and the store of tests.
 #[derive(Default)]
@@ -308,7 +348,8 @@ impl HistoryStore for InMemoryHistory {
                 book.order.push_back(corr.clone());
                 while book.order.len() > self.limits.max_correlations.max(1) {
                     if let Some(old) = book.order.pop_front() {
-                        for e in book.by_correlation.remove(&old).unwrap_or_default() {
+                        let group = book.by_correlation.remove(&old).unwrap_or_default();
+                        for e in group.entries {
                             book.call_index.remove(&e.result.call_id);
                         }
                     }
@@ -318,20 +359,18 @@ impl HistoryStore for InMemoryHistory {
         };
         book.call_index
             .insert(entry.result.call_id.clone(), corr.clone());
-        // The group is one owner's calls under the id: another tenant's
-        // calls under the same id never push this owner's out.
-        let owner = entry.tenant.clone();
-        let list = book.by_correlation.entry(corr).or_default();
-        list.push_back(entry);
         let keep = self.limits.max_per_correlation.max(1);
-        while list.iter().filter(|e| e.tenant == owner).count() > keep {
-            let Some(oldest) = list.iter().position(|e| e.tenant == owner) else {
-                break;
-            };
-            if let Some(old) = list.remove(oldest) {
-                book.call_index.remove(&old.result.call_id);
-            }
-        }
+        let Book {
+            by_correlation,
+            call_index,
+            ..
+        } = book;
+        by_correlation
+            .entry(corr)
+            .or_default()
+            .push(entry, keep, |old| {
+                call_index.remove(&old.result.call_id);
+            });
         Ok(())
     }
 
@@ -343,7 +382,7 @@ impl HistoryStore for InMemoryHistory {
         Ok(book
             .by_correlation
             .get(correlation_id)
-            .map(|l| l.iter().cloned().collect())
+            .map(|g| g.entries.iter().cloned().collect())
             .unwrap_or_default())
     }
 
@@ -355,9 +394,11 @@ impl HistoryStore for InMemoryHistory {
         let Some(corr) = book.call_index.get(call_id) else {
             return Ok(None);
         };
-        Ok(book
-            .by_correlation
-            .get(corr)
-            .and_then(|l| l.iter().find(|e| &*e.result.call_id == call_id).cloned()))
+        Ok(book.by_correlation.get(corr).and_then(|g| {
+            g.entries
+                .iter()
+                .find(|e| &*e.result.call_id == call_id)
+                .cloned()
+        }))
     }
 }

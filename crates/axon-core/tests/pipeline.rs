@@ -752,3 +752,42 @@ async fn a_result_over_its_token_budget_is_cut_and_history_keeps_it_whole() {
             .is_none()
     );
 }
+
+/// Issue 59: in-memory history keeps `max_per_correlation` calls per
+/// correlation id *and owner*: another tenant's calls under the same id do
+/// not push this one's out (the store's trim is tested on SQLite and
+/// PostgreSQL by the tenant matrix).
+#[tokio::test]
+async fn another_tenants_calls_under_my_correlation_id_keep_mine() {
+    let history = Arc::new(InMemoryHistory::with_limits(HistoryLimits {
+        max_per_correlation: 2,
+        ..HistoryLimits::default()
+    }));
+    let (tool, _) = Scripted::new("t", |_, _| ok(json!({})));
+    let ex = builder(vec![tool])
+        .history(history.clone())
+        .build()
+        .unwrap();
+    let call = |tenant: &str| {
+        ToolCall::new("t", json!({}))
+            .correlation_id("shared")
+            .tenant(tenant.to_string())
+    };
+    ex.call(call("a")).await;
+    for _ in 0..5 {
+        ex.call(call("b")).await;
+    }
+    let kept = history.by_correlation("shared").await.unwrap();
+    let of = |t: &str| {
+        kept.iter()
+            .filter(|e| e.tenant.as_deref() == Some(t))
+            .count()
+    };
+    assert_eq!((of("a"), of("b")), (1, 2));
+    // One owner's group is trimmed from its front, as before.
+    for _ in 0..3 {
+        ex.call(ToolCall::new("t", json!({})).correlation_id("mine"))
+            .await;
+    }
+    assert_eq!(history.by_correlation("mine").await.unwrap().len(), 2);
+}

@@ -411,7 +411,7 @@ fn uncalled(
         error: Some(CallError {
             kind,
             code: Some(code.into()),
-            message,
+            message: axon_core::error::bounded_message(message),
             retryable: false,
             retry_after_ms: None,
             pointer: None,

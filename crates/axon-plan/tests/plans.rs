@@ -287,6 +287,25 @@ async fn a_missing_template_path_fails_the_step_naming_template_and_segment() {
     );
 }
 
+/// Issue 59: a template of 200 KB that fails is not echoed whole into the
+/// step's error (and so history and the run's record).
+#[tokio::test(start_paused = true)]
+async fn a_huge_failing_template_is_not_echoed_whole() {
+    let segment = "x".repeat(200_000);
+    let p = plan(&format!(
+        "steps:\n- {{tool: echo, params: {{a: 1}}}}\n- {{tool: echo, params: {{b: '${{step[0].data.{segment}}}'}}}}\n"
+    ));
+    let r = runner(log()).run(&p, RunOptions::default()).await.unwrap();
+    let e = r.steps[1].result.as_ref().unwrap().error.clone().unwrap();
+    assert_eq!(e.kind, ErrorKind::InvalidArguments);
+    assert!(e.message.len() <= 4200, "{} bytes", e.message.len());
+    assert!(
+        e.message.starts_with("template ${step[0].data.xxx"),
+        "{}",
+        &e.message[..80]
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn resolved_params_are_checked_against_the_tool_schema() {
     let p = plan(

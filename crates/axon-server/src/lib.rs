@@ -156,6 +156,9 @@ pub(crate) struct AppState {
     /// Whether this replica takes up queued runs and runs of replicas that
     /// died (`takeover.rs`).
     takeover: bool,
+    /// Held while a queued run is counted and stored, so that the queue's
+    /// cap holds under concurrent requests (`runs.rs`).
+    enqueueing: tokio::sync::Mutex<()>,
 }
 
 /// A component's health for `/healthz`: `Ok(target)` when it answers,
@@ -211,6 +214,7 @@ impl Server {
                 tasks: TaskTracker::new(),
                 components: Vec::new(),
                 takeover: false,
+                enqueueing: tokio::sync::Mutex::new(()),
             }),
         }
     }

@@ -365,8 +365,12 @@ async fn enqueue(
             ),
         ));
     }
-    // The queue is shared by every replica: its length is the store's.
+    // The queue is shared by every replica: its length is the store's. The
+    // count and the insert are one step here (concurrent requests to this
+    // replica cannot all see room for one more); replicas racing each other
+    // may each add one past the cap.
     let cap = state.options.max_queued_runs.max(1);
+    let _one_at_a_time = state.enqueueing.lock().await;
     let waiting = state
         .store
         .pending_runs(cap as u32)

@@ -250,8 +250,11 @@ macro_rules! store_impl {
             $($own)*
 
             async fn pending_runs(&self, limit: u32) -> Result<Vec<String>, axon_core::StoreError> {
+                // Past `limit` pending runs, the live ones are skipped too:
+                // a scan shorter than the limit would keep a cap on the queue
+                // from ever being reached (issue 59).
                 let rows = sqlx::query($pending_runs)
-                    .bind($crate::PENDING_SCAN)
+                    .bind($crate::PENDING_SCAN + i64::from(limit))
                     .fetch_all(&self.pool)
                     .await
                     .map_err($crate::err)?;

@@ -1043,6 +1043,23 @@ async fn an_approval_is_decided_once_by_whichever_replica_comes_first(backend: B
     b.close().await;
 }
 
+both!(a_queue_as_long_as_the_default_cap_is_counted_whole);
+/// Issue 59: the store read at most 1 000 rows for the runs waiting, so a
+/// queue capped at the default 1 024 (`[server] max_queued_runs`) never
+/// looked full.
+async fn a_queue_as_long_as_the_default_cap_is_counted_whole(backend: Backend) {
+    let store = backend.open_default().await;
+    let plan = Plan::parse("steps:\n- {id: a, tool: echo, params: {x: 1}}\n").unwrap();
+    for i in 0..1_030 {
+        store
+            .enqueue(&format!("q{i:04}"), &plan, None)
+            .await
+            .unwrap();
+    }
+    assert_eq!(store.pending_runs(1_024).await.unwrap().len(), 1_024);
+    store.close().await;
+}
+
 both!(runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken_over);
 async fn runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken_over(
     backend: Backend,
