@@ -3,7 +3,7 @@
 //! from any terminal on the same store as the process whose call waits.
 
 use axon_cli::config::Config;
-use axon_core::approval::{ApprovalError, ApprovalStore, Decision};
+use axon_core::approval::{ApprovalError, ApprovalRecord, ApprovalStore, Decision};
 
 use crate::wiring::open_store;
 use crate::{ApprovalAction, Exit, Outcome, infra, output, usage};
@@ -30,7 +30,8 @@ async fn list(store: &dyn ApprovalStore, ui: output::Ui, all: bool) -> Outcome {
         .await
         .map_err(|e| infra(format!("store: {e}")))?;
     if ui.json {
-        output::print_json(&serde_json::json!({ "approvals": records }));
+        let shown: Vec<_> = records.iter().cloned().map(ApprovalRecord::shown).collect();
+        output::print_json(&serde_json::json!({ "approvals": shown }));
         return Ok(Exit::Success);
     }
     if records.is_empty() {
@@ -95,7 +96,7 @@ async fn decide(store: &dyn ApprovalStore, ui: output::Ui, action: ApprovalActio
         other => usage(other.to_string()),
     })?;
     if ui.json {
-        output::print_json(&record);
+        output::print_json(&record.clone().shown());
     } else {
         println!("{} {}", record.id, record.status.as_str());
     }

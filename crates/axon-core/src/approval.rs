@@ -173,6 +173,16 @@ pub fn args_digest(args: &Value) -> String {
     crate::ResponseDigest::of(args).to_string()
 }
 
+impl ApprovalRecord {
+    /// The record as a person or a client is shown it: without
+    /// `args_digest`, which is of the real arguments (a digest of a short
+    /// password beside the other arguments can be guessed offline).
+    pub fn shown(mut self) -> Self {
+        self.args_digest = None;
+        self
+    }
+}
+
 /// A person's decision on a pending approval.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Decision {

@@ -62,7 +62,11 @@ pub(crate) async fn list(
         .list(pending_only, limit)
         .await
         .map_err(store_failed)?;
-    let shown: Vec<&ApprovalRecord> = records.iter().filter(|r| visible(&access, r)).collect();
+    let shown: Vec<ApprovalRecord> = records
+        .into_iter()
+        .filter(|r| visible(&access, r))
+        .map(ApprovalRecord::shown)
+        .collect();
     Ok(Json(json!({ "approvals": shown })))
 }
 
@@ -80,7 +84,7 @@ pub(crate) async fn get(
         .map_err(store_failed)?
         .filter(|r| visible(&access, r))
         .ok_or_else(|| Problem::not_found(format!("no approval {id:?}")))?;
-    Ok(Json(record))
+    Ok(Json(record.shown()))
 }
 
 /// The body of `POST /v1/approvals/{id}`.
@@ -126,7 +130,7 @@ pub(crate) async fn decide(
         args: body.args.map(Value::Object),
     };
     match state.executor().approvals().decide(&id, &decision).await {
-        Ok(record) => Ok(Json(record)),
+        Ok(record) => Ok(Json(record.shown())),
         Err(e @ ApprovalError::NotFound(_)) => Err(Problem::not_found(e.to_string())),
         Err(e @ ApprovalError::Decided { .. }) => Err(Problem::new(
             StatusCode::CONFLICT,

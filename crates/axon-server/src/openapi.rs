@@ -360,7 +360,6 @@ fn build() -> Value {
                 "decided_at_ms": {"type": "integer"},
                 "comment": {"type": "string"},
                 "edited_args": {"type": "object"},
-                "args_digest": {"type": "string", "description": "sha256: of the call's real arguments, secrets included: the approval is for these arguments only."},
                 "spent_at_ms": {"type": "integer", "description": "When the approved call was let run: an approval runs one call."},
             },
         }),
