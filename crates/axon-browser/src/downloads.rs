@@ -300,6 +300,12 @@ impl Downloads {
                     state.unreported.push(step.guid.clone());
                 }
             }
+            // Finished already, over the cap (sent without a length, it grew
+            // past it between two progress events): the file is whole and
+            // Chromium will not delete it; we do.
+            None if step.state == DownloadProgressState::Completed => {
+                let _ = tokio::fs::remove_file(&staged).await;
+            }
             // The partial file (`<guid>`, then `<guid>.crdownload`) is
             // Chromium's: its download thread may not have created it yet,
             // and deletes it once it has handled the cancel (docs/design.md,

@@ -286,9 +286,15 @@ pub(crate) async fn locate(page: &Page, target: &Target) -> Result<Option<String
                 Evaluated::Thrown(text) if text.contains("is not a valid selector") => {
                     Err(ToolError::invalid_arguments(format!("/selector: {text}")))
                 }
-                Evaluated::Thrown(text) => {
-                    Err(ToolError::transient(format!("locating {target}: {text}")))
-                }
+                // The page's own script threw under the lookup (a page that
+                // replaced a DOM method): the page's doing, not a flaky
+                // browser. `transient` would be retried and heard by the
+                // breaker every caller of the tool shares.
+                Evaluated::Thrown(text) => Err(ToolError::failed(format!(
+                    "locating {target}: the page threw: {text}"
+                ))
+                .with_code("locate_failed")
+                .before_acting()),
             }
         }
     }
@@ -426,8 +432,12 @@ pub(crate) async fn wait_for(
                 Err(reason) => last_reason = Some(reason),
             },
             Ok(None) => {}
-            Err(e) if e.kind == ErrorKind::Transient && e.code.is_none() => {
-                // The page is between documents; look again.
+            // The page is between documents, or its script threw under the
+            // lookup (it may be half loaded): look again until the deadline.
+            Err(e)
+                if (e.kind == ErrorKind::Transient && e.code.is_none())
+                    || e.code.as_deref() == Some("locate_failed") =>
+            {
                 last_reason.get_or_insert_with(|| e.message.clone());
             }
             Err(e) => return Err(e),

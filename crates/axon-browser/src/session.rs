@@ -577,7 +577,7 @@ impl Browsers {
             .ok()
             .and_then(|u| u.port());
         if let Some(port) = devtools_port {
-            axon_core::network::register_own_port(port);
+            axon_core::network::register_devtools_port(port);
         }
         let watch = crate::tabs::Watch::start(&browser).await?;
         tracing::info!(executable = %executable.display(), "browser launched");

@@ -172,3 +172,66 @@ async fn a_browser_that_keeps_crashing_opens_the_breaker() {
     );
     browsers.shutdown().await;
 }
+
+/// Issue 59: a page whose script throws under Axon's lookup (it replaced a
+/// DOM method) failed a lookup that does not wait (`browser_wait_for_element`
+/// for `hidden`) `transient`: retried, and heard by the breaker that every
+/// caller of the tool shares, which two such calls opened. The page's doing
+/// is `failed` now (`locate_failed`), tried once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_throws_under_the_lookup_does_not_open_the_shared_breaker() {
+    let (executor, browsers) = support::act_executor_with(
+        BrowserConfig::default(),
+        Arc::new(Heuristic),
+        Arc::new(act::MemoryActStore::default()),
+        json!({"breaker": {"failure_threshold": 2}}),
+    );
+    let base = serve_fixtures().await;
+    let call = |session: &'static str, tool: &'static str, args: Value| {
+        let executor = executor.clone();
+        async move {
+            executor
+                .call(ToolCall::new(tool, args).correlation_id(session))
+                .await
+        }
+    };
+    let hidden = json!({"selector": "#b", "state": "hidden", "timeout_ms": 300});
+    let url = format!("{base}/throwing.html");
+    assert!(
+        call("hostile", "browser_navigate", json!({"url": url}))
+            .await
+            .success
+    );
+    for _ in 0..4 {
+        let r = call("hostile", "browser_wait_for_element", hidden.clone()).await;
+        let e = r.error.as_ref().expect("the lookup threw");
+        assert_eq!(
+            (e.kind, e.code.as_deref(), r.attempts),
+            (ErrorKind::Failed, Some("locate_failed"), 1),
+            "{r:?}"
+        );
+    }
+    // The click waits for its element, looking again while the page throws,
+    // and says the element never became ready.
+    let r = call(
+        "hostile",
+        "browser_click",
+        json!({"selector": "#b", "timeout_ms": 300}),
+    )
+    .await;
+    assert_eq!(
+        r.error.as_ref().and_then(|e| e.code.as_deref()),
+        Some("element_not_interactable"),
+        "{r:?}"
+    );
+    let url = format!("{base}/login.html");
+    assert!(
+        call("other", "browser_navigate", json!({"url": url}))
+            .await
+            .success
+    );
+    let gone = json!({"selector": "#nothing-here", "state": "hidden", "timeout_ms": 300});
+    let r = call("other", "browser_wait_for_element", gone).await;
+    assert!(r.success, "another caller's wait: {r:?}");
+    browsers.shutdown().await;
+}

@@ -328,3 +328,26 @@ async fn webrtc_sends_no_udp_around_the_proxy() {
     }
     assert_eq!(state, "done");
 }
+
+/// Issue 59: a page that frames a `file:` URL held `browser_navigate` for
+/// about a minute, past the caller's `timeout_ms`. Every step of the
+/// navigation is held to the deadline now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_framing_a_file_url_does_not_outlast_the_navigation_timeout() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "welcome.html").await;
+    let started = std::time::Instant::now();
+    let r = f
+        .once(
+            "s",
+            "browser_navigate",
+            json!({"url": format!("{}/file_frame.html", f.base), "timeout_ms": 2000}),
+        )
+        .await;
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "took {took:?}: {r:?}");
+    if let Some(e) = &r.error {
+        assert_eq!(e.code.as_deref(), Some("navigation_timeout"), "{r:?}");
+    }
+    f.browsers.shutdown().await;
+}

@@ -798,13 +798,16 @@ async fn a_broken_stdio_message_is_answered_not_dropped() {
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
             "name": "echo", "arguments": {"ok": true}}})
         .to_string(),
+        // rmcp answered these "Invalid request" without an id (issue 59).
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": 5}).to_string(),
+        json!({"jsonrpc": "1.0", "id": 9, "method": "ping"}).to_string(),
     ];
     for message in messages {
         stdin.write_all(message.as_bytes()).await.unwrap();
         stdin.write_all(b"\n").await.unwrap();
     }
     let mut answers = std::collections::BTreeMap::new();
-    while answers.len() < 6 {
+    while answers.len() < 8 {
         let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
             .await
             .expect("every message is answered")
@@ -821,6 +824,8 @@ async fn a_broken_stdio_message_is_answered_not_dropped() {
     assert_eq!(code(5), Some(-32600), "{:?}", answers[&5]);
     assert_eq!(code(6), Some(-32602), "{:?}", answers[&6]);
     assert_eq!(answers[&7]["result"]["isError"], false, "{:?}", answers[&7]);
+    assert_eq!(code(8), Some(-32602), "{:?}", answers[&8]);
+    assert_eq!(code(9), Some(-32600), "{:?}", answers[&9]);
 }
 
 /// The run queue is bounded too: past `[server] max_queued_runs` runs

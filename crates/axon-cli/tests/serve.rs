@@ -620,6 +620,18 @@ async fn a_plans_secrets_are_nowhere_at_rest_over_http_and_mcp() {
         "the MCP caller gets the result: {mcp_result}"
     );
     let (_, mcp_record) = s.get("/v1/runs/sec-3").await;
+    // A call with an Idempotency-Key: its kept answer is masked like history.
+    let idempotent = || {
+        client()
+            .post(s.url("/v1/tools/echo/call"))
+            .header("Idempotency-Key", "sec-idem")
+            .json(&json!({"args": {"access_token": "tok-idem-1"}}))
+            .send()
+    };
+    let first: Value = idempotent().await.unwrap().json().await.unwrap();
+    assert_eq!(first["data"]["access_token"], "tok-idem-1", "{first}");
+    let replayed: Value = idempotent().await.unwrap().json().await.unwrap();
+    assert_eq!(replayed["data"]["access_token"], "***", "{replayed}");
     tokio::time::sleep(Duration::from_millis(200)).await;
     let logs = std::fs::read_to_string(s.dir.join("stderr.log")).unwrap_or_default();
     let mut db = Vec::new();
@@ -634,7 +646,12 @@ async fn a_plans_secrets_are_nowhere_at_rest_over_http_and_mcp() {
         ("/metrics", metrics),
         ("the logs", logs.clone()),
     ];
-    for secret in ["hunter2-http", "tok-http-1", "sk-from-env-9876"] {
+    for secret in [
+        "hunter2-http",
+        "tok-http-1",
+        "sk-from-env-9876",
+        "tok-idem-1",
+    ] {
         for (what, text) in &stored {
             assert!(!text.contains(secret), "{secret} in {what}: {text}");
         }

@@ -490,6 +490,7 @@ impl Executor {
             hard_timeout: call.policy.attempt_timeout(&call.dep.state.latency),
             safe_to_repeat: call.safe_to_repeat,
             budget: &call.dep.state.budget,
+            own_timeout: sets_own_timeout(call.request),
             shared: call
                 .entry
                 .shared_budget
@@ -625,17 +626,23 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
     // A timeout the caller chose itself (`timeout_ms` in its own policy)
     // says nothing about the dependency: the breaker, which every caller
     // of the dependency shares, does not hear it (issue 59).
-    let own_timeout = call
-        .request
-        .policy
-        .as_ref()
-        .is_some_and(|p| p.get("timeout_ms").is_some());
-    if own_timeout && result.as_ref().is_err_and(|e| e.kind == ErrorKind::Timeout) {
+    if sets_own_timeout(call.request)
+        && result.as_ref().is_err_and(|e| e.kind == ErrorKind::Timeout)
+    {
         drop(permit);
     } else {
         permit.record(breakers, &result, &policy.breaker).await;
     }
     Attempt::Ran(result, ended)
+}
+
+/// Whether the caller set the attempt's timeout itself (`timeout_ms` in the
+/// call's own policy): its timeouts say nothing about the dependency.
+fn sets_own_timeout(request: &ToolCall) -> bool {
+    request
+        .policy
+        .as_ref()
+        .is_some_and(|p| p.get("timeout_ms").is_some())
 }
 
 /// Call the tool itself, turning a panic into an `internal` error.

@@ -186,6 +186,66 @@ pub fn scrub_text(text: &str, secrets: &[String]) -> Option<String> {
     out
 }
 
+/// `secrets` and the forms a call's way out and back turns them into: a
+/// query value URL-encoded (`+` for a space, `%40` for `@`), what a URL parser
+/// makes of it in a path, a query, a fragment or a password, JSON and HTML
+/// escaping. An upstream that echoes the URL it was sent (`?q=p%40ss`), or an
+/// error quoting an encoded body, would otherwise carry the secret past
+/// [`scrub_values`]. Each form once, the secrets themselves first.
+pub fn with_encoded_forms(secrets: Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(secrets.len() * 2);
+    for secret in &secrets {
+        for form in std::iter::once(secret.clone()).chain(encoded_forms(secret)) {
+            if !form.is_empty() && !out.contains(&form) {
+                out.push(form);
+            }
+        }
+    }
+    out
+}
+
+/// The encoded forms of `secret` that differ from it.
+fn encoded_forms(secret: &str) -> Vec<String> {
+    let unreserved = |b: u8| b.is_ascii_alphanumeric() || b"-._~".contains(&b);
+    if secret.bytes().all(unreserved) {
+        return Vec::new();
+    }
+    let mut forms = vec![
+        url::form_urlencoded::byte_serialize(secret.as_bytes()).collect::<String>(),
+        secret
+            .bytes()
+            .map(|b| match unreserved(b) {
+                true => char::from(b).to_string(),
+                false => format!("%{b:02X}"),
+            })
+            .collect(),
+    ];
+    if let Ok(mut url) = url::Url::parse("http://h/") {
+        url.set_path(secret);
+        forms.push(url.path().trim_start_matches('/').to_string());
+        url.set_query(Some(secret));
+        forms.extend(url.query().map(str::to_string));
+        url.set_fragment(Some(secret));
+        forms.extend(url.fragment().map(str::to_string));
+        if url.set_password(Some(secret)).is_ok() {
+            forms.extend(url.password().map(str::to_string));
+        }
+    }
+    if let Ok(json) = serde_json::to_string(secret) {
+        forms.push(json[1..json.len() - 1].to_string());
+    }
+    forms.push(
+        secret
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&#39;"),
+    );
+    forms.retain(|form| form != secret);
+    forms
+}
+
 /// Whether [`redact_owned`] without pointers would change `value`: some field
 /// named like a secret holds text, a list or an object. Lets the executor
 /// record most results as they are, without a copy.
@@ -270,6 +330,37 @@ mod tests {
             json!({"echo": "key=***&x=1", "n": ["***"], "short": "***", "word": "tab"})
         );
         assert_eq!(scrub_text("nothing here", &["abcd1234".into()]), None);
+    }
+
+    #[test]
+    fn a_secret_is_scrubbed_in_the_forms_encoders_make_of_it() {
+        let secret = "p@ss w/rd&x=1\"é";
+        let forms = with_encoded_forms(vec![secret.into(), "plain-1234".into()]);
+        let mut echoed = url::Url::parse("http://h/a").unwrap();
+        echoed.query_pairs_mut().append_pair("q", secret);
+        echoed.set_path(&format!("/p/{secret}"));
+        echoed.set_fragment(Some(secret));
+        let _ = echoed.set_password(Some(secret));
+        let body = json!({"key": secret}).to_string();
+        for text in [
+            echoed.to_string(),
+            format!("sent {body}"),
+            format!(
+                "<b>{}</b>",
+                secret.replace('&', "&amp;").replace('"', "&quot;")
+            ),
+            "plain-1234".into(),
+        ] {
+            let clean = scrub_text(&text, &forms).unwrap_or_else(|| panic!("kept: {text}"));
+            assert!(
+                !clean.contains("ss w") && !clean.contains("ss%20w") && !clean.contains("ss+w"),
+                "{clean}"
+            );
+        }
+        assert_eq!(
+            with_encoded_forms(vec!["plain-1234".into()]),
+            vec!["plain-1234".to_string()]
+        );
     }
 
     #[test]

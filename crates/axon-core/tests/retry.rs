@@ -3,6 +3,7 @@
 
 mod support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axon_core::{Annotations, ErrorKind, ToolCall, ToolError};
@@ -280,4 +281,44 @@ async fn the_deadline_shortens_the_last_attempt() {
     let r = ex.call(ToolCall::new("t", json!({}))).await;
     assert_eq!(r.error.unwrap().message, "exceeded 150 ms");
     assert_eq!(start.elapsed(), Duration::from_millis(150));
+}
+
+/// Issue 59: retries after a timeout the caller chose itself (`timeout_ms`
+/// in its own policy) were paid from the retry budget every caller of the
+/// dependency shares: one client's tight timeouts left the others no
+/// retries. They are the caller's own now (still bounded by its
+/// `max_attempts`).
+#[tokio::test(start_paused = true)]
+async fn retries_after_a_timeout_the_caller_chose_leave_the_shared_budget_alone() {
+    let failed_once = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let failed = failed_once.clone();
+    let (tool, _) = Scripted::new("api", move |_, args| {
+        if args["slow"] == true {
+            after(50, json!({}))
+        } else if !failed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            err(ErrorKind::Transient)
+        } else {
+            ok(json!({"ok": true}))
+        }
+    });
+    let ex = builder(vec![tool])
+        .defaults(json!({
+            "retry": {"max_attempts": 3, "budget_ratio": 0.1, "budget_min_per_sec": 0, "initial_delay_ms": 1},
+            "breaker": {"failure_threshold": 0}
+        }))
+        .build()
+        .unwrap();
+    for _ in 0..20 {
+        let tight = ToolCall::new("api", json!({"slow": true})).policy(json!({"timeout_ms": 5}));
+        let r = ex.call(tight).await;
+        let e = r.error.unwrap();
+        assert_eq!((e.kind, r.attempts), (ErrorKind::Timeout, 3), "{e:?}");
+    }
+    let r = ex.call(ToolCall::new("api", json!({}))).await;
+    assert!(
+        r.success,
+        "another caller's retry was refused: {:?}",
+        r.error
+    );
+    assert_eq!(r.attempts, 2);
 }

@@ -161,22 +161,11 @@ impl HttpRequest {
     pub fn new(config: HttpConfig) -> Result<HttpRequest, ClientError> {
         install_crypto_provider();
         let config = Arc::new(config);
-        let redirects = config.clone();
         let client = reqwest::Client::builder()
             .user_agent(concat!("axon/", env!("CARGO_PKG_VERSION")))
-            .redirect(reqwest::redirect::Policy::custom(move |attempt| {
-                let host = attempt.url().host_str().unwrap_or_default().to_string();
-                let port = attempt.url().port_or_known_default().unwrap_or(0);
-                if attempt.previous().len() >= 10 {
-                    attempt.error("more than 10 redirects")
-                } else if !redirects.allows(&host) {
-                    attempt.error(format!("redirect to {host}, which is not allowed"))
-                } else if let Some(why) = network::refused_literal(&host, port) {
-                    attempt.error(format!("redirect refused: {why}"))
-                } else {
-                    attempt.follow()
-                }
-            }))
+            // Redirects are followed by `send`, each hop checked like the
+            // first URL (its name resolved, its port known).
+            .redirect(reqwest::redirect::Policy::none())
             // Every name is resolved here, so that no lookup (a redirect's,
             // a name that re-resolves) lands on a never-reached address.
             .dns_resolver(Arc::new(Resolver))
@@ -216,6 +205,16 @@ impl HttpRequest {
             config,
         })
     }
+}
+
+/// Redirects followed at most.
+const MAX_REDIRECTS: usize = 10;
+
+/// Headers that carry credentials: not sent on to another origin.
+fn is_credential(header: &str) -> bool {
+    ["authorization", "cookie", "proxy-authorization"]
+        .iter()
+        .any(|h| header.eq_ignore_ascii_case(h))
 }
 
 /// The system resolver, less the addresses no call reaches: a name that
@@ -313,14 +312,7 @@ impl Tool for HttpRequest {
             )));
         }
         let host = url.host_str().unwrap_or_default().to_string();
-        if !self.config.allows(&host) {
-            return Err(
-                ToolError::failed(format!("host {host} is not in http.allow_hosts"))
-                    .with_code("host_not_allowed"),
-            );
-        }
-        let port = url.port_or_known_default().unwrap_or(0);
-        if let Some(why) = network::refused_destination(&host, port).await {
+        if let Some(why) = self.refused(&url).await {
             return Err(ToolError::failed(why).with_code("host_not_allowed"));
         }
         if !args.query.is_empty() {
@@ -357,6 +349,95 @@ impl Tool for HttpRequest {
 }
 
 impl HttpRequest {
+    /// Why `url` is not reached, if it is not: a host off the allowlist, or
+    /// an address the network rules refuse (the name resolved when that
+    /// takes its addresses, with its port).
+    async fn refused(&self, url: &reqwest::Url) -> Option<String> {
+        let host = url.host_str().unwrap_or_default();
+        if !self.config.allows(host) {
+            return Some(format!("host {host} is not in http.allow_hosts"));
+        }
+        let port = url.port_or_known_default().unwrap_or(0);
+        network::refused_destination(host, port).await
+    }
+
+    /// Send the request, following up to [`MAX_REDIRECTS`] redirects, each
+    /// hop checked as the first URL was ([`HttpRequest::refused`]): a
+    /// redirect by name to an address or port no call reaches is refused
+    /// before it is connected to (reqwest's own policy sees only the URL).
+    /// As browsers do, 303 (and 301/302 after a POST) go on as a GET without
+    /// the body, and credentials are not sent to another origin.
+    /// `timeout_ms` bounds all the hops together.
+    async fn send(
+        &self,
+        args: &Args,
+        mut url: reqwest::Url,
+        label: &str,
+    ) -> Result<reqwest::Response, ToolError> {
+        let started = std::time::Instant::now();
+        let first_origin = url.origin();
+        let mut method = args.method.as_reqwest();
+        let mut with_body = true;
+        let mut hops = 0;
+        loop {
+            let mut request = self.client.request(method.clone(), url.clone());
+            let same_origin = url.origin() == first_origin;
+            for (k, v) in &args.headers {
+                if same_origin || !is_credential(k) {
+                    request = request.header(k, v);
+                }
+            }
+            for (k, v) in axon_core::trace::inject_current() {
+                if !args.headers.keys().any(|h| h.eq_ignore_ascii_case(k)) {
+                    request = request.header(k, v);
+                }
+            }
+            match (&args.json, &args.body) {
+                (Some(json), _) if with_body => request = request.json(json),
+                (None, Some(body)) if with_body => request = request.body(body.clone()),
+                _ => {}
+            }
+            if let Some(ms) = args.timeout_ms {
+                let left = Duration::from_millis(ms).saturating_sub(started.elapsed());
+                request = request.timeout(left.max(Duration::from_millis(1)));
+            }
+            let response = request
+                .send()
+                .await
+                .map_err(|e| transport_error(&e, label))?;
+            let status = response.status().as_u16();
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok());
+            let (true, Some(location)) = (matches!(status, 301 | 302 | 303 | 307 | 308), location)
+            else {
+                return Ok(response);
+            };
+            let refuse = |why: String| {
+                ToolError::failed(format!("{label}: {why}")).with_code("redirect_blocked")
+            };
+            hops += 1;
+            if hops > MAX_REDIRECTS {
+                return Err(refuse(format!("more than {MAX_REDIRECTS} redirects")));
+            }
+            let next = url
+                .join(location)
+                .map_err(|e| refuse(format!("redirect to a bad URL: {e}")))?;
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(refuse(format!("redirect to a {} URL", next.scheme())));
+            }
+            if let Some(why) = self.refused(&next).await {
+                return Err(refuse(format!("redirect refused: {why}")));
+            }
+            if status == 303 || (matches!(status, 301 | 302) && method == reqwest::Method::POST) {
+                method = reqwest::Method::GET;
+                with_body = false;
+            }
+            url = next;
+        }
+    }
+
     /// Send the request and read the answer, in the call's `http_client` span
     /// (whose context goes out as `traceparent` unless the caller set one).
     async fn exchange(
@@ -365,27 +446,7 @@ impl HttpRequest {
         url: reqwest::Url,
         label: String,
     ) -> Result<Value, ToolError> {
-        let mut request = self.client.request(args.method.as_reqwest(), url);
-        for (k, v) in &args.headers {
-            request = request.header(k, v);
-        }
-        for (k, v) in axon_core::trace::inject_current() {
-            if !args.headers.keys().any(|h| h.eq_ignore_ascii_case(k)) {
-                request = request.header(k, v);
-            }
-        }
-        if let Some(body) = &args.json {
-            request = request.json(body);
-        } else if let Some(body) = args.body {
-            request = request.body(body);
-        }
-        if let Some(ms) = args.timeout_ms {
-            request = request.timeout(Duration::from_millis(ms));
-        }
-        let mut response = request
-            .send()
-            .await
-            .map_err(|e| transport_error(&e, &label))?;
+        let mut response = self.send(&args, url, &label).await?;
 
         let status = response.status();
         tracing::Span::current().record("http.response.status_code", i64::from(status.as_u16()));

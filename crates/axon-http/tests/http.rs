@@ -17,6 +17,7 @@ struct Hits {
     flaky: AtomicU32,
     post503: AtomicU32,
     limited: AtomicU32,
+    text: AtomicU32,
 }
 
 async fn upstream() -> (String, Arc<Hits>) {
@@ -33,7 +34,13 @@ async fn upstream() -> (String, Arc<Hits>) {
                 },
             ),
         )
-        .route("/text", get(|| async { "plain words" }))
+        .route(
+            "/text",
+            get(|State(h): State<Arc<Hits>>| async move {
+                h.text.fetch_add(1, Ordering::SeqCst);
+                "plain words"
+            }),
+        )
         .route(
             "/token",
             get(|| async {
@@ -288,5 +295,45 @@ async fn no_call_reaches_metadata_addresses_or_axons_own_endpoints() {
     let r = call(&ex, json!({"url": format!("http://{hop}/hop")})).await;
     let e = r.error.unwrap();
     assert_eq!(e.code.as_deref(), Some("redirect_blocked"), "{e:?}");
-    let _ = own_hits;
+    // Issue 59: a redirect to the own port by a name that is not a loopback
+    // name (the machine's own, which /etc/hosts maps to loopback) was
+    // connected to: reqwest's redirect policy saw only the URL.
+    let name = loopback_hostname().await;
+    let app = Router::new().route(
+        "/hop",
+        get(move || async move { Redirect::temporary(&format!("http://{name}:{port}/text")) }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hop = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let before = own_hits.text.load(Ordering::SeqCst);
+    let r = call(&ex, json!({"url": format!("http://{hop}/hop")})).await;
+    assert_eq!(
+        own_hits.text.load(Ordering::SeqCst),
+        before,
+        "the own endpoint was reached by name: {r:?}"
+    );
+    let e = r.error.unwrap();
+    assert_eq!(e.code.as_deref(), Some("redirect_blocked"), "{e:?}");
+}
+
+/// The machine's host name, which must resolve to a loopback address (as
+/// Debian's /etc/hosts has it) for the redirect-by-name test.
+async fn loopback_hostname() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .expect("the host name")
+        .trim()
+        .to_string();
+    let addrs: Vec<_> = tokio::net::lookup_host((name.as_str(), 80))
+        .await
+        .map(Iterator::collect)
+        .unwrap_or_default();
+    assert!(
+        !addrs.is_empty()
+            && addrs
+                .iter()
+                .all(|a: &std::net::SocketAddr| a.ip().is_loopback()),
+        "this test needs the host name {name:?} to resolve to loopback only (/etc/hosts), not {addrs:?}"
+    );
+    name
 }

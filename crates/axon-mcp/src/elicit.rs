@@ -1,8 +1,8 @@
 //! Approval in-band: a call that waits for a person (axon_core::approval)
 //! asks the MCP client's user with an elicitation (protocol 2025-11-25), when
 //! the client declared it can show forms and the caller is the server's owner
-//! (`axon mcp` over stdio, or `/mcp` without a scoped token: a client of a
-//! shared server does not approve its own calls). The answer decides the
+//! (`axon mcp` over stdio, or `/mcp` with an admin token: a scoped client,
+//! or a session of a server without tokens, does not approve its own calls). The answer decides the
 //! approval like any other decider would: accepted with `approve: true`
 //! approves, accepted with `false` or declined denies, dismissed (`cancel`)
 //! leaves it waiting for another decider or its deadline.

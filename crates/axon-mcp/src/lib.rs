@@ -56,4 +56,4 @@ pub use server::{
     AxonMcp, CAPABILITIES, HttpService, META_KEY, McpSessions, RUN_PLAN, SESSIONLESS, ServeError,
     ToolFilter, call_result, http_service,
 };
-pub use stdio::serve_stdio;
+pub use stdio::{serve_stdio, unreadable};

@@ -143,9 +143,11 @@ async fn write_line<W: AsyncWrite + Unpin>(output: &Mutex<W>, line: &[u8]) -> st
     output.flush().await
 }
 
-/// What a line is read as here: enough to tell a call's tool name.
+/// What a line rmcp cannot read is read as here: enough to answer it.
 #[derive(Deserialize)]
 struct Probe<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     method: Option<Cow<'a, str>>,
     #[serde(default)]
@@ -154,17 +156,33 @@ struct Probe<'a> {
     id: Option<Value>,
 }
 
+/// The methods Axon serves whose params rmcp reads into a type: a request
+/// whose params do not fit lands in rmcp's catch-all and is answered
+/// "method not found", which misleads a client; it is `-32602` here.
+const TYPED: [&str; 4] = ["initialize", "ping", "tools/list", "tools/call"];
+
 /// The answer to a line rmcp would not answer well; `None` to pass it on.
+/// rmcp answers a message it cannot read "Invalid request" *without an id*
+/// (the client's request then waits forever), so every such line is
+/// answered here, with its id.
 fn check(line: &[u8]) -> Option<Vec<u8>> {
     let text = line.strip_suffix(b"\n").unwrap_or(line);
     let text = text.strip_suffix(b"\r").unwrap_or(text);
     if text.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
-    let probe = match serde_json::from_slice::<Probe>(text) {
-        Ok(probe) => probe,
-        // Well-formed JSON of another shape (a batch, a response): rmcp's.
-        Err(e) if e.is_data() => return None,
+    match serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(text) {
+        Ok(rmcp::model::JsonRpcMessage::Request(request)) => match &request.request {
+            rmcp::model::ClientRequest::CustomRequest(custom)
+                if TYPED.contains(&custom.method.as_str()) =>
+            {
+                let id = serde_json::to_value(&request.id).unwrap_or(Value::Null);
+                Some(error(id, -32602, invalid_params(&custom.method)))
+            }
+            _ => None,
+        },
+        Ok(_) => None,
+        Err(e) if e.is_data() => Some(unfit(text)),
         Err(e) => {
             let id = top_level_id(text);
             let message = if e.to_string().contains("recursion limit") {
@@ -172,30 +190,80 @@ fn check(line: &[u8]) -> Option<Vec<u8>> {
             } else {
                 format!("parse error: {e}")
             };
-            return Some(error(id, -32700, message));
+            Some(error(id, -32700, message))
         }
-    };
-    if probe.method.as_deref() != Some("tools/call") {
-        return None;
-    }
-    let name = probe.params.as_ref().and_then(|p| p.get("name"));
-    match name {
-        Some(Value::String(_)) => None,
-        _ => Some(error(
-            probe.id.unwrap_or(Value::Null),
-            -32602,
-            "params.name: expected the tool's name, a string".to_string(),
-        )),
     }
 }
 
-fn error(id: Value, code: i64, message: String) -> Vec<u8> {
-    let mut line = serde_json::to_vec(&json!({
+/// The answer to well-formed JSON that is no MCP message.
+fn unfit(text: &[u8]) -> Vec<u8> {
+    let Ok(probe) = serde_json::from_slice::<Probe>(text) else {
+        return error(
+            Value::Null,
+            -32600,
+            "invalid request: not a JSON-RPC message object".into(),
+        );
+    };
+    let id = match probe.id {
+        Some(id @ Value::String(_)) => id,
+        Some(Value::Number(n)) if n.is_i64() || n.is_u64() => Value::Number(n),
+        Some(Value::Null) | None => Value::Null,
+        Some(other) => {
+            return error(
+                Value::Null,
+                -32600,
+                format!("invalid request: id {other} is not a string or an integer"),
+            );
+        }
+    };
+    let (code, message) = match (&probe.jsonrpc, &probe.method) {
+        (Some(version), _) if version != "2.0" => (
+            -32600,
+            format!("invalid request: jsonrpc is {version:?}, not \"2.0\""),
+        ),
+        (None, _) => (-32600, "invalid request: jsonrpc \"2.0\" is missing".into()),
+        (_, Some(method)) if probe.params.is_some() => (-32602, invalid_params(method)),
+        (_, Some(method)) => (-32600, format!("invalid request: {method} cannot be read")),
+        (_, None) => (-32600, "invalid request: no method".into()),
+    };
+    error(id, code, message)
+}
+
+fn invalid_params(method: &str) -> String {
+    let what = match method {
+        "tools/call" => " (name: the tool's name, a string; arguments: an object)",
+        _ => " (an object)",
+    };
+    format!("invalid params: not what {method} takes{what}")
+}
+
+/// The JSON-RPC error answering a `/mcp` request body that rmcp would refuse
+/// with a bare `415 Unsupported Media Type` (it answers every body it cannot
+/// read so, whatever was wrong with it): `-32700` for one that is not JSON,
+/// `-32600` for JSON that is no MCP message, `-32602` for params that do
+/// not fit their method; each with the request's id when it has one. `None`:
+/// rmcp reads the body.
+pub fn unreadable(body: &[u8]) -> Option<Value> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Some(error_value(
+            Value::Null,
+            -32700,
+            "parse error: the body is empty".into(),
+        ));
+    }
+    check(body).and_then(|answer| serde_json::from_slice(&answer).ok())
+}
+
+fn error_value(id: Value, code: i64, message: String) -> Value {
+    json!({
         "jsonrpc": "2.0",
         "id": id,
         "error": {"code": code, "message": message},
-    }))
-    .unwrap_or_default();
+    })
+}
+
+fn error(id: Value, code: i64, message: String) -> Vec<u8> {
+    let mut line = serde_json::to_vec(&error_value(id, code, message)).unwrap_or_default();
     line.push(b'\n');
     line
 }
@@ -300,7 +368,49 @@ mod tests {
             answer(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#),
             None
         );
-        assert_eq!(answer("[1, 2]"), None, "a batch is rmcp's to answer");
+        let a = answer("[1, 2]").unwrap();
+        assert_eq!(
+            (a["id"].clone(), a["error"]["code"].clone()),
+            (Value::Null, json!(-32600))
+        );
+        for (line, id, code) in [
+            (
+                r#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":5}"#,
+                json!(9),
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"1.0","id":11,"method":"ping"}"#,
+                json!(11),
+                -32600,
+            ),
+            (r#"{"id":"q","method":"ping"}"#, json!("q"), -32600),
+            (
+                r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#,
+                Value::Null,
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":5}}"#,
+                json!(8),
+                -32602,
+            ),
+        ] {
+            let a = answer(line).unwrap_or_else(|| panic!("{line} passed on"));
+            assert_eq!(
+                (a["id"].clone(), a["error"]["code"].clone()),
+                (id, json!(code)),
+                "{line}"
+            );
+        }
+        assert_eq!(
+            answer(r#"{"jsonrpc":"2.0","id":2,"method":"nonexistent"}"#),
+            None
+        );
+        assert_eq!(
+            answer(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            None
+        );
         let a = answer(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":5}}"#)
             .unwrap();
         assert_eq!(
@@ -325,6 +435,24 @@ mod tests {
         );
         let a = answer("not json").unwrap();
         assert_eq!(a["id"], Value::Null);
+    }
+
+    #[test]
+    fn a_body_rmcp_cannot_read_gets_a_json_rpc_error() {
+        let code = |body: &str| {
+            unreadable(body.as_bytes()).map(|a| (a["id"].clone(), a["error"]["code"].clone()))
+        };
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#), None);
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":3,"method":"tools/li"#),
+            Some((json!(3), json!(-32700)))
+        );
+        assert_eq!(code(""), Some((Value::Null, json!(-32700))));
+        assert_eq!(
+            code(r#"{"id":4,"hello":true}"#),
+            Some((json!(4), json!(-32600)))
+        );
+        assert_eq!(code("[1]"), Some((Value::Null, json!(-32600))));
     }
 
     #[test]

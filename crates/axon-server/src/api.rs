@@ -136,6 +136,9 @@ pub(crate) async fn call_tool(
         Ok(claim) => claim,
         Err(response) => return response,
     };
+    if let Some(claim) = &claim {
+        claim.listen(&mut call);
+    }
     if streamed {
         return Sse::new(call_events(state.executor().clone(), call))
             .keep_alive(KeepAlive::default())

@@ -7,7 +7,9 @@
 //! Field" (and Stripe's API):
 //!
 //! - the first request with a key runs and its result (success or failure) is
-//!   kept; a repeat gets it with `Idempotent-Replayed: true`;
+//!   kept as history keeps it (fields named like secrets, and the values a
+//!   tool marked secret, as `"***"`); a repeat gets it with
+//!   `Idempotent-Replayed: true`;
 //! - a repeat while the first is still running is `409 Conflict` (with
 //!   `Retry-After: 1`);
 //! - the key sent with a different request (another tool, arguments, policy or
@@ -45,13 +47,37 @@ pub(crate) struct KeyClaim {
     store: Arc<dyn Store>,
     key: String,
     finished: bool,
+    /// The result as history keeps it (secrets masked), heard from the call.
+    as_recorded: Arc<std::sync::Mutex<Option<CallResult>>>,
 }
 
 impl KeyClaim {
-    /// Keep `result` as the key's answer.
+    /// Make `call` tell this claim its result as history keeps it: the key's
+    /// answer is kept masked like history (a token the tool returned is not
+    /// kept at rest for a day; a replay shows it as `"***"`).
+    pub(crate) fn listen(&self, call: &mut ToolCall) {
+        let slot = self.as_recorded.clone();
+        call.on_record = Some(Arc::new(move |entry: &axon_core::HistoryEntry| {
+            if let Ok(mut slot) = slot.lock() {
+                *slot = Some(entry.result.clone());
+            }
+        }));
+    }
+
+    /// Keep `result` as the key's answer, masked as history masks it.
     pub(crate) async fn finish(mut self, result: &CallResult) {
         self.finished = true;
-        let stored = match serde_json::to_string(result) {
+        let heard = self
+            .as_recorded
+            .lock()
+            .ok()
+            .and_then(|mut slot| slot.take());
+        let kept = heard.unwrap_or_else(|| {
+            let mut kept = result.clone();
+            kept.data = axon_core::redact::redact_owned(kept.data, &[]);
+            kept
+        });
+        let stored = match serde_json::to_string(&kept) {
             Ok(json) => self.store.idempotency_finish(&self.key, &json).await,
             Err(e) => Err(axon_core::StoreError::corrupt("a result as a record", e)),
         };
@@ -153,6 +179,7 @@ pub(crate) async fn begin(
             store: store.clone(),
             key: scoped,
             finished: false,
+            as_recorded: Arc::default(),
         })),
         Ok(IdempotencyBegin::Replay(json)) => match serde_json::from_str::<CallResult>(&json) {
             Ok(result) => {

@@ -274,6 +274,7 @@ impl Server {
         let mcp = Arc::new(ops::Mcp {
             scopes,
             max_sessions: state.options.max_mcp_sessions.max(1),
+            body_limit: state.options.body_limit_bytes,
         });
         let api = Router::new()
             .route("/v1/tools", get(api::tools))

@@ -159,6 +159,8 @@ pub(crate) async fn require_token(
 pub(crate) struct Mcp {
     pub(crate) scopes: Vec<McpScope>,
     pub(crate) max_sessions: usize,
+    /// The largest request body read (`[server] body_limit_bytes`).
+    pub(crate) body_limit: usize,
 }
 
 /// One scope's MCP service and the sessions it keeps.
@@ -209,6 +211,10 @@ pub(crate) async fn mcp(mcp: Arc<Mcp>, request: Request) -> Response {
     {
         return Problem::not_found("no such MCP session (it ended, or idled out)").into_response();
     }
+    let request = match readable(request, mcp.body_limit).await {
+        Ok(request) => request,
+        Err(refused) => return refused,
+    };
     match scope.service.clone().oneshot(request).await {
         Ok(response) if ends_session && response.status() == StatusCode::ACCEPTED => {
             StatusCode::NO_CONTENT.into_response()
@@ -216,6 +222,36 @@ pub(crate) async fn mcp(mcp: Arc<Mcp>, request: Request) -> Response {
         Ok(response) => response.map(axum::body::Body::new),
         Err(never) => match never {},
     }
+}
+
+/// A JSON POST whose body rmcp cannot read is answered here, as JSON-RPC
+/// says (400 with a parse or invalid-request error naming the request's id),
+/// not with rmcp's bare 415, which tells a client its content type was wrong.
+async fn readable(request: Request, limit: usize) -> Result<Request, Response> {
+    let is_json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            let essence = v.split(';').next().unwrap_or_default().trim();
+            essence.eq_ignore_ascii_case("application/json")
+        });
+    if request.method() != axum::http::Method::POST || !is_json {
+        return Ok(request);
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+        return Err(Problem::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload too large",
+            format!("the body is over server.body_limit_bytes ({limit} bytes)"),
+        )
+        .into_response());
+    };
+    if let Some(error) = axon_mcp::unreadable(&bytes) {
+        return Err((StatusCode::BAD_REQUEST, axum::Json(error)).into_response());
+    }
+    Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))
 }
 
 pub(crate) async fn not_found(request: Request) -> Problem {

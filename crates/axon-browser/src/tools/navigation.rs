@@ -73,13 +73,27 @@ pub(crate) async fn navigate(
         .config()
         .timeout(args.timeout_ms, browsers.config().timeouts.navigate_ms);
     let page = browsers.page_for(ctx).await?;
+    let deadline = tokio::time::Instant::now() + timeout;
+    // Every step is held to the deadline, not only the wait for the page:
+    // Chromium can hold `Page.navigate`'s answer itself (a page framing a
+    // `file:` URL held it for a minute, past the caller's `timeout_ms`).
+    let url = args.url.clone();
+    let wanted = args.wait_until.event();
+    match tokio::time::timeout_at(deadline, go(browsers, &page, args)).await {
+        Ok(done) => done,
+        Err(_) => Err(navigation_timeout(&url, wanted, timeout)),
+    }
+}
+
+/// The call's navigation, sent and waited for (the caller holds it to
+/// its deadline).
+async fn go(browsers: &Browsers, page: &Page, args: NavigateArgs) -> Result<Value, ToolError> {
     // The document ours replaces: what it asks for names it (arrival.rs).
     let current = page.url().await.ok().flatten();
     let left = Left::of(current.as_deref(), &args.url);
     // Listen before navigating, so that no event can be missed.
     let mut watch = Watch::new(&page).await?;
     let wanted = args.wait_until.event();
-    let deadline = tokio::time::Instant::now() + timeout;
     // A navigation the page ours leaves started (a form a click submitted a
     // moment ago) can replace ours; then ours is sent again, up to three
     // times (arrival.rs).
@@ -111,32 +125,17 @@ pub(crate) async fn navigate(
         let Some(loader) = loader else {
             return page_state(&page).await.map(|s| json!(s));
         };
-        let reached = tokio::time::timeout_at(
-            deadline,
-            watch.arrival(&frame, &loader, wanted, left.as_ref()),
-        )
-        .await;
-        match reached {
-            Ok(Arrival::Yes) => return landed(browsers, &page).await,
-            Ok(Arrival::Replaced) => {
+        // The caller's deadline bounds this wait (`navigate`).
+        match watch.arrival(&frame, &loader, wanted, left.as_ref()).await {
+            Arrival::Yes => return landed(browsers, page).await,
+            Arrival::Replaced => {
                 tracing::debug!(url = %args.url, "another navigation replaced ours; sending it again");
             }
-            Ok(Arrival::Closed) => {
+            Arrival::Closed => {
                 return Err(ToolError::transient(format!(
                     "the page closed while loading {}",
                     args.url
                 )));
-            }
-            Err(_) => {
-                return Err(ToolError::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "{} did not reach {wanted} within {} ms",
-                        args.url,
-                        timeout.as_millis()
-                    ),
-                )
-                .with_code("navigation_timeout"));
             }
         }
     }
@@ -144,6 +143,17 @@ pub(crate) async fn navigate(
         "the navigation to {} was replaced by the page's own three times",
         args.url
     )))
+}
+
+fn navigation_timeout(url: &str, wanted: &str, timeout: Duration) -> ToolError {
+    ToolError::new(
+        ErrorKind::Timeout,
+        format!(
+            "{url} did not reach {wanted} within {} ms",
+            timeout.as_millis()
+        ),
+    )
+    .with_code("navigation_timeout")
 }
 
 /// The page state after a navigation, unless it ended on a URL the rules

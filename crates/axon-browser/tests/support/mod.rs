@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 /// Serves tests/fixtures/<file> on a random loopback port, `/slow` (text
 /// after 300 ms), `/slow/<file>` (the fixture after 300 ms: a page whose
 /// server is slow to answer), `/attachment/<name>` (a short text the server
-/// says to save as `<name>`: a navigation that becomes a download) and
+/// says to save as `<name>`: a navigation that becomes a download),
+/// `/stream/<name>` (3 MiB to save as `<name>`, sent without a length) and
 /// `/nocontent` (204: a navigation that goes nowhere); returns the base URL.
 pub async fn serve_fixtures() -> String {
     use axum::extract::Path;
@@ -39,6 +40,20 @@ pub async fn serve_fixtures() -> String {
             axum::routing::get(|Path(file): Path<String>| async move {
                 let disposition = format!("attachment; filename=\"{}\"", file.replace('"', ""));
                 ([("content-disposition", disposition)], "saved, not shown")
+            }),
+        )
+        .route(
+            "/stream/{file}",
+            axum::routing::get(|Path(file): Path<String>| async move {
+                // 3 MiB sent in pieces without a Content-Length.
+                let pieces = futures::stream::iter(
+                    (0..48).map(|_| Ok::<_, std::io::Error>(vec![0u8; 64 * 1024])),
+                );
+                let disposition = format!("attachment; filename=\"{}\"", file.replace('"', ""));
+                (
+                    [("content-disposition", disposition)],
+                    axum::body::Body::from_stream(pieces),
+                )
             }),
         )
         .route(

@@ -124,12 +124,13 @@ impl Masking {
         let pointers =
             |list: &Mutex<Vec<String>>| list.lock().map(|s| s.clone()).unwrap_or_default();
         let mut args = redact_owned(call.args, &pointers(&scope.secret_pointers));
-        if !call.secrets.is_empty() {
-            scrub_values(&mut args, &call.secrets);
+        let secrets = crate::redact::with_encoded_forms(call.secrets);
+        if !secrets.is_empty() {
+            scrub_values(&mut args, &secrets);
         }
         let masking = Masking {
             output_secrets: pointers(&scope.output_secrets),
-            secrets: call.secrets,
+            secrets,
             step: call.step.map(|step| *step),
             on_record: call.on_record,
         };

@@ -10,7 +10,8 @@
 //!   to it would step around `[mcp] tools` and token scopes), the browser's
 //!   proxy and Chromium's DevTools port (which lists every session and opens
 //!   `file:` tabs). Each registers its port here when it starts listening
-//!   ([`register_own_port`]).
+//!   ([`register_own_port`]); a DevTools port is refused by every other Axon
+//!   process on the machine too ([`register_devtools_port`], `local.rs`).
 //!
 //! - on a **shared server** ([`deny_private`]), also loopback, private
 //!   (10/8, 172.16/12, 192.168/16), carrier-grade NAT (100.64/10) and IPv6
@@ -25,6 +26,7 @@
 //! browser in its proxy, `http_request` in its resolver and before each
 //! request and redirect). docs/security.md.
 
+mod local;
 mod rules;
 
 use std::collections::BTreeSet;
@@ -94,14 +96,26 @@ pub fn needs_lookup(port: u16) -> bool {
 
 static OWN_PORTS: LazyLock<RwLock<BTreeSet<u16>>> = LazyLock::new(|| RwLock::new(BTreeSet::new()));
 
-/// Say that this process listens on `port` on loopback (a server, a proxy,
-/// a DevTools endpoint): no tool call connects to it.
+/// Say that this process listens on `port` on loopback (a server, a proxy):
+/// no tool call of this process connects to it.
 pub fn register_own_port(port: u16) {
     if port != 0 {
         OWN_PORTS
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(port);
+    }
+}
+
+/// Say that this process's Chromium listens for DevTools on loopback
+/// `port`: no tool call of any Axon process on the machine connects to it
+/// (it lists every session and opens `file:` tabs). Another Axon's server
+/// or proxy is a service like any other local one, reached or not by the
+/// rules; its browser is not.
+pub fn register_devtools_port(port: u16) {
+    if port != 0 {
+        register_own_port(port);
+        local::announce(port);
     }
 }
 
@@ -112,14 +126,17 @@ pub fn forget_own_port(port: u16) {
         .write()
         .unwrap_or_else(|e| e.into_inner())
         .remove(&port);
+    local::withdraw(port);
 }
 
-/// Whether `port` is one of this process's own loopback endpoints.
+/// Whether `port` is a loopback endpoint of this process, or the DevTools
+/// port of another live Axon process on the machine.
 pub fn is_own_port(port: u16) -> bool {
-    OWN_PORTS
+    let this_process = OWN_PORTS
         .read()
         .unwrap_or_else(|e| e.into_inner())
-        .contains(&port)
+        .contains(&port);
+    this_process || local::is_axon_port(port)
 }
 
 /// Link-local (with the cloud metadata address), unspecified, broadcast, and

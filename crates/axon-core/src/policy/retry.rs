@@ -144,6 +144,10 @@ pub(crate) struct RetryLoop<'a> {
     pub budget: &'a RetryBudget,
     /// The cluster's budget (and the tool's name in it), when shared.
     pub shared: Option<(&'a dyn SharedBudget, &'a str)>,
+    /// The caller set the attempt's timeout itself: a retry after that
+    /// timeout is its own, not paid from the budget every caller of the
+    /// dependency shares (issue 59).
+    pub own_timeout: bool,
     pub deadline: Deadline,
     /// When the call started (tokio's clock): the budget counts the call then.
     pub started: Instant,
@@ -221,7 +225,8 @@ impl RetryLoop<'_> {
                 Next::Stop(e) => break Err(e),
                 Next::Retry(delay) => delay,
             };
-            if !self.withdraw().await {
+            let callers_own = self.own_timeout && error.kind == ErrorKind::Timeout;
+            if !callers_own && !self.withdraw().await {
                 break Err(budget_spent(&error));
             }
             if !span.is_disabled() {
