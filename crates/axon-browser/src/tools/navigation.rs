@@ -92,7 +92,7 @@ async fn go(browsers: &Browsers, page: &Page, args: NavigateArgs) -> Result<Valu
     let current = page.url().await.ok().flatten();
     let left = Left::of(current.as_deref(), &args.url);
     // Listen before navigating, so that no event can be missed.
-    let mut watch = Watch::new(&page).await?;
+    let mut watch = Watch::new(page).await?;
     let wanted = args.wait_until.event();
     // A navigation the page ours leaves started (a form a click submitted a
     // moment ago) can replace ours; then ours is sent again, up to three
@@ -123,7 +123,7 @@ async fn go(browsers: &Browsers, page: &Page, args: NavigateArgs) -> Result<Valu
         };
         // A same-document navigation (only the fragment changed) has no loader.
         let Some(loader) = loader else {
-            return page_state(&page).await.map(|s| json!(s));
+            return page_state(page).await.map(|s| json!(s));
         };
         // The caller's deadline bounds this wait (`navigate`).
         match watch.arrival(&frame, &loader, wanted, left.as_ref()).await {
