@@ -1,6 +1,6 @@
 //! The tenant matrix (issue 59): for each resource a client of `axon serve`
 //! keeps — files, history, browser sessions, runs, idempotency keys,
-//! secrets — and each thing another client could do to it (read, list,
+//! secrets, the breakers and retry budgets every client shares — and each thing another client could do to it (read, list,
 //! overwrite, delete, squat a name, use), what tenant B gets when it tries it
 //! on tenant A's, and what A (or the admin) finds afterwards. One real
 //! `axon serve` with two scoped tokens and an admin token; one table, so a
@@ -16,11 +16,11 @@ const CONFIG: &str = r#"
 auth_tokens = ["admin-0000"]
 [[server.tokens]]
 env = "AXON_TEST_TOKEN_A"
-tools = ["echo", "browser_*"]
+tools = ["echo", "sleep", "browser_*"]
 secrets = ["A_KEY"]
 [[server.tokens]]
 env = "AXON_TEST_TOKEN_B"
-tools = ["echo", "browser_*"]
+tools = ["echo", "sleep", "browser_*"]
 [history]
 max_per_correlation = 3
 [secrets]
@@ -67,6 +67,8 @@ enum Act {
     Runs,
     /// `POST /v1/tools/echo/call` with an Idempotency-Key and the message.
     Keyed(&'static str, &'static str),
+    /// The call `n` times, each with the caller's own `timeout_ms` of 5.
+    Tight(usize, &'static str, &'static str, &'static str),
 }
 
 /// What the answer must be.
@@ -368,6 +370,23 @@ const MATRIX: &[Row] = &[
             ),
         ],
     },
+    Row {
+        resource: "breakers and retry budgets",
+        op: "exhaust",
+        setup: &[],
+        // B's own tight timeouts, enough to open a breaker five times over:
+        // they say nothing about the tool, and B pays its own retries.
+        attack: Step(
+            Who::B,
+            Act::Tight(6, "sleep", r#"{"ms": 200}"#, "brk-b"),
+            Expect::Status(504),
+        ),
+        after: &[Step(
+            Who::A,
+            Act::Call("sleep", r#"{"ms": 1}"#, "brk-a"),
+            Expect::Ok,
+        )],
+    },
 ];
 
 /// Do `act` as `who`, `$handle` standing for `handle`: whether it
@@ -384,6 +403,18 @@ async fn act(s: &Served, who: Who, act: Act, handle: &str) -> (bool, u16, Value)
                 Box::pin(self::act(s, who, Act::Call(tool, args, id), handle)).await;
             }
             return Box::pin(self::act(s, who, Act::Call(tool, args, id), handle)).await;
+        }
+        Act::Tight(n, tool, args, id) => {
+            let tight = || {
+                let body = json!({"args": parse(args), "correlation_id": id,
+                                  "policy": {"timeout_ms": 5}});
+                http.post(s.url(&format!("/v1/tools/{tool}/call")))
+                    .json(&body)
+            };
+            for _ in 1..n {
+                tight().bearer_auth(who.token()).send().await.unwrap();
+            }
+            tight()
         }
         Act::Plan(plan) => http.post(s.url("/v1/runs?wait=true")).json(&parse(plan)),
         Act::History(id) => http.get(s.url(&format!("/v1/history/{id}"))),
