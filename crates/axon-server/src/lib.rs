@@ -274,7 +274,9 @@ impl Server {
         let mcp = Arc::new(ops::Mcp {
             scopes,
             max_sessions: state.options.max_mcp_sessions.max(1),
-            body_limit: state.options.body_limit_bytes,
+            // rmcp's own limit (4 MiB), which `/mcp` has always had, unless
+            // the operator allows more.
+            body_limit: state.options.body_limit_bytes.max(4 << 20),
         });
         let api = Router::new()
             .route("/v1/tools", get(api::tools))

@@ -159,7 +159,8 @@ pub(crate) async fn require_token(
 pub(crate) struct Mcp {
     pub(crate) scopes: Vec<McpScope>,
     pub(crate) max_sessions: usize,
-    /// The largest request body read (`[server] body_limit_bytes`).
+    /// The largest request body read: `[server] body_limit_bytes`, at
+    /// least rmcp's own 4 MiB.
     pub(crate) body_limit: usize,
 }
 
@@ -244,7 +245,9 @@ async fn readable(request: Request, limit: usize) -> Result<Request, Response> {
         return Err(Problem::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "payload too large",
-            format!("the body is over server.body_limit_bytes ({limit} bytes)"),
+            format!(
+                "the body is over {limit} bytes (server.body_limit_bytes, at least 4 MiB for /mcp)"
+            ),
         )
         .into_response());
     };
