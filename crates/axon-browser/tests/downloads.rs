@@ -108,6 +108,21 @@ async fn a_download_lands_in_the_files_folder_under_a_safe_name_and_is_reported(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_download_larger_than_allowed_is_cancelled_and_leaves_nothing() {
+    held_to_the_cap("#big").await;
+}
+
+/// Issue 59: a download sent without a length is known to be too large only
+/// as it grows (and may finish between two progress events): held to the
+/// cap too, nothing kept. (Not seen failing before its fix here: Chromium
+/// reported it over the cap while it was still in progress each time.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_download_without_a_length_is_held_to_the_cap_too() {
+    held_to_the_cap("#streamed").await;
+}
+
+/// The download `selector`'s click starts (3 MiB) is cancelled under a cap
+/// of 1 MiB, said so, and leaves nothing behind.
+async fn held_to_the_cap(selector: &str) {
     let config = BrowserConfig {
         max_download_bytes: 1024 * 1024,
         ..BrowserConfig::default()
@@ -115,7 +130,7 @@ async fn a_download_larger_than_allowed_is_cancelled_and_leaves_nothing() {
     let f = fixture(config).await;
     f.open("s", "downloads.html").await;
     let click = f
-        .once("s", "browser_click", json!({"selector": "#big"}))
+        .once("s", "browser_click", json!({"selector": selector}))
         .await;
     assert!(click.success, "{click:?}");
     let got = ended(&f, &click.data, 1).await;
@@ -141,39 +156,6 @@ async fn a_download_larger_than_allowed_is_cancelled_and_leaves_nothing() {
         staged = names_all(&staging);
     }
     assert!(staged.is_empty(), "{staged:?}");
-    f.browsers.shutdown().await;
-}
-
-/// Issue 59: a download sent without a length can finish before any
-/// progress event shows it over the cap; it was kept whole in the staging
-/// folder (the cancel came after Chromium had finished it).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_download_without_a_length_is_held_to_the_cap_too() {
-    let config = BrowserConfig {
-        max_download_bytes: 1024 * 1024,
-        ..BrowserConfig::default()
-    };
-    let f = fixture(config).await;
-    f.open("s", "downloads.html").await;
-    let click = f
-        .once("s", "browser_click", json!({"selector": "#streamed"}))
-        .await;
-    assert!(click.success, "{click:?}");
-    let got = ended(&f, &click.data, 1).await;
-    assert_eq!(got.len(), 1, "{got:?}");
-    assert_eq!(got[0]["state"], "canceled", "{got:?}");
-    assert!(names(&f.files).is_empty(), "{:?}", names(&f.files));
-    let staging = f.files.join(".downloads");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    let mut staged = names_all(&staging);
-    while !staged.is_empty() && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        staged = names_all(&staging);
-    }
-    assert!(
-        staged.is_empty(),
-        "a whole file over the cap was kept: {staged:?}"
-    );
     f.browsers.shutdown().await;
 }
 
