@@ -2,8 +2,10 @@
 //!
 //! rmcp drops a line it cannot read — not JSON, nested past serde's 128
 //! levels, longer than 16 MiB — without a word, as the other official SDKs
-//! do, and answers a `tools/call` whose `name` is not a string as an unknown
-//! method. A client then waits forever on a request that was never seen. The
+//! do; answers JSON that is no MCP message (params of the wrong type, a
+//! `jsonrpc` other than "2.0") "Invalid request" without the request's id;
+//! and answers a `tools/call` whose params do not fit as an unknown method.
+//! A client then waits forever on a request that was never answered. The
 //! guard reads each line first and answers those itself, with the request's
 //! id when the line's top level shows one (JSON-RPC 2.0: `-32700` parse
 //! error, `-32600` invalid request, `-32602` invalid params); every other
