@@ -305,7 +305,8 @@ fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
 
 async fn dispatch(cli: Cli) -> Outcome {
     let config = Config::load(cli.config.as_deref()).map_err(|e| usage(e.to_string()))?;
-    let telemetry = telemetry::init(&config, cli.verbose, cli.quiet).map_err(usage)?;
+    let telemetry =
+        telemetry::init(&config, cli.verbose, cli.quiet).map_err(|e| usage(e.to_string()))?;
     // A call or a run is one trace, continuing the caller's when `TRACEPARENT`
     // is set (OpenTelemetry's carrier between processes); a server's requests
     // and an MCP session's calls each start their own.

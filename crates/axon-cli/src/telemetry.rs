@@ -65,9 +65,23 @@ impl Telemetry {
     }
 }
 
+/// Telemetry could not be set up as configured; the message names the
+/// `[telemetry]` key or variable at fault (a usage error: the command does
+/// not run).
+#[derive(Debug)]
+pub struct TelemetryError(String);
+
+impl std::fmt::Display for TelemetryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TelemetryError {}
+
 /// Install the logger and, when telemetry is on, the OTLP exporter and the trace
 /// context propagator. An error names the `[telemetry]` key or variable at fault.
-pub fn init(config: &Config, verbose: u8, quiet: bool) -> Result<Telemetry, String> {
+pub fn init(config: &Config, verbose: u8, quiet: bool) -> Result<Telemetry, TelemetryError> {
     let filter = log_filter(config, verbose, quiet);
     let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let fmt = if config.log.format == LogFormat::Json {
@@ -75,14 +89,14 @@ pub fn init(config: &Config, verbose: u8, quiet: bool) -> Result<Telemetry, Stri
     } else {
         fmt.with_filter(filter).boxed()
     };
-    let Some(export) = Export::resolve(&config.telemetry)? else {
+    let Some(export) = Export::resolve(&config.telemetry).map_err(TelemetryError)? else {
         tracing_subscriber::registry().with(fmt).init();
         return Ok(Telemetry {
             provider: None,
             closed: Closed::default(),
         });
     };
-    let provider = export.provider()?;
+    let provider = export.provider().map_err(TelemetryError)?;
     // Spans of Axon's crates at every level (they are debug spans, so that the
     // log lines at info do not carry them) in the traces sampled when they
     // start (axon_core::trace::sampling), their events at info and above.
