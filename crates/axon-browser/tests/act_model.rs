@@ -130,9 +130,15 @@ const CODES: [&str; 6] = [
 /// The step timeout [`act_executor`] sets.
 const STEP_TIMEOUT: Duration = Duration::from_secs(90);
 
+/// One model completion's timeout ([`config`]): a step whose completion ran
+/// out of it ran out of time as surely as one the step's timeout cut (CI,
+/// with a busy core, saw a completion end at 80 s).
+const MODEL_TIMEOUT: Duration = Duration::from_secs(80);
+
 /// Run [`STEPS`] on `executor`; each ends within its 90 s in a valid action
-/// or a documented code, or is cut by that timeout (a model on a busy core
-/// can need two slow completions for one step: CI saw a step cut at 90 s;
+/// or a documented code, or is cut by that timeout or its completion's (a
+/// model on a busy core can need two slow completions for one step: CI saw
+/// a step cut at 90 s;
 /// the pipeline's `timeout` is how a step that ran out of time ends, not a
 /// hang). Returns how many acted and how many were cut.
 async fn run_steps(
@@ -170,7 +176,7 @@ async fn run_steps(
             }
             Some(e) => {
                 let code = e.code.as_deref().unwrap_or_default();
-                let cut = e.kind == axon_core::ErrorKind::Timeout && took >= STEP_TIMEOUT;
+                let cut = e.kind == axon_core::ErrorKind::Timeout && took >= MODEL_TIMEOUT;
                 assert!(
                     CODES.contains(&code) || cut,
                     "{step:?}: {e:?}{}",
@@ -201,7 +207,7 @@ fn config(server: &Server) -> LlmConfig {
         base_url: server.url.clone(),
         model: "smollm2".into(),
         max_tokens: 200,
-        timeout_ms: 80_000,
+        timeout_ms: MODEL_TIMEOUT.as_millis() as u64,
         max_attempts: 1,
         ..LlmConfig::default()
     }
