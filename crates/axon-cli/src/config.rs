@@ -232,6 +232,10 @@ pub struct ServerConfig {
     /// Runs waiting in the queue (`POST /v1/runs?queue=true`) for a replica
     /// to take them up; one more is refused with 503 and `Retry-After`.
     pub max_queued_runs: usize,
+    /// How much of each cap (`max_runs`, `max_queued_runs`,
+    /// `[mcp] max_sessions`) one scoped token may hold, in percent (50), so
+    /// that one client cannot leave the others nothing.
+    pub tenant_share_percent: u8,
     /// The names clients reach the server by (the Host header, without the
     /// port; `*.example.com` patterns, `*` for any). Default: the loopback
     /// names, plus the bound address when it is a specific one; any host
@@ -275,6 +279,7 @@ impl Default for ServerConfig {
             header_timeout_ms: 10_000,
             max_runs: 256,
             max_queued_runs: 1024,
+            tenant_share_percent: 50,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
         }

@@ -585,6 +585,7 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
         max_runs: config.server.max_runs,
         max_queued_runs: config.server.max_queued_runs,
         max_mcp_sessions: config.mcp.max_sessions.unwrap_or(1024),
+        tenant_share_percent: config.server.tenant_share_percent,
         mcp_session_idle: std::time::Duration::from_millis(
             config.mcp.session_idle_ms.unwrap_or(300_000),
         ),

@@ -890,6 +890,53 @@ async fn queued_runs_sent_at_once_stop_at_their_cap() {
     open.send(true).unwrap();
 }
 
+/// Issue 59: one scoped client could fill the queue for everyone; it holds
+/// its share (`tenant_share_percent`, half by default) and the others still
+/// queue theirs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_token_fills_only_its_share_of_the_queue() {
+    let s = Served::start_with(
+        "[server]\nauth_tokens = [\"admin-0000\"]\nmax_runs = 1\nmax_queued_runs = 4\n\
+         [[server.tokens]]\nenv = \"AXON_TEST_TOKEN_A\"\ntools = [\"http_request\"]\n\
+         [[server.tokens]]\nenv = \"AXON_TEST_TOKEN_B\"\ntools = [\"http_request\"]\n\
+         [store]\ntakeover = true\n",
+        &[
+            ("AXON_TEST_TOKEN_A", "tok-a-1111"),
+            ("AXON_TEST_TOKEN_B", "tok-b-2222"),
+        ],
+    );
+    let http = client();
+    let (open, gate) = common::gate().await;
+    let held = json!({"steps": [{"tool": "http_request", "params": {"url": gate}}]});
+    let send =
+        |token: &str, path: &str| http.post(s.url(path)).bearer_auth(token).json(&held).send();
+    // The one run slot is taken, so what is queued stays queued.
+    let r = send("admin-0000", "/v1/runs").await.unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let mut b = Vec::new();
+    for _ in 0..4 {
+        b.push(
+            send("tok-b-2222", "/v1/runs?queue=true")
+                .await
+                .unwrap()
+                .status(),
+        );
+    }
+    assert_eq!(
+        b,
+        [
+            StatusCode::ACCEPTED,
+            StatusCode::ACCEPTED,
+            StatusCode::SERVICE_UNAVAILABLE,
+            StatusCode::SERVICE_UNAVAILABLE
+        ],
+        "B queues its share, two of four"
+    );
+    let r = send("tok-a-1111", "/v1/runs?queue=true").await.unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED, "A still has room");
+    open.send(true).unwrap();
+}
+
 /// Issue 59: a client that sends a request's head a byte at a time (or
 /// nothing at all) held its connection forever; past `[server]
 /// header_timeout_ms` the server closes it. A request that arrives whole is

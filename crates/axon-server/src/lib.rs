@@ -103,6 +103,10 @@ pub struct ServerOptions {
     /// refused with 503 (`[mcp] max_sessions`). Idle sessions close after
     /// `mcp_session_idle` (rmcp's keep-alive).
     pub max_mcp_sessions: usize,
+    /// How much of each of those caps one scoped tenant may hold, in
+    /// percent (`[server] tenant_share_percent`, 50): one client filling a
+    /// cap would leave the others nothing ([`ServerOptions::tenant_share`]).
+    pub tenant_share_percent: u8,
     /// How long an MCP session may sit idle before it is closed.
     pub mcp_session_idle: Duration,
     /// How long a client may take to send a request's head (on a new
@@ -125,9 +129,20 @@ impl Default for ServerOptions {
             max_runs: 256,
             max_queued_runs: 1024,
             max_mcp_sessions: 1024,
+            tenant_share_percent: 50,
             mcp_session_idle: Duration::from_secs(300),
             header_timeout: Duration::from_secs(10),
         }
+    }
+}
+
+impl ServerOptions {
+    /// How many of `cap` one scoped tenant may hold at once: its
+    /// `tenant_share_percent`, rounded down, at least one. The admin and the
+    /// callers without tokens (the process's owner) are held to `cap` alone.
+    pub fn tenant_share(&self, cap: usize) -> usize {
+        let percent = usize::from(self.tenant_share_percent.clamp(1, 100));
+        (cap.saturating_mul(percent) / 100).max(1)
     }
 }
 
@@ -263,17 +278,26 @@ impl Server {
                 (access.narrow(&state.options.mcp_tools), tenant)
             }),
         );
+        let max_sessions = state.options.max_mcp_sessions.max(1);
         let scopes = scoped
             .map(|(filter, tenant)| {
+                // A tenant's scope holds at most its share of the sessions.
+                let share = tenant
+                    .is_some()
+                    .then(|| state.options.tenant_share(max_sessions));
                 let sessions = axon_mcp::McpSessions::new(idle);
                 let service =
                     axon_mcp::http_service(state.runner.clone(), &filter, open, tenant, &sessions);
-                ops::McpScope { service, sessions }
+                ops::McpScope {
+                    service,
+                    sessions,
+                    share,
+                }
             })
             .collect();
         let mcp = Arc::new(ops::Mcp {
             scopes,
-            max_sessions: state.options.max_mcp_sessions.max(1),
+            max_sessions,
             // rmcp's own limit (4 MiB), which `/mcp` has always had, unless
             // the operator allows more.
             body_limit: state.options.body_limit_bytes.max(4 << 20),

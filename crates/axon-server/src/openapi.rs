@@ -572,7 +572,7 @@ fn build() -> Value {
                 ("409", problem("That run id is running, began with another plan, or is another client's run.")),
                 ("413", problem("The body is too large.")),
                 ("422", problem("The plan is invalid.")),
-                ("503", problem("`server.max_runs` runs are running, or `server.max_queued_runs` runs wait in the queue (`Retry-After`, `retry_after_ms`).")),
+                ("503", problem("`server.max_runs` runs are running, or `server.max_queued_runs` runs wait in the queue, or this token holds its share of either (`server.tenant_share_percent`) (`Retry-After`, `retry_after_ms`).")),
             ])),
         }},
         "/v1/runs/{id}": {
@@ -622,7 +622,7 @@ fn build() -> Value {
                 ("404", problem("No such run.")),
                 ("409", problem("The run is running.")),
                 ("422", problem("The stored plan no longer validates (a tool is gone).")),
-                ("503", problem("The store cannot be read, or `server.max_runs` runs are running (`Retry-After`).")),
+                ("503", problem("The store cannot be read, or `server.max_runs` runs are running, or this token holds its share of them (`server.tenant_share_percent`) (`Retry-After`).")),
             ])),
         }},
         "/v1/runs/{id}/graph": {"get": {

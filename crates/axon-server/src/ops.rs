@@ -168,6 +168,9 @@ pub(crate) struct Mcp {
 pub(crate) struct McpScope {
     pub(crate) service: axon_mcp::HttpService,
     pub(crate) sessions: axon_mcp::McpSessions,
+    /// A tenant's share of `max_sessions` (`None`: the admin's, or the
+    /// callers' without tokens, held to the cap alone).
+    pub(crate) share: Option<usize>,
 }
 
 impl Mcp {
@@ -198,6 +201,12 @@ pub(crate) async fn mcp(mcp: Arc<Mcp>, request: Request) -> Response {
     if opens_session && mcp.open_sessions().await >= mcp.max_sessions {
         return Problem::full("mcp_sessions", "mcp.max_sessions", mcp.max_sessions, 5)
             .into_response();
+    }
+    if opens_session
+        && let Some(share) = scope.share
+        && scope.sessions.open().await >= share
+    {
+        return Problem::share_full("mcp_sessions", "mcp.max_sessions", share, 5).into_response();
     }
     // DELETE ends a session: 404 for one that is not open (in this scope),
     // 204 for one that was (rmcp answers 202 to both, which the SDK clients

@@ -60,6 +60,21 @@ impl Problem {
         .with("retry_after_ms", json!(retry_after_secs * 1000))
     }
 
+    /// 503 for a scoped client holding its share of a cap
+    /// ([`crate::ServerOptions::tenant_share`]) while the server has room for
+    /// others.
+    pub fn share_full(what: &'static str, key: &str, share: usize, retry_after_secs: u64) -> Self {
+        metrics::counter!("capacity_refusals_total", "what" => what).increment(1);
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "at capacity",
+            format!(
+                "{share} {what} at once is one token's share of this server's limit ({key}, server.tenant_share_percent); try again when one of yours ends"
+            ),
+        )
+        .with("retry_after_ms", json!(retry_after_secs * 1000))
+    }
+
     /// The JSON pointer of the offending field in the request body.
     pub fn at(mut self, pointer: impl Into<String>) -> Self {
         self.pointer = Some(pointer.into());

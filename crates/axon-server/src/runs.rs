@@ -121,6 +121,15 @@ pub(crate) fn launch(
         if runs.len() >= cap {
             return Err(Problem::full("runs", "server.max_runs", cap, 1));
         }
+        if let Some(tenant) = &tenant {
+            let share = state.options.tenant_share(cap);
+            let held = runs
+                .values()
+                .filter(|run| run.tenant.as_ref() == Some(tenant));
+            if held.count() >= share {
+                return Err(Problem::share_full("runs", "server.max_runs", share, 1));
+            }
+        }
         runs.insert(
             run_id.clone(),
             Running {
@@ -384,6 +393,9 @@ async fn enqueue(
             5,
         ));
     }
+    if let Some(tenant) = &tenant {
+        queued_share(state, tenant, &waiting, cap).await?;
+    }
     let stored = state.store.enqueue(run_id, plan, tenant.as_deref());
     stored.await.map_err(|e| match e {
         StoreError::Conflict { message } => {
@@ -392,6 +404,37 @@ async fn enqueue(
         other => store_failed(other),
     })?;
     Ok(accepted(run_id, "queued"))
+}
+
+/// 503 when `tenant` holds its share of the queue's cap already. Only a
+/// queue longer than the share can hold that many of one tenant's runs, so
+/// the records are read only then.
+async fn queued_share(
+    state: &AppState,
+    tenant: &axon_core::SmolStr,
+    waiting: &[String],
+    cap: usize,
+) -> Result<(), Problem> {
+    let share = state.options.tenant_share(cap);
+    if waiting.len() < share {
+        return Ok(());
+    }
+    let mut held = 0;
+    for id in waiting {
+        let record = load_run(state, id).await?;
+        if record.is_some_and(|r| r.tenant.as_deref() == Some(tenant.as_str())) {
+            held += 1;
+        }
+    }
+    if held >= share {
+        return Err(Problem::share_full(
+            "queued runs",
+            "server.max_queued_runs",
+            share,
+            5,
+        ));
+    }
+    Ok(())
 }
 
 /// The run's events as SSE (`event:` is the event's name, `data:` its JSON), then

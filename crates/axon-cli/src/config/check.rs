@@ -124,6 +124,12 @@ impl Config {
                 "shared.key_prefix: give a prefix (or leave the key out for \"axon:\")".into(),
             ));
         }
+        if !(1..=100).contains(&self.server.tenant_share_percent) {
+            return Err(ConfigError(format!(
+                "server.tenant_share_percent: {} is not between 1 and 100",
+                self.server.tenant_share_percent
+            )));
+        }
         if !matches!(self.history.durability.as_str(), "sync" | "async") {
             return Err(ConfigError(format!(
                 "history.durability: {:?} must be \"sync\" or \"async\"",
