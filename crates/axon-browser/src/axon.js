@@ -30,6 +30,29 @@
   // Prefer a visible match, in document order; else the first match.
   const pick = (list) => list.find(visible) || list[0] || null;
 
+  // Downloads the page asks for: a click on a link with a `download`
+  // attribute — on the page, or detached (`a.click()` from a script) — that
+  // nothing prevented. A call that acted reads and resets the count
+  // (downloads.rs, ASKED) and waits for that many downloads to begin, so it
+  // reports them itself instead of the next call. Installed once per
+  // document, with the helpers (before any element is acted on).
+  if (!window.__axon_downloads) {
+    const asked = { count: 0 };
+    window.__axon_downloads = asked;
+    const note = (e) => {
+      const t = e.target instanceof Element ? e.target.closest("a[href][download]") : null;
+      if (t && !e.defaultPrevented) asked.count += 1;
+    };
+    window.addEventListener("click", note);
+    const click = HTMLAnchorElement.prototype.click;
+    HTMLAnchorElement.prototype.click = function () {
+      if (!this.isConnected && this.hasAttribute("download")) {
+        this.addEventListener("click", note, { once: true });
+      }
+      return click.call(this);
+    };
+  }
+
   const byLabel = (want, exact) => {
     const found = [];
     const add = (el) => el && !found.includes(el) && found.push(el);

@@ -55,6 +55,24 @@ pub(crate) const MAX_PER_SESSION: usize = 20;
 /// How long a call's report waits for a download still in progress.
 pub(crate) const FINISH_WAIT: Duration = Duration::from_secs(2);
 
+/// Read and reset how many downloads the page asked for since it was last
+/// read (the count `axon.js` keeps: links with `download` that were
+/// clicked); `0` where the helpers are not installed yet.
+const ASKED: &str = "(() => { const a = window.__axon_downloads; if (!a) return 0; const n = a.count; a.count = 0; return n; })()";
+
+/// How long reading that count may take: a page that does not answer (a
+/// dialog open) has asked for nothing the call can wait for.
+const ASKED_WAIT: Duration = Duration::from_millis(250);
+
+/// How many downloads `page` asked for since the last look.
+pub(crate) async fn asked(page: &Page) -> usize {
+    let read = tokio::time::timeout(ASKED_WAIT, crate::cdp::evaluate(page, ASKED, true)).await;
+    match read {
+        Ok(Ok(crate::cdp::Evaluated::Value(n))) => n.as_u64().unwrap_or(0).min(100) as usize,
+        _ => 0,
+    }
+}
+
 /// The staging folder's name inside the files folder (hidden: a tool
 /// argument cannot name it).
 const STAGING: &str = ".downloads";
@@ -230,6 +248,8 @@ impl Downloads {
         if refused {
             self.cancel(page, &begin.guid).await;
         }
+        // A report may be waiting for it to begin.
+        self.ended.notify_waiters();
     }
 
     async fn progressed(&self, page: &Page, step: &EventDownloadProgress) {
@@ -333,19 +353,23 @@ impl Downloads {
     }
 
     /// The downloads whose news no report carried yet, after waiting up to
-    /// `wait` for those in progress.
-    pub(crate) async fn take(&self, wait: Duration) -> Vec<Download> {
+    /// `wait` for those in progress, and for `asked` of them to have begun
+    /// (the page asked for them during the call: Chromium tells of a
+    /// download some milliseconds after the click that asked for it).
+    pub(crate) async fn take(&self, wait: Duration, asked: usize) -> Vec<Download> {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             let ended = self.ended.notified();
             let pending = {
                 let state = self.lock();
-                state.unreported.iter().any(|g| {
-                    state
-                        .known
-                        .get(g)
-                        .is_some_and(|d| matches!(d.state, "in_progress" | "saving"))
-                })
+                // Past the session's cap a download is refused unreported.
+                (state.unreported.len() < asked && state.known.len() < MAX_PER_SESSION)
+                    || state.unreported.iter().any(|g| {
+                        state
+                            .known
+                            .get(g)
+                            .is_some_and(|d| matches!(d.state, "in_progress" | "saving"))
+                    })
             };
             if !pending || tokio::time::timeout_at(deadline, ended).await.is_err() {
                 break;

@@ -118,14 +118,17 @@ impl WithSession {
     /// Add what happened to the session during the call to its data: the
     /// dialogs its tabs answered (`dialogs`, dialogs.rs) — the click that
     /// opened "Delete it?" says so, and that it was dismissed — and the tabs
-    /// when one opened or closed (`tabs`, tabs.rs).
+    /// when one opened or closed (`tabs`, tabs.rs), and the downloads that
+    /// began or ended (`downloads`, downloads.rs).
     async fn report(
         &self,
         session: &str,
         out: Result<Value, ToolError>,
     ) -> Result<Value, ToolError> {
         let mut data = out?;
-        let report = self.browsers.report(session).await;
+        // A tool that may act on the page may have asked for a download.
+        let acted = !self.spec.annotations.read_only;
+        let report = self.browsers.report(session, acted).await;
         if let Some(map) = data.as_object_mut() {
             if !report.dialogs.is_empty() {
                 map.insert("dialogs".into(), json!(report.dialogs));

@@ -14,9 +14,10 @@ impl Browsers {
     /// What a call's result adds about its session: the dialogs its tabs
     /// answered since the last report (dialogs.rs), the tabs when they
     /// opened or closed since (tabs.rs), and the downloads that began or
-    /// ended since (downloads.rs).
-    pub(crate) async fn report(&self, session: &str) -> crate::tabs::Report {
-        let (dialogs, tabs, downloads) = {
+    /// ended since (downloads.rs). After a call that `acted` on the page,
+    /// the downloads its page asked for are waited for too.
+    pub(crate) async fn report(&self, session: &str, acted: bool) -> crate::tabs::Report {
+        let (dialogs, tabs, downloads, page) = {
             let mut live = self.live.lock().await;
             let Some(live) = live.as_mut() else {
                 return crate::tabs::Report::default();
@@ -32,10 +33,15 @@ impl Browsers {
                 true => slot.tabs.list(&live.browser, &context).await.ok(),
                 false => None,
             };
-            (slot.tabs.take_dialogs(), tabs, slot.tabs.downloads())
+            let page = acted.then(|| slot.tabs.page().clone());
+            (slot.tabs.take_dialogs(), tabs, slot.tabs.downloads(), page)
         };
         // Waited for outside the pool's lock: other sessions go on meanwhile.
-        let downloads = downloads.take(crate::downloads::FINISH_WAIT).await;
+        let asked = match page {
+            Some(page) => crate::downloads::asked(&page).await,
+            None => 0,
+        };
+        let downloads = downloads.take(crate::downloads::FINISH_WAIT, asked).await;
         crate::tabs::Report {
             dialogs,
             tabs,
