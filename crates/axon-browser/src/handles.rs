@@ -290,7 +290,7 @@ async fn list(
     ctx: &ToolContext,
 ) -> Result<Listed, ToolError> {
     Ok(Listed {
-        sessions: b.sessions_of(ctx.tenant()).await,
+        sessions: b.sessions_of(ctx.owner()).await,
     })
 }
 
@@ -299,7 +299,7 @@ async fn close(b: &Browsers, args: CloseArgs, ctx: &ToolContext) -> Result<Close
         .session
         .unwrap_or_else(|| Browsers::default_session(ctx));
     Ok(Closed {
-        closed: b.close_as(&session, ctx.tenant()).await,
+        closed: b.close_as(&session, ctx.owner()).await,
     })
 }
 
@@ -346,7 +346,7 @@ async fn new_session(
         SessionOptions {
             storage_state,
             viewport: args.viewport.map(|v| (v.width, v.height)),
-            owner: ctx.tenant().map(str::to_string),
+            owner: ctx.owner().clone(),
             follow_new_tabs: args.follow_new_tabs,
             hold_dialogs: args.hold_dialogs,
         },
@@ -360,7 +360,7 @@ async fn save(b: &Browsers, args: SaveArgs, ctx: &ToolContext) -> Result<Value, 
     if let Some(name) = &args.path {
         b.files(ctx, "/path")?.resolve("/path", name)?;
     }
-    let state = b.storage_state(&session, ctx.tenant()).await?;
+    let state = b.storage_state(&session, ctx.owner()).await?;
     match args.path {
         Some(name) => {
             let files = b.files(ctx, "/path")?;

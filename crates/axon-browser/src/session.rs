@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axon_core::{ErrorKind, ToolError};
+use axon_core::{ErrorKind, Owner, ToolError};
 use chromiumoxide::browser::{Browser, BrowserConfig as LaunchConfig};
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use chromiumoxide::handler::viewport::Viewport;
@@ -90,16 +90,16 @@ struct Slot {
     handle: bool,
     /// The `localStorage` origins it was started with, kept for a later save.
     seeded: Vec<Value>,
-    /// The tenant that opened it (`ToolContext::tenant`); only it (and the
-    /// process's owner) may use, list, save or close it.
-    owner: Option<String>,
+    /// Who opened it (`ToolContext::owner`); only it (and the process's
+    /// owner) may use, list, save or close it.
+    owner: Owner,
 }
 
 impl Slot {
-    /// Whether `tenant` may see this session: the process's owner (`None`)
-    /// sees every one, a tenant only its own.
-    fn visible_to(&self, tenant: Option<&str>) -> bool {
-        tenant.is_none() || self.owner.as_deref() == tenant
+    /// Whether `owner` may see this session: the process's owner sees every
+    /// one, a tenant only its own.
+    fn visible_to(&self, owner: &Owner) -> bool {
+        owner.sees(&self.owner)
     }
 }
 
@@ -120,9 +120,8 @@ pub struct SessionOptions {
     pub storage_state: Option<Value>,
     /// The viewport, instead of `[browser] viewport_width`/`viewport_height`.
     pub viewport: Option<(u32, u32)>,
-    /// The tenant it belongs to (`ToolContext::tenant`); `None`: the
-    /// process's owner.
-    pub owner: Option<String>,
+    /// Who it belongs to (`ToolContext::owner`).
+    pub owner: Owner,
     /// Whether a tab its page opens becomes current, instead of
     /// `[browser] follow_new_tabs`.
     pub follow_new_tabs: Option<bool>,
@@ -278,7 +277,7 @@ impl Browsers {
             .with_code("files_disabled")
             .at(field)
         })?;
-        Ok(files.owned_by(&ctx.owner()))
+        Ok(files.owned_by(ctx.owner()))
     }
 
     /// The config.
@@ -289,7 +288,7 @@ impl Browsers {
     /// The page of `session`, launching the browser and opening the page as
     /// needed. A browser found dead is dropped first, so this relaunches.
     pub async fn page(&self, session: &str) -> Result<Page, ToolError> {
-        self.page_of(session, Open::Default, None).await
+        self.page_of(session, Open::Default, &Owner::Process).await
     }
 
     /// The page a browser tool call works on: the session handle it was given
@@ -297,9 +296,9 @@ impl Browsers {
     /// on first use).
     pub(crate) async fn page_for(&self, ctx: &axon_core::ToolContext) -> Result<Page, ToolError> {
         match HANDLE.try_with(Arc::clone) {
-            Ok(handle) => self.page_of(&handle, Open::Existing, ctx.tenant()).await,
+            Ok(handle) => self.page_of(&handle, Open::Existing, ctx.owner()).await,
             Err(_) => {
-                self.page_of(&Self::default_session(ctx), Open::Default, ctx.tenant())
+                self.page_of(&Self::default_session(ctx), Open::Default, ctx.owner())
                     .await
             }
         }
@@ -343,24 +342,24 @@ impl Browsers {
     /// open under that id already.
     pub async fn open_session(&self, id: &str, options: SessionOptions) -> Result<(), ToolError> {
         let owner = options.owner.clone();
-        self.page_of(id, Open::New(options), owner.as_deref())
+        self.page_of(id, Open::New(options), &owner)
             .await
             .map(|_| ())
     }
 
     /// The open sessions, most recently used first.
     pub async fn sessions(&self) -> Vec<SessionInfo> {
-        self.sessions_of(None).await
+        self.sessions_of(&Owner::Process).await
     }
 
     /// The open sessions `tenant` may see (its own; every one for `None`),
     /// most recently used first.
-    pub async fn sessions_of(&self, tenant: Option<&str>) -> Vec<SessionInfo> {
+    pub async fn sessions_of(&self, owner: &Owner) -> Vec<SessionInfo> {
         let pages: Vec<(String, bool, Page, Instant)> = match self.live.lock().await.as_ref() {
             Some(live) => live
                 .pages
                 .iter()
-                .filter(|(_, s)| s.visible_to(tenant))
+                .filter(|(_, s)| s.visible_to(owner))
                 .map(|(id, s)| (id.clone(), s.handle, s.tabs.page().clone(), s.used))
                 .collect(),
             None => return Vec::new(),
@@ -383,17 +382,13 @@ impl Browsers {
     /// The storage state of `session` (Playwright's format): every cookie of its
     /// browser context, and `localStorage` of the page's origin plus the origins
     /// it was started with.
-    pub async fn storage_state(
-        &self,
-        session: &str,
-        tenant: Option<&str>,
-    ) -> Result<Value, ToolError> {
+    pub async fn storage_state(&self, session: &str, owner: &Owner) -> Result<Value, ToolError> {
         let (page, seeded) = {
             let live = self.live.lock().await;
             let slot = live
                 .as_ref()
                 .and_then(|l| l.pages.get(session))
-                .filter(|slot| slot.visible_to(tenant))
+                .filter(|slot| slot.visible_to(owner))
                 .ok_or_else(|| no_session(session))?;
             (slot.tabs.page().clone(), slot.seeded.clone())
         };
@@ -420,12 +415,12 @@ impl Browsers {
 
     /// Close `session`: its page and its browser context. Whether it was open.
     pub async fn close_handle(&self, session: &str) -> bool {
-        self.close_as(session, None).await
+        self.close_as(session, &Owner::Process).await
     }
 
     /// Close `session` if `tenant` may see it (see [`Browsers::sessions_of`]).
     /// Whether it was open (and `tenant`'s).
-    pub async fn close_as(&self, session: &str, tenant: Option<&str>) -> bool {
+    pub async fn close_as(&self, session: &str, owner: &Owner) -> bool {
         let mut live = self.live.lock().await;
         let Some(live) = live.as_mut() else {
             return false;
@@ -433,7 +428,7 @@ impl Browsers {
         if !live
             .pages
             .get(session)
-            .is_some_and(|slot| slot.visible_to(tenant))
+            .is_some_and(|slot| slot.visible_to(owner))
         {
             return false;
         }

@@ -294,7 +294,7 @@ async fn bare_plus_record(
         result: result.clone(),
         args: args.clone(),
         step: None,
-        tenant: None,
+        owner: axon_core::Owner::Process,
     };
     history.record_at_once(entry).expect("kept");
     result

@@ -28,7 +28,7 @@ use tokio::sync::Notify;
 
 use crate::history::StoreError;
 use crate::tool::Annotations;
-use crate::{ErrorKind, SmolStr, Timestamp, ToolError};
+use crate::{ErrorKind, Timestamp, ToolError};
 
 /// The `approval` policy key: whether calls wait for a person.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -98,9 +98,15 @@ pub struct ApprovalRecord {
     /// The arguments as the call gave them, secrets masked (what the person
     /// is shown; the call keeps the real ones).
     pub args: Value,
-    /// Who makes the call (a scoped token's tenant), if not the owner.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tenant: Option<String>,
+    /// Who makes the call (stored as `tenant`, a scoped token's name; left
+    /// out for the process's owner): another tenant neither lists nor reads
+    /// it.
+    #[serde(
+        rename = "tenant",
+        default,
+        skip_serializing_if = "crate::Owner::is_process"
+    )]
+    pub owner: crate::Owner,
     /// The call's correlation id (a plan run's id for its steps).
     pub correlation_id: String,
     /// Why it waits.
@@ -417,7 +423,7 @@ pub(crate) struct Ask<'a> {
     pub(crate) digest: String,
     /// Whether the caller named the approval (`ToolCall::approval_id`).
     pub(crate) named: bool,
-    pub(crate) tenant: Option<&'a SmolStr>,
+    pub(crate) owner: &'a crate::Owner,
     pub(crate) correlation_id: &'a str,
     pub(crate) reason: &'static str,
     pub(crate) timeout: Duration,
@@ -526,7 +532,7 @@ fn pending(ask: &Ask<'_>, now: u64) -> ApprovalRecord {
         args: ask.args.clone(),
         args_digest: Some(ask.digest.clone()),
         spent_at_ms: None,
-        tenant: ask.tenant.map(|t| t.to_string()),
+        owner: ask.owner.clone(),
         correlation_id: ask.correlation_id.to_string(),
         reason: ask.reason.to_string(),
         requested_at_ms: now,

@@ -9,6 +9,7 @@ use serde_json::Value;
 use smol_str::SmolStr;
 use tokio_util::sync::CancellationToken;
 
+use crate::Owner;
 use crate::events::{CallEvent, EventSink};
 use crate::history::{HistoryEntry, StepMark};
 use crate::policy::fallback::FallbackCall;
@@ -54,13 +55,15 @@ pub struct ToolCall {
     /// call whose policy wants approval finds it decided instead of asking.
     #[serde(skip)]
     pub approval_id: Option<String>,
-    /// Who makes the call, when the caller is one of several that must not
-    /// see each other's state (a scoped token, an MCP session): tools that
-    /// keep state per caller (browser sessions) keep it apart by this. Set by
-    /// the front end, never read from a request body. `None`: the process's
-    /// owner (the CLI, a library caller, an admin token), who sees everything.
+    /// Who makes the call, and so owns what it leaves behind (history, files,
+    /// browser sessions, approvals): a tenant when the caller is one of
+    /// several that must not see each other's state (a scoped token, an MCP
+    /// session), which keys everything it keeps apart. Set by the front end,
+    /// never read from a request body. [`Owner::Process`] (the default): the
+    /// process's owner (the CLI, a library caller, an admin token), who sees
+    /// everything.
     #[serde(skip)]
-    pub tenant: Option<SmolStr>,
+    pub owner: Owner,
     /// Hears the history entry as stored (secrets masked), for callers that keep
     /// their own record of the call (a plan's checkpoints and events).
     #[serde(skip)]
@@ -106,9 +109,9 @@ impl ToolCall {
         self
     }
 
-    /// Make the call as `tenant` (see [`ToolCall::tenant`]).
+    /// Make the call as `tenant` (see [`ToolCall::owner`]).
     pub fn tenant(mut self, tenant: impl Into<SmolStr>) -> Self {
-        self.tenant = Some(tenant.into());
+        self.owner = Owner::Tenant(tenant.into());
         self
     }
 

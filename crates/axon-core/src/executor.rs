@@ -391,7 +391,7 @@ impl Executor {
                 cancel: scope.cancel().cloned(),
                 events: call.events.clone(),
                 secrets: call.secrets.clone(),
-                tenant: scope.tenant.clone(),
+                owner: scope.owner.clone(),
                 ..ToolCall::default()
             })
         })
@@ -454,7 +454,7 @@ impl Executor {
             args: shown,
             digest: approval::args_digest(call.args),
             named: call.request.approval_id.is_some(),
-            tenant: call.scope.tenant.as_ref(),
+            owner: &call.scope.owner,
             correlation_id: &call.scope.correlation_id,
             reason,
             timeout: Duration::from_millis(call.policy.approval_timeout_ms),
@@ -782,7 +782,7 @@ mod tests {
             approval: Mutex::new(None),
             tool: entry.name.clone(),
             events: None,
-            tenant: None,
+            owner: crate::Owner::Process,
         });
         let args = Value::Null;
         let request = ToolCall::new("echo", Value::Null);

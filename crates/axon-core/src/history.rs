@@ -27,10 +27,15 @@ pub struct HistoryEntry {
     /// killed right after the call does not run the step again on resume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<StepMark>,
-    /// The tenant the call was made as (`ToolCall::tenant`): another tenant
-    /// does not read it (docs/security.md). None: the process's owner.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tenant: Option<String>,
+    /// Who made the call (`ToolCall::owner`): another tenant does not read
+    /// it, nor does its trimming reach it (docs/security.md). Stored as
+    /// `tenant`, the tenant's name; left out for the process's owner.
+    #[serde(
+        rename = "tenant",
+        default,
+        skip_serializing_if = "crate::Owner::is_process"
+    )]
+    pub owner: crate::Owner,
 }
 
 /// Which step of which run a call belongs to ([`HistoryEntry::step`]).
@@ -265,7 +270,7 @@ impl Group {
     /// dropped entry to `dropped`.
     fn push(&mut self, entry: HistoryEntry, keep: usize, mut dropped: impl FnMut(HistoryEntry)) {
         if let Some(last) = self.entries.back() {
-            self.mixed |= last.tenant != entry.tenant;
+            self.mixed |= last.owner != entry.owner;
         }
         self.entries.push_back(entry);
         if self.entries.len() <= keep {
@@ -277,8 +282,10 @@ impl Group {
             }
             return;
         }
-        let owner = self.entries.back().and_then(|e| e.tenant.clone());
-        let same = |e: &HistoryEntry| e.tenant == owner;
+        let Some(owner) = self.entries.back().map(|e| e.owner.clone()) else {
+            return;
+        };
+        let same = |e: &HistoryEntry| e.owner == owner;
         while self.entries.iter().filter(|e| same(e)).count() > keep {
             let Some(oldest) = self.entries.iter().position(same) else {
                 break;

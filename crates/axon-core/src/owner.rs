@@ -75,6 +75,43 @@ impl Owner {
     }
 }
 
+/// Stored as the tenant's name, or nothing (`null`) for the process's
+/// owner: what records kept as `tenant` before owners were a type.
+impl serde::Serialize for Owner {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.tenant().serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Owner {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Owner::of(
+            Option::<String>::deserialize(deserializer)?.as_deref(),
+        ))
+    }
+}
+
+impl schemars::JsonSchema for Owner {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Owner".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Option::<String>::json_schema(generator)
+    }
+}
+
+impl Owner {
+    /// Whether this is the process's owner (records leave its name out).
+    pub fn is_process(&self) -> bool {
+        matches!(self, Owner::Process)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

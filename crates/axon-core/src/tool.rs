@@ -164,8 +164,8 @@ pub(crate) struct CallScope {
     pub(crate) tool: SmolStr,
     /// The caller's listener, for progress events.
     pub(crate) events: Option<EventSink>,
-    /// Who makes the call ([`crate::ToolCall::tenant`]).
-    pub(crate) tenant: Option<SmolStr>,
+    /// Who makes the call ([`crate::ToolCall::owner`]).
+    pub(crate) owner: crate::Owner,
     /// The person's decision, when the call waited for one.
     pub(crate) approval: Mutex<Option<crate::approval::ApprovalNote>>,
 }
@@ -227,7 +227,7 @@ impl ToolContext {
                 approval: Mutex::new(None),
                 tool: SmolStr::default(),
                 events: None,
-                tenant: None,
+                owner: crate::Owner::Process,
             }),
             attempt: 1,
         }
@@ -237,13 +237,13 @@ impl ToolContext {
     /// state of every caller; else a name that keeps this caller's state
     /// (browser sessions) apart from the others'.
     pub fn tenant(&self) -> Option<&str> {
-        self.shared.tenant.as_deref()
+        self.shared.owner.tenant()
     }
 
     /// Who owns what this call leaves behind (files, browser sessions,
-    /// history): [`crate::Owner::of`] its tenant.
-    pub fn owner(&self) -> crate::Owner {
-        crate::Owner::of(self.tenant())
+    /// history).
+    pub fn owner(&self) -> &crate::Owner {
+        &self.shared.owner
     }
 
     /// This call's id (the same for every attempt).

@@ -778,11 +778,7 @@ async fn another_tenants_calls_under_my_correlation_id_keep_mine() {
         ex.call(call("b")).await;
     }
     let kept = history.by_correlation("shared").await.unwrap();
-    let of = |t: &str| {
-        kept.iter()
-            .filter(|e| e.tenant.as_deref() == Some(t))
-            .count()
-    };
+    let of = |t: &str| kept.iter().filter(|e| e.owner.tenant() == Some(t)).count();
     assert_eq!((of("a"), of("b")), (1, 2));
     // One owner's group is trimmed from its front, as before.
     for _ in 0..3 {

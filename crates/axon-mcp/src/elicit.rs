@@ -152,7 +152,7 @@ pub(crate) async fn answered(
     // This very call: its tool, its arguments as shown and as they really
     // are (a secret changed alone still changes the digest), the owner's.
     let same_args = record.args_digest.as_ref().is_none_or(|d| d == digest);
-    if record.tool != tool || &record.args != shown || !same_args || record.tenant.is_some() {
+    if record.tool != tool || &record.args != shown || !same_args || !record.owner.is_process() {
         return Err(not_this());
     }
     if record.spent_at_ms.is_some() {
@@ -215,7 +215,7 @@ pub(crate) async fn approval_answered(
     responses: Option<&rmcp::model::InputResponses>,
     context: &RequestContext<RoleServer>,
 ) -> Result<String, Refusal> {
-    if call.tenant.is_some() {
+    if !call.owner.is_process() {
         return Err((
             "invalid_arguments",
             "a scoped client does not approve its own calls".to_string(),
@@ -290,7 +290,7 @@ mod tests {
         ApprovalRecord {
             id: id.into(),
             tool: tool.into(),
-            tenant: None,
+            owner: axon_core::Owner::Process,
             correlation_id: "c".into(),
             reason: "required".into(),
             requested_at_ms: 1,
@@ -327,7 +327,7 @@ mod tests {
             .await
             .unwrap();
         let mut theirs = parked("a2", "pay", bob.clone());
-        theirs.tenant = Some("token-1".into());
+        theirs.owner = axon_core::Owner::of(Some("token-1"));
         approvals.open(&theirs).await.unwrap();
         let eve = json!({"to": "eve", "cents": 5000});
         for (state, tool, args) in [

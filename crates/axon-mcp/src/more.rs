@@ -40,11 +40,11 @@ pub(crate) fn tool() -> Value {
     })
 }
 
-/// Answer one `axon_result_more` call made as `tenant` (`None`: the owner).
+/// Answer one `axon_result_more` call made by `owner`.
 pub(crate) async fn serve(
     executor: &Executor,
     args: &Value,
-    tenant: Option<&str>,
+    owner: &axon_core::Owner,
 ) -> Result<CallResult, (&'static str, String)> {
     let invalid = |message: String| ("invalid_arguments", message);
     let handle = args["handle"]
@@ -83,7 +83,7 @@ pub(crate) async fn serve(
         .await
         .map_err(|e| ("unavailable", format!("history cannot be read: {e}")))?
         .ok_or_else(gone)?;
-    if tenant.is_some() && entry.tenant.as_deref() != tenant {
+    if !owner.sees(&entry.owner) {
         return Err(gone());
     }
     let mut result = entry.result;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use axon_core::{CallResult, SmolStr, ToolCall};
+use axon_core::{CallResult, Owner, SmolStr, ToolCall};
 use axon_plan::{Plan, PlanEvent, PlanRunner, RunOptions};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
@@ -224,12 +224,12 @@ impl AxonMcp {
         }
     }
 
-    /// The tenant of this handler's calls (see [`AxonMcp::tenant`]).
-    fn tenant(&self, correlation: &str) -> Option<SmolStr> {
+    /// The owner of this handler's calls (see [`AxonMcp::tenant`]).
+    fn owner(&self, correlation: &str) -> Owner {
         match &self.tenant {
-            Tenant::Owner => None,
-            Tenant::Named(name) => Some(name.clone()),
-            Tenant::PerSession => Some(SmolStr::from(correlation)),
+            Tenant::Owner => Owner::Process,
+            Tenant::Named(name) => Owner::Tenant(name.clone()),
+            Tenant::PerSession => Owner::Tenant(SmolStr::from(correlation)),
         }
     }
 
@@ -279,8 +279,8 @@ impl AxonMcp {
             return Ok(self.run_plan(args, &context, correlation).await);
         }
         if name == more::RESULT_MORE {
-            let tenant = self.tenant(&correlation);
-            let more = more::serve(self.runner.executor(), &args, tenant.as_deref()).await;
+            let owner = self.owner(&correlation);
+            let more = more::serve(self.runner.executor(), &args, &owner).await;
             return Ok(complete(match more {
                 Ok(result) => call_result(result),
                 Err((kind, message)) => error_result(kind, None, &message, None),
@@ -290,7 +290,7 @@ impl AxonMcp {
         let mut call = ToolCall::new(name.clone(), args)
             .correlation_id(correlation.clone())
             .cancel_token(context.ct.clone());
-        call.tenant = self.tenant(&correlation);
+        call.owner = self.owner(&correlation);
         call.default_max_result_tokens = Some(more::DEFAULT_MAX_RESULT_TOKENS);
         // 2026-07-28: the call sent again with its user's answer to Axon's
         // approval question (elicit.rs).
@@ -308,7 +308,7 @@ impl AxonMcp {
         // The owner's client that can show a form is asked to approve a call
         // that waits for a person: in-band (2025-11-25), or by answering
         // `input_required` (2026-07-28) (elicit.rs).
-        let owner = call.tenant.is_none() && call.approval_id.is_none();
+        let owner = call.owner.is_process() && call.approval_id.is_none();
         let asks = owner && crate::elicit::can_ask(&context.peer);
         let inline = owner && !asks && crate::elicit::can_ask_inline(&context);
         let (call, parked) = crate::elicit::with_events(call, &context, &approvals, asks, inline);
@@ -385,7 +385,7 @@ impl AxonMcp {
         let options = RunOptions {
             run_id: args["run_id"].as_str().map(str::to_string),
             // A run's browser steps share the caller's browser session.
-            tenant: self.tenant(&correlation),
+            owner: self.owner(&correlation),
             correlation_id: Some(correlation),
             ..RunOptions::default()
         };

@@ -196,7 +196,7 @@ mod tests {
                 .map(|s| (s.index, s))
                 .collect::<BTreeMap<_, _>>(),
             result: None,
-            tenant: None,
+            owner: axon_core::Owner::Process,
         }
     }
 

@@ -243,9 +243,10 @@ pub struct RunOptions {
     /// `data: null`. For callers that watch events or read the stored run, so
     /// that a run of many large results holds only those in flight and still read.
     pub stream_results: bool,
-    /// Who runs it: every step's call is made as this tenant
-    /// (`ToolCall::tenant`), so a run sees only its caller's browser sessions.
-    pub tenant: Option<SmolStr>,
+    /// Who runs it: every step's call is made as this owner
+    /// (`ToolCall::owner`), so a run sees only its caller's browser
+    /// sessions, files and secrets, and its record is its caller's.
+    pub owner: axon_core::Owner,
 }
 
 /// Runs plans on an executor, checkpointing to a run store.
@@ -295,13 +296,14 @@ impl PlanRunner {
     /// Validate without running: the plan against the tools, and every
     /// `${secret.NAME}` against the configured secrets.
     pub fn validate(&self, plan: &Plan) -> Result<Graph, PlanErrors> {
-        self.validate_as(plan, None)
+        self.validate_as(plan, &axon_core::Owner::Process)
     }
 
-    /// [`PlanRunner::validate`] for a run made as `tenant`
-    /// ([`RunOptions::tenant`]): a `${secret.NAME}` it was not granted
+    /// [`PlanRunner::validate`] for a run made as `owner`
+    /// ([`RunOptions::owner`]): a `${secret.NAME}` it was not granted
     /// ([`Secrets::granting`]) is a problem too, named, never its value.
-    pub fn validate_as(&self, plan: &Plan, tenant: Option<&str>) -> Result<Graph, PlanErrors> {
+    pub fn validate_as(&self, plan: &Plan, owner: &axon_core::Owner) -> Result<Graph, PlanErrors> {
+        let tenant = owner.tenant();
         let graph = validate(plan, self.executor.registry());
         let mut problems = match &graph {
             Ok(_) => Vec::new(),
@@ -347,7 +349,7 @@ impl PlanRunner {
     /// cannot be taken: another process runs it, or it ran another plan);
     /// everything that happens while running is in the result.
     pub async fn run(&self, plan: &Plan, options: RunOptions) -> Result<PlanResult, PlanErrors> {
-        let graph = self.validate_as(plan, options.tenant.as_deref())?;
+        let graph = self.validate_as(plan, &options.owner)?;
         let run_id = options
             .run_id
             .clone()
@@ -522,8 +524,8 @@ struct Run<'a> {
     run_id: String,
     /// Shared by every step's call (and its result, and history entry).
     correlation_id: SmolStr,
-    /// Who runs it ([`RunOptions::tenant`]).
-    tenant: Option<SmolStr>,
+    /// Who runs it ([`RunOptions::owner`]).
+    owner: axon_core::Owner,
     cancel: CancellationToken,
     stop: CancellationToken,
     events: Option<UnboundedSender<PlanEvent>>,

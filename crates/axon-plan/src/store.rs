@@ -26,10 +26,14 @@ pub struct RunRecord {
     pub steps: BTreeMap<usize, StepOutcome>,
     /// The final result, once the run has finished.
     pub result: Option<PlanResult>,
-    /// The tenant that began it (`RunOptions::tenant`); `None`: the
-    /// process's owner. Another tenant does not see it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tenant: Option<String>,
+    /// Who began it (`RunOptions::owner`; stored as `tenant`, left out for
+    /// the process's owner). Another tenant does not see it.
+    #[serde(
+        rename = "tenant",
+        default,
+        skip_serializing_if = "axon_core::Owner::is_process"
+    )]
+    pub owner: axon_core::Owner,
 }
 
 /// A run's whole result from what a store keeps: the result saved by
@@ -72,13 +76,13 @@ pub enum IdempotencyBegin {
 pub trait RunStore: Send + Sync + 'static {
     /// A run, if the store has it.
     async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError>;
-    /// Note that a run started (or resumed) with this plan, as `tenant`. A
-    /// run keeps the tenant it was first begun (or queued) with.
+    /// Note that a run started (or resumed) with this plan, by `owner`. A
+    /// run keeps the owner it was first begun (or queued) by.
     async fn begin(
         &self,
         run_id: &str,
         plan: &Plan,
-        tenant: Option<&str>,
+        owner: &axon_core::Owner,
     ) -> Result<(), StoreError>;
     /// Save a finished step.
     async fn checkpoint(&self, run_id: &str, step: &StepOutcome) -> Result<(), StoreError>;
@@ -259,7 +263,7 @@ impl RunStore for InMemoryRunStore {
             run_id: record.run_id.clone(),
             plan: record.plan.clone(),
             steps: record.steps.clone(),
-            tenant: record.tenant.clone(),
+            owner: record.owner.clone(),
             result: record
                 .result
                 .clone()
@@ -271,7 +275,7 @@ impl RunStore for InMemoryRunStore {
         &self,
         run_id: &str,
         plan: &Plan,
-        tenant: Option<&str>,
+        owner: &axon_core::Owner,
     ) -> Result<(), StoreError> {
         let mut runs = self.runs.lock().map_err(|_| poisoned())?;
         if !runs.contains_key(run_id) {
@@ -288,7 +292,7 @@ impl RunStore for InMemoryRunStore {
             plan: plan.clone(),
             steps: BTreeMap::new(),
             result: None,
-            tenant: tenant.map(str::to_string),
+            owner: owner.clone(),
         });
         if record.plan != *plan {
             record.plan = plan.clone();

@@ -562,7 +562,10 @@ async fn the_in_memory_run_store_keeps_the_newest_runs() {
     let store = InMemoryRunStore::with_max_runs(2);
     let p = plan("steps:\n- {tool: echo}\n");
     for id in ["a", "b", "c"] {
-        store.begin(id, &p, None).await.unwrap();
+        store
+            .begin(id, &p, &axon_core::Owner::Process)
+            .await
+            .unwrap();
     }
     assert_eq!(store.len(), 2);
     assert!(store.load("a").await.unwrap().is_none());

@@ -5,6 +5,7 @@
 //! `tools/list`, calls only them (directly, in `/v1/calls`, and as a plan's steps
 //! and fallbacks), and only an admin token resets breakers or cancels runs.
 
+use axon_core::Owner;
 use axon_mcp::ToolFilter;
 use axon_plan::Plan;
 use axum::http::StatusCode;
@@ -65,20 +66,21 @@ impl Access {
         }
     }
 
-    /// The tenant this caller's calls are made as (`ToolCall::tenant`): a
-    /// scoped token that is not an admin keeps its browser sessions to
-    /// itself; an admin (and every caller without tokens) sees all.
-    pub(crate) fn tenant(&self) -> Option<axon_core::SmolStr> {
-        (!self.admin).then(|| axon_core::SmolStr::from(format!("token-{}", self.mcp)))
+    /// Who this caller's calls are made as (`ToolCall::owner`): a scoped
+    /// token that is not an admin is a tenant (`token-<n>`), which keeps
+    /// what it leaves to itself; an admin (and every caller without tokens)
+    /// is the process's owner, who sees all.
+    pub(crate) fn owner(&self) -> Owner {
+        match self.admin {
+            true => Owner::Process,
+            false => Owner::Tenant(axon_core::SmolStr::from(format!("token-{}", self.mcp))),
+        }
     }
 
-    /// Whether this caller reads what `owner` did (a history entry's
-    /// tenant): an admin reads everything, a tenant only its own.
-    pub(crate) fn reads(&self, owner: Option<&str>) -> bool {
-        match self.tenant() {
-            None => true,
-            Some(tenant) => owner == Some(tenant.as_str()),
-        }
+    /// Whether this caller reads what `owner` keeps (a history entry, a
+    /// run, an approval): an admin reads everything, a tenant only its own.
+    pub(crate) fn reads(&self, owner: &Owner) -> bool {
+        self.owner().sees(owner)
     }
 
     /// Whether this caller may see and call `tool`.
@@ -113,7 +115,7 @@ impl Access {
     ) -> axon_plan::Secrets {
         let mut secrets = secrets.clone().closed_to_tenants();
         for (i, token) in tokens.iter().enumerate() {
-            if let Some(tenant) = Access::scoped(token, i + 1).tenant() {
+            if let Some(tenant) = Access::scoped(token, i + 1).owner().tenant() {
                 secrets = secrets.granting(tenant.to_string(), token.secrets.iter().cloned());
             }
         }

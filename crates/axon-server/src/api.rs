@@ -126,7 +126,7 @@ pub(crate) async fn call_tool(
     }
     let streamed = wants_events(&headers) && state.executor().registry().get(&name).is_some();
     let mut call = tool_call(name, body.args, body.correlation_id, body.policy);
-    call.tenant = access.tenant();
+    call.owner = access.owner();
     // A repeated request with the same Idempotency-Key gets the first answer.
     let key = match crate::idempotency::key(&headers, body.idempotency_key.as_deref()) {
         Ok(key) => key,
@@ -251,7 +251,7 @@ pub(crate) async fn call_many(
         .calls
         .into_iter()
         .map(|c| ToolCall {
-            tenant: access.tenant(),
+            owner: access.owner(),
             ..tool_call(c.tool, c.args, c.correlation_id, c.policy)
         })
         .collect();
@@ -357,8 +357,7 @@ pub(crate) async fn history(
         entries.push(entry);
     }
     // A scoped token reads only its own calls, of the tools it may call.
-    entries
-        .retain(|entry| access.allows(&entry.result.tool) && access.reads(entry.tenant.as_deref()));
+    entries.retain(|entry| access.allows(&entry.result.tool) && access.reads(&entry.owner));
     if entries.is_empty() {
         return Err(Problem::not_found(format!(
             "no calls with correlation id {correlation_id:?}"

@@ -29,7 +29,7 @@ pub(crate) struct ListQuery {
 /// Whether this caller may see `record`: its own calls (a scoped token), of
 /// tools it may call; an admin sees all.
 fn visible(access: &Access, record: &ApprovalRecord) -> bool {
-    access.reads(record.tenant.as_deref()) && access.allows(&record.tool)
+    access.reads(&record.owner) && access.allows(&record.tool)
 }
 
 /// `GET /v1/approvals[?status=pending|all][&limit=]`: newest first; pending
@@ -122,7 +122,7 @@ pub(crate) async fn decide(
     access.check_admin("deciding an approval")?;
     let decision = Decision {
         approve: body.decision == Verdict::Approve,
-        by: match access.tenant() {
+        by: match access.owner().tenant() {
             Some(tenant) => format!("api ({tenant})"),
             None => "api".to_string(),
         },

@@ -150,8 +150,8 @@ impl ServerOptions {
 /// A run in flight: what cancels it, and whose it is.
 pub(crate) struct Running {
     cancel: CancellationToken,
-    /// The tenant that started it (`Access::tenant`): another does not see it.
-    tenant: Option<axon_core::SmolStr>,
+    /// Who started it (`Access::owner`): another tenant does not see it.
+    owner: axon_core::Owner,
 }
 
 pub(crate) struct AppState {
@@ -274,7 +274,7 @@ impl Server {
         let scoped = std::iter::once((state.options.mcp_tools.clone(), None)).chain(
             state.options.tokens.iter().enumerate().map(|(i, token)| {
                 let access = access::Access::scoped(token, i + 1);
-                let tenant = access.tenant().map(|t| t.to_string());
+                let tenant = access.owner().tenant().map(str::to_string);
                 (access.narrow(&state.options.mcp_tools), tenant)
             }),
         );

@@ -119,7 +119,7 @@ pub(crate) async fn accept(
     Query(query): Query<AcceptQuery>,
 ) -> Result<Json<Value>, Problem> {
     access.check_admin("accepting a tool's definition")?;
-    let by = match access.tenant() {
+    let by = match access.owner().tenant() {
         Some(tenant) => format!("api ({tenant})"),
         None => "api".to_string(),
     };

@@ -72,7 +72,7 @@ pub(crate) async fn validate(
     access.check_plan(&plan)?;
     state
         .runner
-        .validate_as(&plan, access.tenant().as_deref())
+        .validate_as(&plan, &access.owner())
         .map_err(invalid_plan)?;
     Ok(Json(json!({"valid": true, "steps": plan.steps.len()})))
 }
@@ -105,7 +105,7 @@ pub(crate) fn launch(
     correlation_id: Option<String>,
     events: Option<mpsc::UnboundedSender<PlanEvent>>,
     wait: bool,
-    tenant: Option<axon_core::SmolStr>,
+    owner: axon_core::Owner,
 ) -> Result<oneshot::Receiver<PlanResult>, Problem> {
     let cancel = CancellationToken::new();
     {
@@ -121,11 +121,9 @@ pub(crate) fn launch(
         if runs.len() >= cap {
             return Err(Problem::full("runs", "server.max_runs", cap, 1));
         }
-        if let Some(tenant) = &tenant {
+        if !owner.is_process() {
             let share = state.options.tenant_share(cap);
-            let held = runs
-                .values()
-                .filter(|run| run.tenant.as_ref() == Some(tenant));
+            let held = runs.values().filter(|run| run.owner == owner);
             if held.count() >= share {
                 return Err(Problem::share_full("runs", "server.max_runs", share, 1));
             }
@@ -134,7 +132,7 @@ pub(crate) fn launch(
             run_id.clone(),
             Running {
                 cancel: cancel.clone(),
-                tenant: tenant.clone(),
+                owner: owner.clone(),
             },
         );
     }
@@ -149,7 +147,7 @@ pub(crate) fn launch(
                 cancel: Some(cancel),
                 events,
                 stream_results: !wait,
-                tenant,
+                owner,
             };
             let outcome = task_state.runner.run(&plan, options).await;
             task_state
@@ -265,16 +263,15 @@ pub(crate) async fn start(
     access.check_plan(&plan)?;
     state
         .runner
-        .validate_as(&plan, access.tenant().as_deref())
+        .validate_as(&plan, &access.owner())
         .map_err(invalid_plan)?;
     let run_id = match query.run_id {
         Some(id) => {
             // A run id seen before resumes that run: only its own tenant's.
-            let taken = in_flight(&state, &id)
-                .is_some_and(|tenant| !access.reads(tenant.as_deref()))
+            let taken = in_flight(&state, &id).is_some_and(|owner| !access.reads(&owner))
                 || load_run(&state, &id)
                     .await?
-                    .is_some_and(|record| !access.reads(record.tenant.as_deref()));
+                    .is_some_and(|record| !access.reads(&record.owner));
             if taken {
                 return Err(Problem::new(
                     StatusCode::CONFLICT,
@@ -293,7 +290,7 @@ pub(crate) async fn start(
             &plan,
             &run_id,
             query.wait || wants_events,
-            access.tenant(),
+            access.owner(),
         )
         .await;
     }
@@ -307,7 +304,7 @@ pub(crate) async fn start(
             query.correlation_id,
             Some(tx),
             false,
-            access.tenant(),
+            access.owner(),
         )?;
         let store = state.runner.store().clone();
         return Ok(Sse::new(event_stream(rx, done, store, run_id))
@@ -321,7 +318,7 @@ pub(crate) async fn start(
         query.correlation_id,
         None,
         query.wait,
-        access.tenant(),
+        access.owner(),
     )?;
     if query.wait {
         let result = done.await.map_err(|_| {
@@ -343,7 +340,7 @@ async fn enqueue(
     plan: &Plan,
     run_id: &str,
     waits: bool,
-    tenant: Option<axon_core::SmolStr>,
+    owner: axon_core::Owner,
 ) -> Result<Response, Problem> {
     if !state.takeover {
         return Err(Problem::bad_request(
@@ -393,10 +390,10 @@ async fn enqueue(
             5,
         ));
     }
-    if let Some(tenant) = &tenant {
-        queued_share(state, tenant, &waiting, cap).await?;
+    if !owner.is_process() {
+        queued_share(state, &owner, &waiting, cap).await?;
     }
-    let stored = state.store.enqueue(run_id, plan, tenant.as_deref());
+    let stored = state.store.enqueue(run_id, plan, &owner);
     stored.await.map_err(|e| match e {
         StoreError::Conflict { message } => {
             Problem::new(StatusCode::CONFLICT, "run exists", message)
@@ -406,12 +403,12 @@ async fn enqueue(
     Ok(accepted(run_id, "queued"))
 }
 
-/// 503 when `tenant` holds its share of the queue's cap already. Only a
+/// 503 when `owner` (a tenant) holds its share of the queue's cap already. Only a
 /// queue longer than the share can hold that many of one tenant's runs, so
 /// the records are read only then.
 async fn queued_share(
     state: &AppState,
-    tenant: &axon_core::SmolStr,
+    owner: &axon_core::Owner,
     waiting: &[String],
     cap: usize,
 ) -> Result<(), Problem> {
@@ -422,7 +419,7 @@ async fn queued_share(
     let mut held = 0;
     for id in waiting {
         let record = load_run(state, id).await?;
-        if record.is_some_and(|r| r.tenant.as_deref() == Some(tenant.as_str())) {
+        if record.is_some_and(|r| r.owner == *owner) {
             held += 1;
         }
     }
@@ -586,7 +583,7 @@ pub(crate) async fn list(
             status: filter,
             before_ms: query.before,
             limit,
-            tenant: access.tenant().map(|t| t.to_string()),
+            tenant: access.owner().tenant().map(str::to_string),
         })
         .await
         .map_err(|e| store_failed(format!("cannot list runs: {e}")))?;
@@ -614,20 +611,19 @@ pub(crate) async fn list(
     Ok(Json(json!({"runs": runs, "next_before": next_before})))
 }
 
-/// The tenant of run `id` if it is in flight here (`Some(None)`: the
-/// process's owner's).
-fn in_flight(state: &AppState, id: &str) -> Option<Option<axon_core::SmolStr>> {
+/// The owner of run `id` if it is in flight here.
+fn in_flight(state: &AppState, id: &str) -> Option<axon_core::Owner> {
     state
         .runs
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .get(id)
-        .map(|run| run.tenant.clone())
+        .map(|run| run.owner.clone())
 }
 
 /// Whether run `id` is in flight here and `access` may see it.
 fn running_as(state: &AppState, access: &Access, id: &str) -> bool {
-    in_flight(state, id).is_some_and(|tenant| access.reads(tenant.as_deref()))
+    in_flight(state, id).is_some_and(|owner| access.reads(&owner))
 }
 
 /// A run as the store keeps it, if `access` may see it (another tenant's run
@@ -639,7 +635,7 @@ async fn load_run_as(
 ) -> Result<Option<axon_plan::RunRecord>, Problem> {
     Ok(load_run(state, id)
         .await?
-        .filter(|record| access.reads(record.tenant.as_deref())))
+        .filter(|record| access.reads(&record.owner)))
 }
 
 /// A run as the store keeps it; 503 when the store cannot be read.
@@ -693,7 +689,7 @@ pub(crate) async fn resume(
     access.check_plan(&record.plan)?;
     state
         .runner
-        .validate_as(&record.plan, access.tenant().as_deref())
+        .validate_as(&record.plan, &access.owner())
         .map_err(invalid_plan)?;
     launch(
         &state,
@@ -702,7 +698,7 @@ pub(crate) async fn resume(
         None,
         None,
         false,
-        access.tenant(),
+        access.owner(),
     )?;
     Ok(accepted(&id, "running"))
 }

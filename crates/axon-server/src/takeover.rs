@@ -81,10 +81,7 @@ pub(crate) async fn take_over(state: Arc<AppState>, stop: CancellationToken) {
                 refused.insert(run_id);
                 continue;
             }
-            if let Err(e) = state
-                .runner
-                .validate_as(&record.plan, record.tenant.as_deref())
-            {
+            if let Err(e) = state.runner.validate_as(&record.plan, &record.owner) {
                 tracing::warn!(run_id, error = %e, "cannot take this run over: its plan does not validate here");
                 refused.insert(run_id);
                 continue;
@@ -96,7 +93,7 @@ pub(crate) async fn take_over(state: Arc<AppState>, stop: CancellationToken) {
                 None,
                 None,
                 false,
-                record.tenant.map(Into::into),
+                record.owner,
             ) {
                 Ok(_) => tracing::info!(
                     run_id,

@@ -46,7 +46,7 @@ macro_rules! approvals_in {
                 sqlx::query(OPEN)
                     .bind(&record.id)
                     .bind(record.status.as_str())
-                    .bind(record.tenant.as_deref())
+                    .bind(record.owner.tenant())
                     .bind(to_json(record)?)
                     .bind(record.requested_at_ms as i64)
                     .execute(&self.pool)

@@ -313,7 +313,7 @@ pub(crate) fn run_record<'a>(
         plan,
         result: result.map(|result| axon_plan::complete_result(result, &steps)),
         steps,
-        tenant: tenant.map(str::to_string),
+        owner: axon_core::Owner::of(tenant),
     })
 }
 

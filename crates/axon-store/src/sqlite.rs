@@ -519,7 +519,7 @@ crate::runs::run_store!(SqliteStore, {
         &self,
         run_id: &str,
         plan: &Plan,
-        tenant: Option<&str>,
+        owner: &axon_core::Owner,
     ) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) VALUES (?1, ?2, NULL, ?3, ?4, ?5) \
@@ -530,7 +530,7 @@ crate::runs::run_store!(SqliteStore, {
         .bind(encode(plan)?)
         .bind(now_ms())
         .bind(self.handoff)
-        .bind(tenant)
+        .bind(owner.tenant())
         .execute(&self.pool)
         .await
         .map(|_| ())

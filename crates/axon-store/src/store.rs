@@ -153,13 +153,13 @@ pub trait Store: HistoryStore + RunStore + axon_core::approval::ApprovalStore + 
     async fn close(&self);
 
     /// Queue a run: keep its plan, to be taken by whichever server replica has
-    /// room ([`Store::pending_runs`]), as `tenant` (it is taken up as that
-    /// tenant). `POST /v1/runs?queue=true`.
+    /// room ([`Store::pending_runs`]), by `owner` (it is taken up as that
+    /// owner). `POST /v1/runs?queue=true`.
     async fn enqueue(
         &self,
         run_id: &str,
         plan: &Plan,
-        tenant: Option<&str>,
+        owner: &axon_core::Owner,
     ) -> Result<(), StoreError>;
 
     /// Runs a server should take up, oldest first, at most `limit`: queued runs
@@ -325,7 +325,7 @@ macro_rules! store_impl {
                 &self,
                 run_id: &str,
                 plan: &axon_plan::Plan,
-                tenant: Option<&str>,
+                owner: &axon_core::Owner,
             ) -> Result<(), axon_core::StoreError> {
                 sqlx::query(
                     "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) \
@@ -335,7 +335,7 @@ macro_rules! store_impl {
                 .bind($crate::encode(plan)?)
                 .bind($crate::now_ms())
                 .bind(true)
-                .bind(tenant)
+                .bind(owner.tenant())
                 .execute(&self.pool)
                 .await
                 .map(|_| ())

@@ -145,7 +145,7 @@ impl Writer {
         let row = Row {
             call_id: r.call_id.clone(),
             correlation_id: r.correlation_id.clone(),
-            owner: entry.tenant.clone().unwrap_or_default(),
+            owner: entry.owner.key().to_string(),
             tool: r.tool.clone(),
             success: r.success,
             retried: r.was_retried(),

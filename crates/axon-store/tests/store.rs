@@ -613,7 +613,7 @@ async fn concurrent_calls_are_committed_together_and_fifo_holds_within_a_batch(b
             result: results[1].clone(),
             args: json!({}),
             step: None,
-            tenant: None,
+            owner: axon_core::Owner::Process,
         })
         .await;
     assert!(late.is_err());
@@ -735,7 +735,10 @@ both!(a_step_is_checkpointed_with_its_history_row);
 async fn a_step_is_checkpointed_with_its_history_row(backend: Backend) {
     let store = backend.open_default().await;
     let plan = Plan::parse("steps:\n- {id: a, tool: echo, params: {x: 1}}\n").unwrap();
-    store.begin("t1", &plan, None).await.unwrap();
+    store
+        .begin("t1", &plan, &axon_core::Owner::Process)
+        .await
+        .unwrap();
     // The call as the runner sends it, but no runner checkpoint after: the
     // history row alone must carry it.
     let ex = executor(store.clone());
@@ -968,7 +971,7 @@ async fn an_approval_is_decided_once_by_whichever_replica_comes_first(backend: B
         id: id.into(),
         tool: "pay".into(),
         args: serde_json::json!({"cents": 3}),
-        tenant: Some("token-1".into()),
+        owner: axon_core::Owner::of(Some("token-1")),
         correlation_id: "run-1".into(),
         reason: "required".into(),
         requested_at_ms: at,
@@ -1052,7 +1055,7 @@ async fn a_queue_as_long_as_the_default_cap_is_counted_whole(backend: Backend) {
     let plan = Plan::parse("steps:\n- {id: a, tool: echo, params: {x: 1}}\n").unwrap();
     for i in 0..1_030 {
         store
-            .enqueue(&format!("q{i:04}"), &plan, None)
+            .enqueue(&format!("q{i:04}"), &plan, &axon_core::Owner::Process)
             .await
             .unwrap();
     }
@@ -1067,8 +1070,14 @@ async fn runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken
     let store = backend.open_default().await;
     let plan = Plan::parse("steps:\n- {id: a, tool: echo, params: {x: 1}}\n").unwrap();
     // A queued run waits for a replica; queuing an id twice is refused.
-    store.enqueue("q1", &plan, None).await.unwrap();
-    let twice = store.enqueue("q1", &plan, None).await.unwrap_err();
+    store
+        .enqueue("q1", &plan, &axon_core::Owner::Process)
+        .await
+        .unwrap();
+    let twice = store
+        .enqueue("q1", &plan, &axon_core::Owner::Process)
+        .await
+        .unwrap_err();
     assert!(twice.message().contains("q1"), "{}", twice.message());
     assert_eq!(store.pending_runs(10).await.unwrap(), ["q1"]);
     assert_eq!(store.run_hold("q1").await.unwrap(), RunHold::Pending);
@@ -1079,15 +1088,27 @@ async fn runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken
     claim.release().await;
     // A run begun without handoff (a CLI run) that lost its holder waits for
     // its user: never pending.
-    store.begin("cli", &plan, None).await.unwrap();
+    store
+        .begin("cli", &plan, &axon_core::Owner::Process)
+        .await
+        .unwrap();
     assert_eq!(store.run_hold("cli").await.unwrap(), RunHold::Free);
     assert_eq!(store.pending_runs(10).await.unwrap(), ["q1"]);
     // A handed-off run whose holder died on this host (its pid is gone) is
     // pending at once; whose holder elsewhere stopped beating, too.
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
-    store.enqueue("dead-here", &plan, None).await.unwrap();
-    store.enqueue("stale-there", &plan, None).await.unwrap();
-    store.enqueue("live-there", &plan, None).await.unwrap();
+    store
+        .enqueue("dead-here", &plan, &axon_core::Owner::Process)
+        .await
+        .unwrap();
+    store
+        .enqueue("stale-there", &plan, &axon_core::Owner::Process)
+        .await
+        .unwrap();
+    store
+        .enqueue("live-there", &plan, &axon_core::Owner::Process)
+        .await
+        .unwrap();
     let now = axon_core::Timestamp::now().unix_ms().to_string();
     let old = (axon_core::Timestamp::now().unix_ms() - 60_000).to_string();
     for (run, host, beat) in [
@@ -1221,17 +1242,35 @@ both!(a_run_keeps_the_tenant_it_was_begun_or_queued_as);
 async fn a_run_keeps_the_tenant_it_was_begun_or_queued_as(backend: Backend) {
     let store = backend.open_default().await;
     let plan = Plan::parse("steps:\n- {id: a, tool: echo, params: {x: 1}}\n").unwrap();
-    store.begin("mine", &plan, Some("token-1")).await.unwrap();
     store
-        .enqueue("queued", &plan, Some("token-1"))
+        .begin("mine", &plan, &axon_core::Owner::of(Some("token-1")))
         .await
         .unwrap();
-    store.begin("owners", &plan, None).await.unwrap();
+    store
+        .enqueue("queued", &plan, &axon_core::Owner::of(Some("token-1")))
+        .await
+        .unwrap();
+    store
+        .begin("owners", &plan, &axon_core::Owner::Process)
+        .await
+        .unwrap();
     // Resumed (begun again) by anyone, a run stays its first tenant's.
-    store.begin("mine", &plan, None).await.unwrap();
+    store
+        .begin("mine", &plan, &axon_core::Owner::Process)
+        .await
+        .unwrap();
     let tenant = |id: &'static str| {
         let store = store.clone();
-        async move { store.load(id).await.unwrap().unwrap().tenant }
+        async move {
+            store
+                .load(id)
+                .await
+                .unwrap()
+                .unwrap()
+                .owner
+                .tenant()
+                .map(str::to_string)
+        }
     };
     assert_eq!(tenant("mine").await.as_deref(), Some("token-1"));
     assert_eq!(tenant("queued").await.as_deref(), Some("token-1"));

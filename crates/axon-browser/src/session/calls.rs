@@ -99,7 +99,7 @@ impl Browsers {
         let slot = live
             .as_ref()
             .and_then(|l| l.pages.get(&session))
-            .filter(|slot| slot.visible_to(ctx.tenant()))
+            .filter(|slot| slot.visible_to(ctx.owner()))
             .ok_or_else(|| no_session(&session))?;
         slot.tabs.answer_held(accept, prompt_text).await
     }
@@ -119,7 +119,7 @@ impl Browsers {
         let slot = live
             .pages
             .get_mut(&session)
-            .filter(|slot| slot.visible_to(ctx.tenant()))
+            .filter(|slot| slot.visible_to(ctx.owner()))
             .ok_or_else(|| no_session(&session))?;
         let context = slot.context.clone().ok_or_else(|| no_session(&session))?;
         action

@@ -19,13 +19,13 @@ use crate::storage::prepare;
 use super::*;
 
 impl Browsers {
-    /// The page of `session`: the open one (if `tenant` may see it), or a
+    /// The page of `session`: the open one (if `owner` may see it), or a
     /// new one as `open` allows; a dead browser is relaunched first.
     pub(super) async fn page_of(
         &self,
         session: &str,
         open: Open,
-        tenant: Option<&str>,
+        owner: &axon_core::Owner,
     ) -> Result<Page, ToolError> {
         let mut slot = self.live.lock().await;
         if slot.as_mut().is_some_and(|live| !live.is_alive())
@@ -47,7 +47,7 @@ impl Browsers {
                     "/session: a browser session {session:?} is open already"
                 )));
             }
-            (Some(slot), _) if !slot.visible_to(tenant) => return Err(no_session(session)),
+            (Some(slot), _) if !slot.visible_to(owner) => return Err(no_session(session)),
             (Some(slot), _) => {
                 slot.used = now;
                 if let Some(context) = &slot.context {
@@ -58,15 +58,15 @@ impl Browsers {
             (None, Open::Existing) => return Err(no_session(session)),
             (None, _) => {}
         }
-        self.admit(live, session, &open, tenant)?;
+        self.admit(live, session, &open, owner)?;
         self.make_room(live, now).await?;
-        let (page, context, tab, shared) = self.open_context(live, &open, tenant).await?;
+        let (page, context, tab, shared) = self.open_context(live, &open, owner).await?;
         let seen = live.watch.generation();
         let (options, handle) = match open {
             Open::New(options) => (options, true),
             _ => (
                 SessionOptions {
-                    owner: tenant.map(str::to_string),
+                    owner: owner.clone(),
                     ..SessionOptions::default()
                 },
                 false,
@@ -106,7 +106,7 @@ impl Browsers {
         live: &Live,
         session: &str,
         open: &Open,
-        tenant: Option<&str>,
+        owner: &axon_core::Owner,
     ) -> Result<(), ToolError> {
         if matches!(open, Open::Default) && self.take_lost(session) {
             return Err(ToolError::failed(format!(
@@ -114,11 +114,11 @@ impl Browsers {
             ))
             .with_code("session_lost"));
         }
-        if let Some(tenant) = tenant {
+        if !owner.is_process() {
             let held = live
                 .pages
                 .values()
-                .filter(|slot| slot.owner.as_deref() == Some(tenant))
+                .filter(|slot| slot.owner == *owner)
                 .count();
             if held >= self.config.max_pages_per_client.max(1) {
                 return Err(ToolError::rate_limited(
@@ -140,7 +140,7 @@ impl Browsers {
         &self,
         live: &mut Live,
         open: &Open,
-        tenant: Option<&str>,
+        owner: &axon_core::Owner,
     ) -> Result<
         (
             Page,
@@ -177,7 +177,7 @@ impl Browsers {
             downloads: crate::downloads::Downloads::new(
                 // The session's owner's files folder (axon_core::files).
                 self.files.as_ref().map(|files| crate::downloads::Place {
-                    files: files.owned_by(&axon_core::Owner::of(tenant)),
+                    files: files.owned_by(owner),
                     max_bytes: self.config.max_download_bytes,
                 }),
                 context.clone(),

@@ -60,7 +60,7 @@ pub(super) fn scope_of(call: &mut ToolCall, call_id: SmolStr, tool: SmolStr) -> 
         approval: Mutex::new(None),
         tool,
         events: call.events.clone(),
-        tenant: call.tenant.clone(),
+        owner: call.owner.clone(),
     }
 }
 

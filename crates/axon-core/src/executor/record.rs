@@ -17,13 +17,13 @@ impl Executor {
     /// Record the call in a store that keeps entries (in memory): it gets a
     /// copy of its own (masked where needed), made before any future is.
     pub(super) fn record_copy(&self, result: &CallResult, call: ToolCall, scope: &CallScope) {
-        let tenant = call.tenant.as_ref().map(|t| t.to_string());
+        let owner = call.owner.clone();
         let (args, masking) = Masking::of(call, scope);
         let entry = HistoryEntry {
             result: masking.copy(result),
             args,
             step: masking.step,
-            tenant,
+            owner,
         };
         if let Some(sink) = &masking.on_record {
             sink(&entry);
@@ -69,7 +69,7 @@ enum Stored {
 impl Stored {
     /// Build the entry (the call's `on_record` listener hears it).
     fn of(result: CallResult, call: ToolCall, scope: &CallScope) -> Stored {
-        let tenant = call.tenant.as_ref().map(|t| t.to_string());
+        let owner = call.owner.clone();
         let (args, mut masking) = Masking::of(call, scope);
         let step = masking.step.take();
         let stored = if masking.needed(&result) {
@@ -77,7 +77,7 @@ impl Stored {
                 result: masking.copy(&result),
                 args,
                 step,
-                tenant,
+                owner,
             };
             Stored::Masked(Box::new(entry), result)
         } else {
@@ -85,7 +85,7 @@ impl Stored {
                 result,
                 args,
                 step,
-                tenant,
+                owner,
             })
         };
         if let Some(sink) = &masking.on_record {

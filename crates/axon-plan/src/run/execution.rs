@@ -36,7 +36,7 @@ impl<'a> Run<'a> {
                 .correlation_id
                 .map_or_else(|| SmolStr::from(run_id.as_str()), SmolStr::from),
             run_id,
-            tenant: options.tenant,
+            owner: options.owner,
             stop: cancel.child_token(),
             cancel,
             events: options.events,
@@ -78,7 +78,7 @@ impl<'a> Run<'a> {
         if let Err(e) = self
             .runner
             .store
-            .begin(&self.run_id, self.stored_plan(), self.tenant.as_deref())
+            .begin(&self.run_id, self.stored_plan(), &self.owner)
             .await
         {
             tracing::warn!(error = %e, "could not record the run start");
@@ -364,7 +364,7 @@ impl<'a> Run<'a> {
                     && let Err(e) = self
                         .runner
                         .store
-                        .begin(&self.run_id, stored_plan, self.tenant.as_deref())
+                        .begin(&self.run_id, stored_plan, &self.owner)
                         .await
                 {
                     tracing::warn!(error = %e, "could not store the masked plan");

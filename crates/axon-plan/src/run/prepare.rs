@@ -54,7 +54,7 @@ impl Run<'_> {
                             let value = self
                                 .runner
                                 .secrets
-                                .resolve_as(self.tenant.as_deref(), name)
+                                .resolve_as(self.owner.tenant(), name)
                                 .map_err(|e| fail(e.to_string()))?;
                             secret_values.insert(name.clone(), Value::String(value));
                         }
@@ -98,7 +98,7 @@ impl Run<'_> {
             cancel: Some(self.stop.clone()),
             events,
             secrets: self.all_secrets(secret_values.into_values(), inherited),
-            tenant: self.tenant.clone(),
+            owner: self.owner.clone(),
             step: Some(Box::new(StepMark {
                 run_id: self.run_id.clone(),
                 index: i,
