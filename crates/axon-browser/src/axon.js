@@ -258,7 +258,7 @@
 
   const selectOption = (node, values, index) => {
     const el = elementOf(node);
-    if (el.tagName !== "SELECT") return { error: "element " + describe(el) + " is not a <select>" };
+    if (el.tagName !== "SELECT") return { custom: true };
     const options = Array.from(el.options);
     let chosen;
     if (index != null) {
@@ -281,6 +281,80 @@
     el.dispatchEvent(new Event("input", { bubbles: true }));
     el.dispatchEvent(new Event("change", { bubbles: true }));
     return { selected: chosen.map((o) => o.value), labels: chosen.map((o) => norm(o.label)) };
+  };
+
+  // Custom drop-downs (an ARIA combobox with a listbox popup, a listbox):
+  // what the widget is, its options, and whether it shows a value. The
+  // clicks are real ones, made by the caller at the points given here.
+  const widget = (node) => {
+    const el = elementOf(node);
+    const role = (el.getAttribute("role") || "").toLowerCase();
+    const inner = el.querySelector && el.querySelector("[role=combobox], input");
+    const combo =
+      role === "combobox" || el.getAttribute("aria-haspopup") === "listbox" ||
+      (inner && inner.getAttribute("role") === "combobox") || (el.tagName === "INPUT" && el.list);
+    const kind = combo ? "combobox" : role === "listbox" ? "listbox" : "none";
+    const field = el.tagName === "INPUT" ? el : inner && inner.tagName === "INPUT" ? inner : null;
+    const expanded = [el, inner].some((e) => e && e.getAttribute("aria-expanded") === "true");
+    return { kind, expanded, editable: !!field && !field.readOnly && !field.disabled, element: describe(el) };
+  };
+  const optionName = (o) => norm(o.getAttribute("aria-label") || o.innerText || o.textContent);
+  const optionsOf = (el) => {
+    const doc = el.ownerDocument;
+    const ids = [el, el.querySelector && el.querySelector("[role=combobox], input")]
+      .filter(Boolean)
+      .flatMap((e) => ((e.getAttribute("aria-controls") || "") + " " + (e.getAttribute("aria-owns") || "")).split(/\s+/))
+      .filter(Boolean);
+    let scopes = ids.map((id) => doc.getElementById(id)).filter(Boolean);
+    if ((el.getAttribute("role") || "") === "listbox") scopes = [el];
+    const within = (s) => (s.getAttribute("role") === "option" ? [s] : Array.from(s.querySelectorAll("[role=option]")));
+    let options = scopes.flatMap(within);
+    if (el.tagName === "INPUT" && el.list) options = Array.from(el.list.options);
+    // A popup drawn elsewhere in the document (a portal) that nothing names.
+    if (!options.length) options = Array.from(doc.querySelectorAll("[role=option]"));
+    return options.filter((o) => o.tagName === "OPTION" || visible(o));
+  };
+  const pickOption = (node, value, index) => {
+    const el = elementOf(node);
+    const options = optionsOf(el);
+    const names = options.map(optionName);
+    let chosen;
+    if (index != null) chosen = options[index] ? [options[index]] : [];
+    else {
+      const want = norm(value).toLowerCase();
+      chosen = options.filter((o, i) => names[i].toLowerCase() === want || (o.getAttribute("data-value") || o.value) === value);
+    }
+    if (chosen.length !== 1) return { found: chosen.length, options: names.slice(0, 30) };
+    const o = chosen[0];
+    const label = optionName(o);
+    if (o.tagName === "OPTION") return { found: 1, label, datalist: true, value: o.value };
+    o.scrollIntoView({ block: "nearest", behavior: "instant" });
+    const r = o.getBoundingClientRect();
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    const hit = o.ownerDocument.elementFromPoint(x, y);
+    return { found: 1, label, x, y, clear: !!hit && (o.contains(hit) || hit.contains(o)) };
+  };
+  // Whether the widget shows `label` as its value: its field's value, its
+  // own text, its ARIA value, or its selected option.
+  const shows = (node, label) => {
+    const el = elementOf(node);
+    const want = norm(label).toLowerCase();
+    const has = (s) => norm(s).toLowerCase() === want || norm(s).toLowerCase().split(/\s*[,;]\s*/).includes(want);
+    const field = el.tagName === "INPUT" ? el : el.querySelector && el.querySelector("input");
+    if (field && field.type !== "hidden" && has(field.value)) return true;
+    // The widget's own text, its popup's options left out.
+    const own = (e) => {
+      const parts = [];
+      const walk = e.ownerDocument.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+      while (walk.nextNode()) {
+        const p = walk.currentNode.parentElement;
+        if (p && !p.closest("[role=listbox], [role=option]") && visible(p)) parts.push(walk.currentNode.data);
+      }
+      return parts.join(" ");
+    };
+    const inner = el.querySelector && el.querySelector("[role=combobox]");
+    if ([el, inner].some((e) => e && (has(own(e)) || has(e.getAttribute("aria-valuetext"))))) return true;
+    return optionsOf(el).some((o) => o.getAttribute("aria-selected") === "true" && optionName(o).toLowerCase() === want);
   };
 
   // A table as rows keyed by header; colspan and rowspan fill every grid cell
@@ -361,5 +435,5 @@
     return { form: describe(form), action: form.action, method: form.method };
   };
 
-  return { find, check, clearField, setValue, text, selectOption, table, searchBox, submit, describe, visible, elementOf };
+  return { find, check, clearField, setValue, text, selectOption, widget, pickOption, shows, table, searchBox, submit, describe, visible, elementOf };
 })()

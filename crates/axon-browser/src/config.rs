@@ -71,6 +71,26 @@ pub struct BrowserConfig {
     /// refuses to start sandboxed. Off, a page that exploits the renderer
     /// runs as Axon's user: run Axon as a user of its own, or in a container.
     pub sandbox: Option<bool>,
+    /// What an action (click, type, select, press, navigate, …) answers
+    /// about the page after it: `changes` (default: what changed since the
+    /// session's last snapshot, so the agent needs no snapshot call), `full`
+    /// (the whole snapshot) or `none`. A call's `snapshot` argument wins.
+    pub snapshot_after_action: AfterAction,
+}
+
+/// What an action answers about the page after it (`crate::changes`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum AfterAction {
+    /// What changed since the session's last snapshot (a new page: all of it).
+    #[default]
+    Changes,
+    /// The whole snapshot.
+    Full,
+    /// Nothing.
+    None,
 }
 
 /// `[browser.timeouts]`: the per-action defaults, in milliseconds.
@@ -131,6 +151,7 @@ impl Default for BrowserConfig {
             hold_dialogs: false,
             max_download_bytes: 25 * 1024 * 1024,
             sandbox: None,
+            snapshot_after_action: AfterAction::Changes,
         }
     }
 }

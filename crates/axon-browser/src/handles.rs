@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::config::AfterAction;
 use crate::session::{Browsers, HANDLE, SessionInfo, SessionOptions};
 use crate::tools::browser_fn;
 
@@ -29,22 +30,37 @@ pub(crate) struct WithSession {
     inner: Arc<dyn Tool>,
     spec: ToolSpec,
     browsers: Arc<Browsers>,
+    /// Whether the tool answers with the page's changes (`crate::changes`),
+    /// and how long it settles first.
+    changes: Option<Option<std::time::Duration>>,
 }
 
 impl WithSession {
     pub(crate) fn new(inner: impl Tool, browsers: Arc<Browsers>) -> Self {
         let mut spec = inner.spec().clone();
-        // No description: browser_session_new's says where the handle goes,
-        // and 25 copies of one would cost every agent tokens on every turn.
+        let changes = crate::changes::part(&spec.name, &browsers);
+        // No description for `session`: browser_session_new's says where the
+        // handle goes, and 25 copies of one would cost every agent tokens on
+        // every turn. `snapshot` says its choices in one line.
+        let mut extra = serde_json::Map::new();
+        extra.insert("session".into(), json!({"type": "string"}));
+        if changes.is_some() {
+            extra.insert(
+                "snapshot".into(),
+                json!({"enum": ["changes", "full", "none"],
+                       "description": "What to answer of the page after: what changed since the last snapshot (default), all of it, or nothing."}),
+            );
+        }
         if let Some(props) = spec.input_schema["properties"].as_object_mut() {
-            props.insert("session".into(), json!({"type": "string"}));
+            props.extend(extra);
         } else if let Some(schema) = spec.input_schema.as_object_mut() {
-            schema.insert("properties".into(), json!({"session": {"type": "string"}}));
+            schema.insert("properties".into(), Value::Object(extra));
         }
         WithSession {
             inner: Arc::new(inner),
             spec,
             browsers,
+            changes,
         }
     }
 }
@@ -56,26 +72,67 @@ impl Tool for WithSession {
     }
 
     async fn call(&self, args: &Value, ctx: ToolContext) -> Result<Value, ToolError> {
-        let Some(handle) = args.get("session").and_then(Value::as_str) else {
-            let session = Browsers::default_session(&ctx);
-            let _lease = self.browsers.lease(&session);
-            let out = self.guarded(&session, self.inner.call(args, ctx)).await;
-            return self.report(&session, out).await;
+        let handle = args.get("session").and_then(Value::as_str);
+        let session = match handle {
+            Some(handle) => handle.to_string(),
+            None => Browsers::default_session(&ctx),
         };
-        let _lease = self.browsers.lease(handle);
-        let session = handle.to_string();
-        let handle: Arc<str> = Arc::from(handle);
+        let _lease = self.browsers.lease(&session);
         let mut rest = args.clone();
+        let mut show = self.browsers.config().snapshot_after_action;
         if let Some(map) = rest.as_object_mut() {
             map.remove("session");
+            if self.changes.is_some()
+                && let Some(asked) = map.remove("snapshot")
+            {
+                show = serde_json::from_value(asked).map_err(|_| {
+                    ToolError::invalid_arguments(
+                        "/snapshot: expected \"changes\", \"full\" or \"none\"",
+                    )
+                })?;
+            }
         }
-        let work = HANDLE.scope(handle, self.inner.call(&rest, ctx));
-        let out = self.guarded(&session, work).await;
+        let work = self.acted(&session, &rest, ctx, show);
+        let out = match handle {
+            Some(handle) => HANDLE.scope(Arc::from(handle), work).await,
+            None => work.await,
+        };
         self.report(&session, out).await
     }
 
     fn safe_to_repeat(&self, args: &Value) -> bool {
+        // Typing is harmless to repeat; pressing Enter after it submits.
+        if self.spec.name == "browser_type" && args["submit"] == json!(true) {
+            return false;
+        }
         self.inner.safe_to_repeat(args)
+    }
+}
+
+impl WithSession {
+    /// Run the tool (guarded against dialogs), and for a tool that answers
+    /// with the page's changes, watch the page before and read it after.
+    async fn acted(
+        &self,
+        session: &str,
+        args: &Value,
+        ctx: ToolContext,
+        show: AfterAction,
+    ) -> Result<Value, ToolError> {
+        let Some(settles) = self.changes.filter(|_| show != AfterAction::None) else {
+            return self.guarded(session, self.inner.call(args, ctx)).await;
+        };
+        let before = crate::changes::before(&self.browsers, &ctx, settles).await;
+        let mut data = self
+            .guarded(session, self.inner.call(args, ctx.clone()))
+            .await?;
+        if let Some(before) = before
+            && let Some(changes) = crate::changes::after(&self.browsers, &ctx, before, show).await
+            && let Some(map) = data.as_object_mut()
+        {
+            map.insert("changes".into(), changes);
+        }
+        Ok(data)
     }
 }
 

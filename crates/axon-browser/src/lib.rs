@@ -27,6 +27,7 @@
 pub mod act;
 #[doc(hidden)]
 pub mod cdp;
+mod changes;
 mod config;
 mod dialogs;
 mod downloads;
@@ -43,7 +44,7 @@ mod storage;
 mod tabs;
 mod tools;
 
-pub use config::HostRefused;
+pub use config::{AfterAction, HostRefused};
 pub use handles::{NewSessionArgs, SaveArgs};
 pub use locate::Address;
 pub use session::{ActionTimeouts, BrowserConfig, Browsers, SessionInfo, SessionOptions};

@@ -402,8 +402,8 @@ pub(crate) async fn next_change(page: &Page, limit: Duration) {
 /// Wait up to `timeout` for `target` to exist and pass `want`.
 ///
 /// Fails `failed`/`element_not_found` when nothing matched by the deadline,
-/// `failed`/`element_not_interactable` (or `element_detached`) when an
-/// element matched but never became ready. The wait was the retry: the
+/// `failed`/`element_not_interactable` (`disabled`, `not_editable`, or
+/// `element_detached`) when an element matched but never became ready. The wait was the retry: the
 /// pipeline does not repeat it, and no breaker counts it, because an element
 /// that never became ready says nothing about the browser's health
 /// (docs/design.md, "Error kinds").
@@ -426,8 +426,9 @@ pub(crate) async fn wait_for(
                 }
                 Ok(info) => return Ok(Found { object, info }),
                 Err(reason) if reason.starts_with('!') => {
-                    return Err(ToolError::failed(format!("{target}: {}", &reason[1..]))
-                        .with_code("element_not_interactable"));
+                    let reason = &reason[1..];
+                    return Err(ToolError::failed(format!("{target}: {reason}"))
+                        .with_code(state_code(reason)));
                 }
                 Err(reason) => last_reason = Some(reason),
             },
@@ -460,9 +461,20 @@ pub(crate) async fn wait_for(
         .with_code("element_detached")
         .before_acting(),
         Some(reason) => ToolError::failed(format!("{target}: {reason} (waited {waited} ms)"))
-            .with_code("element_not_interactable")
+            .with_code(state_code(&reason))
             .before_acting(),
     })
+}
+
+/// The code of an element that never became ready, by the check's reason:
+/// `disabled`, `not_editable` (a field that cannot be typed into), else
+/// `element_not_interactable` (not visible, covered, animating).
+fn state_code(reason: &str) -> &'static str {
+    match reason {
+        "disabled" => "disabled",
+        "not editable" => "not_editable",
+        _ => "element_not_interactable",
+    }
 }
 
 /// An element in an iframe is checked in its frame, so its click point is

@@ -112,9 +112,44 @@ pub(crate) async fn watch(page: &Page) -> Option<Watch> {
     })
 }
 
+/// What a settle waited for, for the action's result to say.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Settled {
+    /// How long it waited.
+    pub waited: Duration,
+    /// The requests the action started (streams aside).
+    pub requests: usize,
+    /// Why it stopped waiting.
+    pub until: Until,
+}
+
+/// Why a settle stopped waiting.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Until {
+    /// The action started nothing in the page (no request, no mutation).
+    NothingStarted,
+    /// The page was quiet for [`QUIET`] after the work it started.
+    Quiet,
+    /// The page was still busy at the limit.
+    Limit,
+}
+
+impl Until {
+    /// As the result says it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Until::NothingStarted => "nothing_started",
+            Until::Quiet => "quiet",
+            Until::Limit => "limit",
+        }
+    }
+}
+
 /// The requests an action started, as their events arrive.
 struct Network {
     in_flight: HashSet<RequestId>,
+    /// How many started.
+    started: usize,
     /// Whether any request started, ended or failed since the action.
     seen: bool,
     last: Instant,
@@ -127,6 +162,7 @@ impl Network {
             Some(ResourceType::WebSocket | ResourceType::EventSource)
         ) {
             self.in_flight.insert(e.request_id.clone());
+            self.started += 1;
         }
         self.ended(None);
     }
@@ -154,23 +190,29 @@ impl Network {
 }
 
 /// Wait until the work the action started is done, at most `limit` (and
-/// [`MAX_SETTLE`]); returns how long it waited.
-pub(crate) async fn settle(page: &Page, mut w: Watch, limit: Duration) -> Duration {
+/// [`MAX_SETTLE`]); returns how long it waited, and for what.
+pub(crate) async fn settle(page: &Page, mut w: Watch, limit: Duration) -> Settled {
     let began = Instant::now();
     let until = began + limit.min(MAX_SETTLE);
     let mut net = Network {
         in_flight: HashSet::new(),
+        started: 0,
         seen: false,
         last: began,
     };
+    let done = |net: &Network, why| Settled {
+        waited: began.elapsed(),
+        requests: net.started,
+        until: why,
+    };
     if !started_work(page, &mut w, &mut net, until).await {
-        return began.elapsed();
+        return done(&net, Until::NothingStarted);
     }
     // The earliest moment the page can have been quiet for a window; checked
     // then, not on a fixed beat, so the step returns a window after the last
     // thing it started.
     let mut check = net.last + QUIET;
-    loop {
+    let why = loop {
         tokio::select! {
             Some(e) = w.started.next() => net.started(&e),
             Some(e) = w.finished.next() => net.ended(Some(&e.request_id)),
@@ -178,7 +220,7 @@ pub(crate) async fn settle(page: &Page, mut w: Watch, limit: Duration) -> Durati
             _ = tokio::time::sleep_until(check.min(until)) => {
                 let now = Instant::now();
                 if now >= until {
-                    break;
+                    break Until::Limit;
                 }
                 check = if !net.in_flight.is_empty() {
                     now + POLL
@@ -186,15 +228,15 @@ pub(crate) async fn settle(page: &Page, mut w: Watch, limit: Duration) -> Durati
                     net.last + QUIET
                 } else {
                     match tokio::time::timeout_at(until, since_last_mutation(page)).await {
-                        Ok(Some(since)) if since >= QUIET => break,
+                        Ok(Some(since)) if since >= QUIET => break Until::Quiet,
                         Ok(Some(since)) => now + (QUIET - since),
                         _ => now + POLL,
                     }
                 };
             }
         }
-    }
-    began.elapsed()
+    };
+    done(&net, why)
 }
 
 /// Give the page its next turn and say whether the action started anything

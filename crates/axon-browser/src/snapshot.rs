@@ -325,7 +325,7 @@ pub(crate) fn view(
                     if old.role != n.role
                         || old.name != n.name
                         || old.value != n.value
-                        || old.states != n.states =>
+                        || unfocused(&old.states) != unfocused(&n.states) =>
                 {
                     Some("changed")
                 }
@@ -344,6 +344,16 @@ pub(crate) fn view(
         matches,
         removed,
     })
+}
+
+/// An element's states but `focused`: the focus moving to what was just
+/// clicked is not a change an agent chooses its next step by.
+fn unfocused(states: &[String]) -> Vec<&str> {
+    states
+        .iter()
+        .map(String::as_str)
+        .filter(|s| *s != "focused")
+        .collect()
 }
 
 /// The part of a snapshot asked for, and its counts.

@@ -127,10 +127,7 @@ async fn auto_wait_and_the_failure_kinds() {
             json!({"selector": "#disabled", "timeout_ms": 300}),
         )
         .await;
-    assert_eq!(
-        failure(&disabled),
-        (Failed, code("element_not_interactable"))
-    );
+    assert_eq!(failure(&disabled), (Failed, code("disabled")));
     assert!(disabled.error.unwrap().message.contains("disabled"));
     let covered = f
         .once(
@@ -166,10 +163,7 @@ async fn auto_wait_and_the_failure_kinds() {
         )
         .await;
     assert_eq!(retried.attempts, 1, "{retried:?}");
-    assert_eq!(
-        failure(&retried),
-        (Failed, code("element_not_interactable"))
-    );
+    assert_eq!(failure(&retried), (Failed, code("disabled")));
 
     // Never there: failed element_not_found after the wait, not retried.
     let missing = f

@@ -40,10 +40,49 @@ pub(crate) fn for_reader(tool: &str, data: &Value) -> Option<String> {
         "browser_get_page_html" => data["html"].as_str()?.to_string(),
         "browser_console_messages" => console(data["messages"].as_array()?),
         "browser_network_requests" => network(data["requests"].as_array()?),
-        _ => return None,
+        _ => return with_changes(data),
     };
     happened(data, &mut out);
     Some(out)
+}
+
+/// An action's data with the page's changes (`changes`, from the browser's
+/// changes.rs): the rest as compact JSON, then the changes as snapshot lines
+/// under `### Page`, so a model reads them as it reads a snapshot.
+fn with_changes(data: &Value) -> Option<String> {
+    let changes = data.get("changes")?.as_object()?;
+    let mut rest = data.clone();
+    if let Some(map) = rest.as_object_mut() {
+        map.remove("changes");
+    }
+    let mut out = rest.to_string();
+    out.push_str("\n### Page");
+    let page = changes
+        .get("page")
+        .and_then(Value::as_str)
+        .unwrap_or("same");
+    out.push_str(match page {
+        "new" => " (new)\n",
+        "full" => "\n",
+        "changed" => " (changes since your last snapshot)\n",
+        _ => " (no change)\n",
+    });
+    out.push_str(&page_header(&Value::Object(changes.clone())));
+    if let Some(text) = changes.get("text").and_then(Value::as_str) {
+        out.push_str(text);
+    }
+    if let Some(removed) = changes.get("removed").and_then(Value::as_array) {
+        for r in removed {
+            let _ = writeln!(out, "- removed: {}", r.as_str().unwrap_or_default());
+        }
+    }
+    if let Some(n) = changes.get("left_out").and_then(Value::as_u64) {
+        let _ = writeln!(
+            out,
+            "({n} more lines left out: browser_snapshot reads them)"
+        );
+    }
+    Some(out.trim_end().to_string())
 }
 
 fn page_header(data: &Value) -> String {
@@ -179,6 +218,17 @@ mod tests {
             "Saved\n- confirm dialog \"Delete it?\" was dismissed\n- downloaded report.pdf (5 bytes)\n- download of http://a/big canceled: too big\n### Open tabs\n- 0: [A](http://a/)\n- 1: (current) [B](http://b/)"
         );
         assert!(for_reader("browser_click", &data).is_none());
+        let clicked = json!({"element": "button#go", "changes": {"page": "changed",
+            "text": "- dialog \"Sure?\"\n  - button \"Yes\" [ref=e9] [new]\n", "removed": ["button \"Go\" [ref=e1]"]}});
+        assert_eq!(
+            for_reader("browser_click", &clicked).unwrap(),
+            "{\"element\":\"button#go\"}\n### Page (changes since your last snapshot)\n- dialog \"Sure?\"\n  - button \"Yes\" [ref=e9] [new]\n- removed: button \"Go\" [ref=e1]"
+        );
+        let same = json!({"element": "a", "changes": {"page": "same", "text": ""}});
+        assert_eq!(
+            for_reader("browser_click", &same).unwrap(),
+            "{\"element\":\"a\"}\n### Page (no change)"
+        );
         let field = json!({"text": "", "value": "3", "element": "input#qty"});
         assert_eq!(for_reader("browser_get_text", &field).unwrap(), "3");
         let net = json!({"requests": [{"method": "GET", "url": "http://h/x", "type": "fetch", "failure": "net::ERR_CONNECTION_REFUSED"}, {"method": "POST", "url": "http://h/y", "type": "xhr", "status": 201}]});

@@ -65,6 +65,7 @@ async fn on_element(
                 text,
                 address: target,
                 clear,
+                submit: false,
                 timeout_ms: None,
             };
             tools::elements::type_text(browsers, args, ctx)
@@ -169,9 +170,17 @@ async fn on_page(browsers: &Browsers, action: &Action, ctx: &ToolContext) -> Res
         }
         ActionKind::Wait => {
             let seconds = a.seconds.ok_or_else(|| missing("seconds"))?;
-            tools::page::wait(browsers, tools::WaitArgs { seconds }, ctx)
-                .await
-                .map(drop)
+            tools::page::wait(
+                browsers,
+                tools::WaitArgs {
+                    seconds: Some(seconds),
+                    text: None,
+                    text_gone: None,
+                },
+                ctx,
+            )
+            .await
+            .map(drop)
         }
         ActionKind::GoBack | ActionKind::GoForward => {
             let args = tools::history::HistoryArgs { timeout_ms: None };

@@ -467,9 +467,10 @@ async fn act(
     let outcome = dispatch::run(browsers, &decision.action, &snap.nodes, ctx).await;
     let dispatch_ms = acting.elapsed().as_millis() as u64;
     let settle_ms = match (&outcome, watch, settle_limit) {
-        (Ok(()), Some(watch), Some(limit)) => {
-            crate::settle::settle(&page, watch, limit).await.as_millis() as u64
-        }
+        (Ok(()), Some(watch), Some(limit)) => crate::settle::settle(&page, watch, limit)
+            .await
+            .waited
+            .as_millis() as u64,
         _ => 0,
     };
     let browser_ms = snapshot_ms + dispatch_ms + settle_ms;

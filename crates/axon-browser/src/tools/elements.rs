@@ -96,6 +96,9 @@ pub struct TypeArgs {
     /// Empty the field first.
     #[serde(default)]
     pub clear: bool,
+    /// Press Enter after typing (submits a search box or a form).
+    #[serde(default)]
+    pub submit: bool,
     /// Max wait, ms.
     pub timeout_ms: Option<u64>,
 }
@@ -155,6 +158,9 @@ pub(crate) async fn type_text(
         if let Some(error) = set["error"].as_str() {
             return Err(ToolError::invalid_arguments(format!("/text: {error}")));
         }
+        if args.submit {
+            input::press(&page, &input::parse_chord("Enter")?).await?;
+        }
         return Ok(Typed {
             element,
             chars: args.text.chars().count(),
@@ -173,6 +179,9 @@ pub(crate) async fn type_text(
         }
     }
     input::insert_text(&page, &args.text).await?;
+    if args.submit {
+        input::press(&page, &input::parse_chord("Enter")?).await?;
+    }
     Ok(Typed {
         element,
         chars: args.text.chars().count(),
@@ -326,7 +335,7 @@ pub(super) fn register(
         browsers,
         "browser_type",
         idempotent(),
-        "Types `text` into an element (or the focused one); `clear` empties it first.",
+        "Types `text` into an element (or the focused one); `clear` empties it first, `submit` presses Enter after.",
         type_text
     );
     browser_tool!(

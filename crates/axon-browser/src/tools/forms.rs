@@ -60,6 +60,7 @@ pub(crate) async fn select_option(
         }
     };
     let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.type_ms).await?;
+    let started = Instant::now();
     let found = element(&page, &args.address, Want::Enabled, timeout).await?;
     let out = locate::helper(
         &page,
@@ -68,6 +69,10 @@ pub(crate) async fn select_option(
         &[json!(values), json!(args.index)],
     )
     .await?;
+    if out["custom"] == json!(true) {
+        let left = timeout.saturating_sub(started.elapsed());
+        return super::widgets::select(&page, &found, &values, args.index, left).await;
+    }
     if let Some(error) = out["error"].as_str() {
         return Err(ToolError::failed(error.to_string()).with_code("element_not_interactable"));
     }
@@ -333,6 +338,7 @@ async fn fill_one(
                 text: text.clone(),
                 address: field.address.clone(),
                 clear: true,
+                submit: false,
                 timeout_ms,
             };
             let typed = super::elements::type_text(b, args, ctx).await?;

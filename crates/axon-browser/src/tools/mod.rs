@@ -5,7 +5,8 @@
 //! - [`elements`]: `browser_click`, `browser_type`, `browser_clear_input`,
 //!   `browser_press_key`, `browser_wait_for_element`;
 //! - [`forms`]: `browser_select_option`, `browser_submit_form`, `browser_search`,
-//!   `browser_fill_form`, `browser_upload_file`;
+//!   `browser_fill_form`, `browser_upload_file`; [`widgets`]: the select of
+//!   custom drop-downs (ARIA comboboxes and listboxes);
 //! - [`reading`]: `browser_get_text`, `browser_verify_element_exists`,
 //!   `browser_extract_table`, `browser_get_page_html`, `browser_snapshot`;
 //! - [`page`]: `browser_get_page_state`, `browser_take_screenshot`,
@@ -93,6 +94,7 @@ pub(crate) mod page;
 pub(crate) mod pointer;
 pub(crate) mod reading;
 pub(crate) mod tabs;
+pub(crate) mod widgets;
 
 pub use elements::{ClickArgs, ElementState, PressKeyArgs, TypeArgs, WaitForElementArgs};
 pub use forms::{OneOrMany, SearchArgs, SelectArgs, SubmitArgs};

@@ -378,25 +378,80 @@ pub(crate) async fn scroll(
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitArgs {
-    /// How long, in seconds (at most `browser.timeouts.wait_max_ms`).
-    pub seconds: f64,
+    /// How long, in seconds (at most `browser.timeouts.wait_max_ms`); with
+    /// `text` or `text_gone`, the longest wait (default
+    /// `browser.timeouts.element_ms`).
+    pub seconds: Option<f64>,
+    /// Wait until this text shows on the page (case and spaces aside).
+    pub text: Option<String>,
+    /// Wait until this text no longer shows on the page.
+    pub text_gone: Option<String>,
 }
+
+/// Whether the page's visible text holds the text given (case and runs of
+/// spaces aside).
+const SHOWS_TEXT: &str = "(want) => { const n = (s) => String(s || '').replace(/\\s+/g, ' ').trim().toLowerCase(); \
+    return !!document.body && n(document.body.innerText).includes(n(want)); }";
 
 pub(crate) async fn wait(
     b: &Browsers,
     args: WaitArgs,
-    _: &ToolContext,
+    ctx: &ToolContext,
 ) -> Result<Value, ToolError> {
     let max = b.config().timeouts.wait_max_ms as f64 / 1000.0;
-    if !args.seconds.is_finite() || args.seconds < 0.0 || args.seconds > max {
+    if let Some(seconds) = args.seconds
+        && (!seconds.is_finite() || seconds < 0.0 || seconds > max)
+    {
         return Err(ToolError::invalid_arguments(format!(
-            "/seconds: {} is outside 0..={max} (browser.timeouts.wait_max_ms)",
-            args.seconds
+            "/seconds: {seconds} is outside 0..={max} (browser.timeouts.wait_max_ms)"
         )));
     }
-    let d = Duration::from_secs_f64(args.seconds);
-    tokio::time::sleep(d).await;
-    Ok(json!({"waited_ms": d.as_millis() as u64}))
+    let (text, shown) = match (args.text, args.text_gone, args.seconds) {
+        (Some(t), None, _) => (t, true),
+        (None, Some(t), _) => (t, false),
+        (None, None, Some(seconds)) => {
+            let d = Duration::from_secs_f64(seconds);
+            tokio::time::sleep(d).await;
+            return Ok(json!({"waited_ms": d.as_millis() as u64}));
+        }
+        _ => {
+            return Err(ToolError::invalid_arguments(
+                "give seconds, text or text_gone (text and text_gone not both)",
+            ));
+        }
+    };
+    if text.trim().is_empty() {
+        let field = if shown { "/text" } else { "/text_gone" };
+        return Err(ToolError::invalid_arguments(format!("{field}: empty")));
+    }
+    let limit = match args.seconds {
+        Some(seconds) => Duration::from_secs_f64(seconds),
+        None => Duration::from_millis(b.config().timeouts.element_ms),
+    };
+    let page = b.page_for(ctx).await?;
+    let started = tokio::time::Instant::now();
+    let js = format!("({SHOWS_TEXT})({})", json!(text));
+    let done = super::poll(Some(&page), limit, Duration::from_millis(100), || async {
+        let now = match cdp::evaluate(&page, &js, true).await {
+            Ok(Evaluated::Value(v)) => v == json!(true),
+            // Between documents: not shown yet (nor gone for sure).
+            _ => return Ok(None),
+        };
+        Ok((now == shown).then_some(()))
+    })
+    .await?;
+    let waited_ms = started.elapsed().as_millis() as u64;
+    match done {
+        Some(()) => Ok(json!({"waited_ms": waited_ms, "text": text, "shown": shown})),
+        None if shown => Err(ToolError::failed(format!(
+            "the text {text:?} did not show (waited {waited_ms} ms)"
+        ))
+        .with_code("element_not_found")),
+        None => Err(ToolError::failed(format!(
+            "the text {text:?} still shows (waited {waited_ms} ms)"
+        ))
+        .with_code("text_still_shown")),
+    }
 }
 
 /// `browser_resize` arguments.
@@ -493,7 +548,7 @@ pub(super) fn register(
         browsers,
         "browser_wait",
         read_only(),
-        "Waits `seconds` (at most browser.timeouts.wait_max_ms), for pages that settle without a signal to wait for.",
+        "Waits until `text` shows or `text_gone` no longer shows on the page (at most `seconds`), or `seconds` alone.",
         wait
     );
     browser_tool!(

@@ -1,0 +1,240 @@
+//! Fewer turns for an agent (issue 60), in real Chromium: an action answers
+//! with what it changed (after waiting for the work it started), `browser_type
+//! {submit}`, `browser_wait` for a text, and `browser_select_option` on custom
+//! drop-downs (an ARIA combobox whose popup is drawn again under the click, an
+//! autocomplete, one whose options never take).
+
+mod support;
+
+use axon_browser::BrowserConfig;
+use serde_json::json;
+use support::{failure, fixture};
+
+fn code(c: &str) -> (axon_core::ErrorKind, Option<String>) {
+    (axon_core::ErrorKind::Failed, Some(c.to_string()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_answers_with_what_it_changed() {
+    let f = fixture(BrowserConfig::default()).await;
+    let url = format!("{}/turns.html", f.base);
+    let arrived = f.call("s", "browser_navigate", json!({"url": url})).await;
+    assert!(arrived.success, "{arrived:?}");
+    let page = &arrived.data["changes"];
+    assert_eq!(page["page"], "new", "{page}");
+    assert_eq!(page["title"], "Turns");
+    assert!(
+        page["text"].as_str().unwrap().contains("button \"Add\""),
+        "{page}"
+    );
+
+    // The click asks the server (300 ms) and then draws a button: the
+    // answer waited for that, and names the new button with its ref.
+    let added = f
+        .call(
+            "s",
+            "browser_click",
+            json!({"role": "button", "name": "Add"}),
+        )
+        .await;
+    assert!(added.success, "{added:?}");
+    let changes = &added.data["changes"];
+    assert_eq!(changes["page"], "changed", "{changes}");
+    assert_eq!(changes["waited"]["until"], "quiet", "{changes}");
+    assert!(changes["waited"]["requests"].as_u64().unwrap() >= 1);
+    let text = changes["text"].as_str().unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("button \"Remove 1\""))
+        .unwrap_or_else(|| panic!("no new button in {text}"));
+    assert!(line.contains("[new]") && line.contains("[ref=e"), "{line}");
+    assert!(
+        !text.contains("\"Add\""),
+        "what did not change is left out: {text}"
+    );
+    let removed_ref = line.split("[ref=").nth(1).unwrap().trim_end_matches(']');
+
+    // The agent acts on the new ref at once; the button goes, and says so.
+    let gone = f
+        .call("s", "browser_click", json!({"ref": removed_ref}))
+        .await;
+    assert!(gone.success, "{gone:?}");
+    let removed = gone.data["changes"]["removed"].as_array().unwrap();
+    assert_eq!(
+        removed[0],
+        json!(format!("button \"Remove 1\" [ref={removed_ref}]"))
+    );
+
+    // A click that starts nothing answers at once: no change.
+    let dead = f
+        .call("s", "browser_click", json!({"selector": "#dead"}))
+        .await;
+    assert_eq!(dead.data["changes"]["page"], "same", "{dead:?}");
+    assert_eq!(dead.data["changes"]["waited"]["until"], "nothing_started");
+
+    // The view was kept: a snapshot of the changes since has nothing new.
+    let since = f
+        .call("s", "browser_snapshot", json!({"changes_since": true}))
+        .await;
+    assert!(
+        !since.data["text"].as_str().unwrap().contains("[new]"),
+        "{since:?}"
+    );
+
+    // The call chooses: nothing, or all of it; a wrong choice names the field.
+    let none = f
+        .call(
+            "s",
+            "browser_click",
+            json!({"selector": "#dead", "snapshot": "none"}),
+        )
+        .await;
+    assert!(
+        none.success && none.data.get("changes").is_none(),
+        "{none:?}"
+    );
+    let full = f
+        .call(
+            "s",
+            "browser_click",
+            json!({"selector": "#dead", "snapshot": "full"}),
+        )
+        .await;
+    assert_eq!(full.data["changes"]["page"], "full");
+    assert!(
+        full.data["changes"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"Add\"")
+    );
+    let bad = f
+        .call(
+            "s",
+            "browser_click",
+            json!({"selector": "#dead", "snapshot": "some"}),
+        )
+        .await;
+    assert_eq!(failure(&bad).0, axon_core::ErrorKind::InvalidArguments);
+    assert!(bad.error.unwrap().message.contains("/snapshot"));
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn type_submits_and_wait_waits_for_a_text() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "turns.html").await;
+    let typed = f
+        .call(
+            "s",
+            "browser_type",
+            json!({"label": "Query", "text": "cats", "submit": true}),
+        )
+        .await;
+    assert!(typed.success, "{typed:?}");
+    let text = typed.data["changes"]["text"].as_str().unwrap();
+    assert!(text.contains("Searched: cats"), "{text}");
+
+    let later = f
+        .call(
+            "s",
+            "browser_click",
+            json!({"selector": "#later", "snapshot": "none"}),
+        )
+        .await;
+    assert!(later.success, "{later:?}");
+    let ready = f
+        .call("s", "browser_wait", json!({"text": "ready NOW"}))
+        .await;
+    assert!(ready.success, "{ready:?}");
+    assert!(ready.data["waited_ms"].as_u64().unwrap() > 0);
+    let never = f
+        .call(
+            "s",
+            "browser_wait",
+            json!({"text": "Never", "seconds": 0.2}),
+        )
+        .await;
+    assert_eq!(failure(&never), code("element_not_found"));
+    let stays = f
+        .call(
+            "s",
+            "browser_wait",
+            json!({"text_gone": "Turns", "seconds": 0.2}),
+        )
+        .await;
+    assert_eq!(failure(&stays), code("text_still_shown"));
+    let both = f
+        .call("s", "browser_wait", json!({"text": "a", "text_gone": "b"}))
+        .await;
+    assert_eq!(failure(&both).0, axon_core::ErrorKind::InvalidArguments);
+    let plain = f.call("s", "browser_wait", json!({"seconds": 0.05})).await;
+    assert!(plain.success, "{plain:?}");
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_drop_downs_select_like_a_select() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "turns.html").await;
+    // The popup is drawn again under the click; the value takes 100 ms.
+    let fruit = f
+        .call(
+            "s",
+            "browser_select_option",
+            json!({"role": "combobox", "name": "Fruit", "values": "banana"}),
+        )
+        .await;
+    assert!(fruit.success, "{fruit:?}");
+    assert_eq!(fruit.data["selected"], json!(["Banana"]));
+    assert_eq!(fruit.data["widget"], "combobox");
+    assert_eq!(f.text("s", "#fruit-value").await, "Banana");
+
+    let missing = f
+        .call(
+            "s",
+            "browser_select_option",
+            json!({"selector": "#fruit", "values": "Durian", "timeout_ms": 500}),
+        )
+        .await;
+    assert_eq!(failure(&missing), code("element_not_found"));
+    let message = missing.error.unwrap().message;
+    assert!(
+        message.contains("Apple") && message.contains("Cherry"),
+        "{message}"
+    );
+
+    // Options that never take: not reported as selected.
+    let stuck = f
+        .call(
+            "s",
+            "browser_select_option",
+            json!({"selector": "#stuck", "values": "Green"}),
+        )
+        .await;
+    assert_eq!(failure(&stuck), code("value_not_shown"), "{stuck:?}");
+
+    // An autocomplete lists its options once typed into.
+    let city = f
+        .call(
+            "s",
+            "browser_select_option",
+            json!({"label": "City", "values": "Parma"}),
+        )
+        .await;
+    assert!(city.success, "{city:?}");
+    assert_eq!(city.data["typed"], true);
+    let value = f
+        .call("s", "browser_get_text", json!({"selector": "#city"}))
+        .await;
+    assert_eq!(value.data["value"], "Parma");
+
+    let button = f
+        .call(
+            "s",
+            "browser_select_option",
+            json!({"selector": "#dead", "values": "x"}),
+        )
+        .await;
+    assert_eq!(failure(&button), code("not_a_select"));
+    f.browsers.shutdown().await;
+}
