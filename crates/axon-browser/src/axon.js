@@ -232,7 +232,20 @@
     // default instead of refusing, so the text is checked first.
     const refused = (el.type === "range" && !Number.isFinite(Number(value)))
       || (el.type === "color" && !/^#[0-9a-f]{6}$/i.test(value));
-    if (!refused) el.value = value;
+    const old = el.value;
+    // The prototype's setter, not the element's own: a framework that
+    // tracks the value on the element (React) then sees it change and hears
+    // the events below.
+    const setter = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(el), "value");
+    const put = (v) => (setter && setter.set ? setter.set.call(el, v) : (el.value = v));
+    if (!refused) put(value);
+    // A range clamps or rounds to its step what it cannot take.
+    if (!refused && el.type === "range" && Number(el.value) !== Number(value)) {
+      const took = el.value;
+      put(old);
+      return { error: JSON.stringify(value) + " is not a value this range takes (it would show " + took +
+        "; min " + (el.min || 0) + ", max " + (el.max || 100) + ", step " + (el.step || 1) + ")" };
+    }
     if (refused || (value && el.value === "")) return { error: JSON.stringify(value) + " is not a valid " + el.type + " value" + (el.type === "date" ? " (yyyy-mm-dd)" : el.type === "color" ? " (#rrggbb)" : "") };
     el.dispatchEvent(new Event("input", { bubbles: true }));
     el.dispatchEvent(new Event("change", { bubbles: true }));
@@ -293,6 +306,11 @@
     const combo =
       role === "combobox" || el.getAttribute("aria-haspopup") === "listbox" ||
       (inner && inner.getAttribute("role") === "combobox") || (el.tagName === "INPUT" && el.list);
+    if (role === "slider") {
+      const num = (a) => (el.hasAttribute(a) ? Number(el.getAttribute(a)) : null);
+      return { kind: "slider", now: num("aria-valuenow"), min: num("aria-valuemin"), max: num("aria-valuemax"),
+        text: el.getAttribute("aria-valuetext"), element: describe(el) };
+    }
     const kind = combo ? "combobox" : role === "listbox" ? "listbox" : "none";
     const field = el.tagName === "INPUT" ? el : inner && inner.tagName === "INPUT" ? inner : null;
     const expanded = [el, inner].some((e) => e && e.getAttribute("aria-expanded") === "true");

@@ -238,3 +238,65 @@ async fn custom_drop_downs_select_like_a_select() {
     assert_eq!(failure(&button), code("not_a_select"));
     f.browsers.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sliders_count_as_set_only_when_the_page_shows_it() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "turns.html").await;
+    let tip = |text: &str| json!({"role": "slider", "name": "Tip", "text": text});
+    let twenty = f.call("s", "browser_type", tip("20")).await;
+    assert!(twenty.success, "{twenty:?}");
+    assert_eq!(twenty.data["value"], 20.0);
+    assert_eq!(f.text("s", "#tip").await, "20");
+    let top = f.call("s", "browser_type", tip("30")).await;
+    assert_eq!(top.data["value"], 30.0, "{top:?}");
+    // Steps of 2 never show 15: refused, not reported set.
+    let odd = f.call("s", "browser_type", tip("15")).await;
+    assert_eq!(failure(&odd), code("value_not_shown"), "{odd:?}");
+    let past = f.call("s", "browser_type", tip("40")).await;
+    assert_eq!(failure(&past).0, axon_core::ErrorKind::InvalidArguments);
+
+    // The framework hears the value set on a range it tracks.
+    let amount = f
+        .call(
+            "s",
+            "browser_type",
+            json!({"label": "Amount", "text": "30"}),
+        )
+        .await;
+    assert!(amount.success, "{amount:?}");
+    assert_eq!(f.text("s", "#heard").await, "heard 30");
+    // A value between its steps is refused, not rounded silently.
+    let between = f
+        .call(
+            "s",
+            "browser_type",
+            json!({"label": "Amount", "text": "33"}),
+        )
+        .await;
+    assert_eq!(failure(&between).0, axon_core::ErrorKind::InvalidArguments);
+    assert!(between.error.unwrap().message.contains("would show 35"));
+    f.browsers.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn browser_act_selects_in_a_custom_drop_down_and_sets_a_slider() {
+    let f = support::act_fixture(BrowserConfig::default()).await;
+    f.open("s", "turns.html").await;
+    let step = |s: &str| json!({"plan_step": s, "main_goal": "order"});
+    let fruit = f
+        .call(
+            "s",
+            "browser_act",
+            step("Select Cherry from the Fruit dropdown"),
+        )
+        .await;
+    assert!(fruit.success, "{fruit:?}");
+    assert_eq!(f.text("s", "#fruit-value").await, "Cherry");
+    let tip = f
+        .call("s", "browser_act", step("Set the Tip slider to 20"))
+        .await;
+    assert!(tip.success, "{tip:?}");
+    assert_eq!(f.text("s", "#tip").await, "20");
+    f.browsers.shutdown().await;
+}

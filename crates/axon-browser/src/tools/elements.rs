@@ -112,6 +112,9 @@ pub struct Typed {
     pub chars: usize,
     /// Whether it was a password field (its text is `***` in history).
     pub password: bool,
+    /// A slider's value as it shows it after (`aria-valuenow`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
 }
 
 pub(crate) async fn type_text(
@@ -140,7 +143,25 @@ pub(crate) async fn type_text(
             }
         }
     } else {
-        let found = element(&page, &args.address, Want::Type, timeout).await?;
+        let found = match element(&page, &args.address, Want::Type, timeout).await {
+            Ok(found) => found,
+            // A slider takes a number by its keys (widgets.rs).
+            Err(e) if e.code.as_deref() == Some("not_editable") => {
+                let found = element(&page, &args.address, Want::Enabled, timeout).await?;
+                let widget = locate::helper(&page, &found, "widget", &[]).await?;
+                if widget["kind"] != json!("slider") {
+                    return Err(e);
+                }
+                let set = super::widgets::set_slider(&page, &found, &args.text).await?;
+                return Ok(Typed {
+                    element: found.element(),
+                    chars: args.text.chars().count(),
+                    password: false,
+                    value: set["value"].as_f64(),
+                });
+            }
+            Err(e) => return Err(e),
+        };
         (
             found.element(),
             found.info["password"] == json!(true),
@@ -165,6 +186,7 @@ pub(crate) async fn type_text(
             element,
             chars: args.text.chars().count(),
             password,
+            value: None,
         });
     }
     if args.clear {
@@ -186,6 +208,7 @@ pub(crate) async fn type_text(
         element,
         chars: args.text.chars().count(),
         password,
+        value: None,
     })
 }
 

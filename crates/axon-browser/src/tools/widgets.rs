@@ -196,3 +196,75 @@ async fn missing(
     ))
     .with_code("element_not_found")
 }
+
+/// The most key presses a slider is moved by.
+const MAX_STEPS: usize = 1000;
+
+/// Set an ARIA slider (`role=slider`, `aria-valuenow`) to `text`, a number:
+/// with the keys a person would use (Home, End, the arrows), one press at a
+/// time, reading `aria-valuenow` after each, until it shows the value. A
+/// value the slider cannot take (past its range, between its steps) or does
+/// not show fails `value_not_shown`; it is never reported set.
+pub(crate) async fn set_slider(page: &Page, found: &Found, text: &str) -> Result<Value, ToolError> {
+    let Ok(target) = text.trim().parse::<f64>() else {
+        return Err(ToolError::invalid_arguments(format!(
+            "/text: {} is a slider: give a number, not {text:?}",
+            found.element()
+        )));
+    };
+    let read = || async {
+        let w = locate::helper(page, found, "widget", &[]).await?;
+        Ok::<_, ToolError>((w["now"].as_f64(), w["min"].as_f64(), w["max"].as_f64()))
+    };
+    let (now, min, max) = read().await?;
+    let Some(mut now) = now else {
+        return Err(ToolError::failed(format!(
+            "{} shows no aria-valuenow: its value cannot be read back",
+            found.element()
+        ))
+        .with_code("value_not_shown"));
+    };
+    if min.is_some_and(|m| target < m) || max.is_some_and(|m| target > m) {
+        return Err(ToolError::invalid_arguments(format!(
+            "/text: {target} is outside {}'s range {}..={}",
+            found.element(),
+            min.map_or("?".into(), |m| m.to_string()),
+            max.map_or("?".into(), |m| m.to_string())
+        )));
+    }
+    focus(page, found).await?;
+    let jump = match (min, max) {
+        (Some(m), _) if target == m => Some("Home"),
+        (_, Some(m)) if target == m => Some("End"),
+        _ => None,
+    };
+    if let Some(key) = jump {
+        input::press(page, &input::parse_chord(key)?).await?;
+        now = read().await?.0.unwrap_or(now);
+    }
+    let mut steps = 0;
+    while now != target && steps < MAX_STEPS {
+        let key = if now < target {
+            "ArrowRight"
+        } else {
+            "ArrowLeft"
+        };
+        input::press(page, &input::parse_chord(key)?).await?;
+        let next = read().await?.0.unwrap_or(now);
+        // Stuck, or stepped past the value: the slider cannot show it.
+        if next == now || (now < target) != (next < target) && next != target {
+            now = next;
+            break;
+        }
+        now = next;
+        steps += 1;
+    }
+    if now != target {
+        return Err(ToolError::failed(format!(
+            "{} shows {now}, not {target}: the slider does not take that value",
+            found.element()
+        ))
+        .with_code("value_not_shown"));
+    }
+    Ok(json!({"element": found.element(), "widget": "slider", "value": now}))
+}
