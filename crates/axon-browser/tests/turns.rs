@@ -300,3 +300,53 @@ async fn browser_act_selects_in_a_custom_drop_down_and_sets_a_slider() {
     assert_eq!(f.text("s", "#tip").await, "20");
     f.browsers.shutdown().await;
 }
+
+/// `browser_fill_form` takes the fields as the snapshot names them, and as
+/// Playwright MCP's `browser_fill_form` sends them (`name`, `type`, `ref`,
+/// a box's value as text), custom drop-downs and sliders included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fill_form_takes_the_snapshots_field_names() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "turns.html").await;
+    let snap = f
+        .call("s", "browser_snapshot", json!({"find": "Query"}))
+        .await;
+    let text = snap.data["text"].as_str().unwrap();
+    let query_ref = text
+        .split("[ref=")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .unwrap_or_else(|| panic!("no ref in {text}"));
+    let filled = f
+        .call(
+            "s",
+            "browser_fill_form",
+            json!({"fields": [
+                {"name": "Search query", "type": "textbox", "ref": query_ref, "value": "dogs"},
+                {"name": "City", "value": "Porto"},
+                {"name": "Fruit", "type": "combobox", "value": "Apple"},
+                {"name": "Tip", "type": "slider", "value": "12"}
+            ]}),
+        )
+        .await;
+    assert!(filled.success, "{filled:?}");
+    let value = async |sel: &str| {
+        f.call("s", "browser_get_text", json!({"selector": sel}))
+            .await
+            .data["value"]
+            .clone()
+    };
+    assert_eq!(value("#q").await, "dogs");
+    assert_eq!(value("#city").await, "Porto");
+    assert_eq!(f.text("s", "#fruit-value").await, "Apple");
+    assert_eq!(f.text("s", "#tip").await, "12");
+    let nameless = f
+        .call(
+            "s",
+            "browser_fill_form",
+            json!({"fields": [{"name": "No such field", "value": "x"}], "timeout_ms": 200}),
+        )
+        .await;
+    assert!(!nameless.success);
+    f.browsers.shutdown().await;
+}

@@ -228,11 +228,40 @@ async fn find_search_box(page: &Page, timeout: Duration) -> Result<Found, ToolEr
 #[schemars(deny_unknown_fields)]
 pub struct Field {
     #[serde(flatten)]
-    /// The field (exactly one of selector, ref, role, label, has_text).
+    /// The field (exactly one of selector, ref, role, label, has_text; or
+    /// `name` alone: the field the snapshot names so).
     pub address: Address,
+    /// The field's kind as Playwright MCP gives it (textbox, checkbox,
+    /// radio, combobox, slider): with `name` and no ref, its role.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
     /// Text to type, an option of a select, or true/false for a checkbox
     /// or radio button.
     pub value: FieldValue,
+}
+
+impl Field {
+    /// The address as the other element tools take it. A field given as the
+    /// snapshot names it (`{name: "Email"}`, or with Playwright MCP's
+    /// `type`) is the field whose whole name that is; beside a `ref`, the
+    /// name only describes it, and the ref decides.
+    fn resolve(&mut self) {
+        let a = &mut self.address;
+        if a.reference.is_some() && a.role.is_none() {
+            a.name = None;
+        } else if a.role.is_none() && a.is_empty() {
+            if let Some(name) = a.name.take() {
+                match self.kind.take() {
+                    Some(role) => {
+                        a.role = Some(role);
+                        a.name = Some(name);
+                    }
+                    None => a.label = Some(name),
+                }
+                a.exact = true;
+            }
+        }
+    }
 }
 
 /// A field's value.
@@ -257,7 +286,7 @@ pub struct FillFormArgs {
 }
 
 /// What a field is, read before it is filled.
-const KIND: &str = "function() { return {tag: this.tagName.toLowerCase(), type: (this.type || '').toLowerCase(), checked: !!this.checked}; }";
+const KIND: &str = "function() { return {tag: this.tagName.toLowerCase(), type: (this.type || '').toLowerCase(), role: (this.getAttribute('role') || '').toLowerCase(), checked: !!this.checked}; }";
 
 /// Fill several fields in one call, one result per field. A field that
 /// cannot be filled fails the call, naming it (`/fields/2: …`); the fields
@@ -269,7 +298,8 @@ pub(crate) async fn fill_form(
 ) -> Result<Value, ToolError> {
     let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.type_ms).await?;
     let mut filled = Vec::with_capacity(args.fields.len());
-    for (i, field) in args.fields.into_iter().enumerate() {
+    for (i, mut field) in args.fields.into_iter().enumerate() {
+        field.resolve();
         let field_at = format!("/fields/{i}");
         let at = |e: ToolError| super::under(&field_at, e);
         let found = element(&page, &field.address, Want::Visible, timeout)
@@ -304,7 +334,16 @@ async fn fill_one(
 ) -> Result<Value, ToolError> {
     let timeout_ms = Some(timeout.as_millis() as u64);
     let checkable = kind["type"] == "checkbox" || kind["type"] == "radio";
-    match (&field.value, checkable) {
+    // Playwright MCP sends a box's value as the text "true" or "false".
+    let value = match (&field.value, checkable) {
+        (FieldValue::Text(t), true) if t == "true" || t == "false" => {
+            FieldValue::Check(t == "true")
+        }
+        (v, _) => v.clone(),
+    };
+    let drop_down =
+        kind["tag"] == "select" || kind["role"] == "combobox" || kind["role"] == "listbox";
+    match (&value, checkable) {
         (FieldValue::Check(want), true) => {
             if kind["checked"] != json!(want) {
                 let found = element(page, &field.address, Want::Click, timeout).await?;
@@ -322,7 +361,7 @@ async fn fill_one(
         (FieldValue::Text(_), true) => Err(ToolError::invalid_arguments(
             "/value: a checkbox or radio button takes true or false",
         )),
-        (FieldValue::Text(text), false) if kind["tag"] == "select" => {
+        (FieldValue::Text(text), false) if drop_down => {
             let args = SelectArgs {
                 address: field.address.clone(),
                 values: Some(OneOrMany::One(text.clone())),
