@@ -350,7 +350,12 @@
     const r = o.getBoundingClientRect();
     const x = r.left + r.width / 2, y = r.top + r.height / 2;
     const hit = o.ownerDocument.elementFromPoint(x, y);
-    return { found: 1, label, x, y, clear: !!hit && (o.contains(hit) || hit.contains(o)) };
+    // The same node as the last look: a popup drawn again under the click
+    // would take the press on one node and the release on another.
+    const w = o.ownerDocument.defaultView;
+    const same = w.__axon_pick === o;
+    w.__axon_pick = o;
+    return { found: 1, label, x, y, same, clear: !!hit && (o.contains(hit) || hit.contains(o)) };
   };
   // Whether the widget shows `label` as its value: its field's value, its
   // own text, its ARIA value, or its selected option.

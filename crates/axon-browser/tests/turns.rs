@@ -116,6 +116,24 @@ async fn an_action_answers_with_what_it_changed() {
         .await;
     assert_eq!(failure(&bad).0, axon_core::ErrorKind::InvalidArguments);
     assert!(bad.error.unwrap().message.contains("/snapshot"));
+
+    // A click that leads to another page (its server answers in 300 ms)
+    // answers with that page, drawn.
+    let away = f
+        .call(
+            "s",
+            "browser_click",
+            json!({"role": "link", "name": "Go on"}),
+        )
+        .await;
+    assert!(away.success, "{away:?}");
+    let page = &away.data["changes"];
+    assert_eq!(page["page"], "new", "{page}");
+    assert_eq!(page["title"], "Welcome", "{page}");
+    assert!(
+        page["text"].as_str().unwrap().contains("Welcome back."),
+        "{page}"
+    );
     f.browsers.shutdown().await;
 }
 

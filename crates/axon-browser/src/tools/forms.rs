@@ -249,17 +249,18 @@ impl Field {
         let a = &mut self.address;
         if a.reference.is_some() && a.role.is_none() {
             a.name = None;
-        } else if a.role.is_none() && a.is_empty() {
-            if let Some(name) = a.name.take() {
-                match self.kind.take() {
-                    Some(role) => {
-                        a.role = Some(role);
-                        a.name = Some(name);
-                    }
-                    None => a.label = Some(name),
+        } else if a.role.is_none()
+            && a.is_empty()
+            && let Some(name) = a.name.take()
+        {
+            match self.kind.take() {
+                Some(role) => {
+                    a.role = Some(role);
+                    a.name = Some(name);
                 }
-                a.exact = true;
+                None => a.label = Some(name),
             }
+            a.exact = true;
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Custom drop-downs as first-class as a `<select>`: `browser_select_option`
 //! on an element that is not a `<select>` — an ARIA combobox with a listbox
 //! popup (what most component libraries draw), a listbox, an `<input list>`
-//! — opens it with a real click, waits for the option named, clicks it as a
-//! person would, and confirms the widget shows it.
+//! — opens it with a real click, waits for the option named (the same node
+//! on two looks, so that a popup its framework draws again is not clicked
+//! half-way), clicks it as a person would, and confirms the widget shows it.
 //!
 //! Never the nearest match: the option's name must equal the value asked
 //! (case and spaces aside), one option only; a value the widget does not
@@ -65,7 +66,10 @@ pub(crate) async fn select(
     let try_pick = |limit: Duration| {
         poll(Some(page), limit, Duration::from_millis(100), || async {
             let out = locate::helper(page, found, "pickOption", &args).await?;
-            Ok((out["found"] == json!(1) && out["clear"] != json!(false)).then_some(out))
+            let ready = out["found"] == json!(1)
+                && out["clear"] != json!(false)
+                && (out["same"] == json!(true) || out["datalist"] == json!(true));
+            Ok(ready.then_some(out))
         })
     };
     let left = || deadline.saturating_duration_since(Instant::now());
@@ -177,7 +181,7 @@ async fn missing(
     let options = out["options"].clone();
     if out["found"] == json!(1) {
         return ToolError::failed(format!(
-            "{} ({kind}): the option {asked} stayed covered",
+            "{} ({kind}): the option {asked} stayed covered, or was drawn anew at every look",
             found.element()
         ))
         .with_code("element_not_interactable");
