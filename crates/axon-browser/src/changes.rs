@@ -34,6 +34,9 @@ use crate::snapshot::{self, SnapshotArgs, SnapshotNode};
 /// rest is counted, and `browser_snapshot` reads it.
 pub(crate) const MAX_LINES: usize = 300;
 
+/// The longest the page is read for after an action.
+const MAX_READ: Duration = Duration::from_secs(5);
+
 /// The most removed elements listed by name (the rest are counted).
 const MAX_REMOVED: usize = 12;
 
@@ -101,7 +104,10 @@ pub(crate) async fn after(
     };
     // A click that opened a tab the session follows is read on that tab.
     let page = browsers.page_for(ctx).await.ok()?;
-    let (url, title, nodes) = snapshot::read(&page).await.ok()?;
+    // A page that stops answering (a dialog it opened after the action is
+    // held open) leaves the action's own result standing.
+    let read = tokio::time::timeout(MAX_READ, snapshot::read(&page)).await;
+    let (url, title, nodes) = read.ok()?.ok()?;
     let previous = browsers.swap_snapshot(ctx, nodes.clone()).await;
     let new_page = previous.is_empty() || document(&url) != document(&before.url);
     let mut out = json!({});

@@ -122,6 +122,13 @@ impl WithSession {
         let Some(settles) = self.changes.filter(|_| show != AfterAction::None) else {
             return self.guarded(session, self.inner.call(args, ctx)).await;
         };
+        // A page whose dialog is held open runs no script until it is
+        // answered: the action fails `dialog_open` at once (guarded), and is
+        // not kept waiting on a look at the page first.
+        let held_open = matches!(self.browsers.dialogs_of(session).await, Some((_, Some(_))));
+        if held_open && settles.is_some() {
+            return self.guarded(session, self.inner.call(args, ctx)).await;
+        }
         let before = crate::changes::before(&self.browsers, &ctx, settles).await;
         let mut data = self
             .guarded(session, self.inner.call(args, ctx.clone()))

@@ -155,6 +155,16 @@ async fn a_session_that_holds_dialogs_lets_the_agent_answer_and_never_waits() {
         "{:?}",
         started.elapsed()
     );
+    // An action too (it answers with the page's changes, and does not
+    // wait on a page that runs no script to look at it first).
+    let started = Instant::now();
+    let again = call("browser_click", json!({"selector": "#status"})).await;
+    assert_eq!(support::failure(&again).1.as_deref(), Some("dialog_open"));
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
     let ok = call("browser_handle_dialog", json!({"accept": true})).await;
     assert!(ok.success, "{ok:?}");
     assert_eq!(ok.data["type"], "confirm");
