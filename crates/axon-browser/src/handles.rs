@@ -41,14 +41,14 @@ impl WithSession {
         let changes = crate::changes::part(&spec.name, &browsers);
         // No description for `session`: browser_session_new's says where the
         // handle goes, and 25 copies of one would cost every agent tokens on
-        // every turn. `snapshot` says its choices in one line.
+        // every turn. Nor for `snapshot` (what the action answers of the page
+        // after it: its choices say it, and docs/design.md).
         let mut extra = serde_json::Map::new();
         extra.insert("session".into(), json!({"type": "string"}));
         if changes.is_some() {
             extra.insert(
                 "snapshot".into(),
-                json!({"enum": ["changes", "full", "none"],
-                       "description": "What to answer of the page after: what changed since the last snapshot (default), all of it, or nothing."}),
+                json!({"enum": ["changes", "full", "none"]}),
             );
         }
         if let Some(props) = spec.input_schema["properties"].as_object_mut() {
