@@ -132,11 +132,16 @@ async fn open(page: &Page, found: &Found) -> Result<(), ToolError> {
 }
 
 /// Give the widget's field the focus (typing goes where the focus is).
+/// Focus the widget where its keys are heard: its own `<input>`, itself when
+/// it takes the focus, else the first part of it that does (Quasar's slider
+/// takes keys on its track, not on its `role=slider` root).
 async fn focus(page: &Page, found: &Found) -> Result<(), ToolError> {
     crate::cdp::call_on(
         page,
         &found.object,
-        "function() { const f = this.tagName === 'INPUT' ? this : this.querySelector('input'); (f || this).focus(); }",
+        "function() { const f = this.tagName === 'INPUT' ? this : this.querySelector('input') \
+           || (this.tabIndex >= 0 ? this : this.querySelector('[tabindex]:not([tabindex=\"-1\"])')); \
+           (f || this).focus(); }",
         &[],
     )
     .await
@@ -204,6 +209,10 @@ async fn missing(
 /// The most key presses a slider is moved by.
 const MAX_STEPS: usize = 1000;
 
+/// How long one key press may take to show on a slider before it counts as
+/// stuck (a value that goes to the server and back: NiceGUI's sliders).
+const STEP_SHOWN: Duration = Duration::from_millis(750);
+
 /// Set an ARIA slider (`role=slider`, `aria-valuenow`) to `text`, a number:
 /// with the keys a person would use (Home, End, the arrows), one press at a
 /// time, reading `aria-valuenow` after each, until it shows the value. A
@@ -254,7 +263,19 @@ pub(crate) async fn set_slider(page: &Page, found: &Found, text: &str) -> Result
             "ArrowLeft"
         };
         input::press(page, &input::parse_chord(key)?).await?;
-        let next = read().await?.0.unwrap_or(now);
+        // A slider whose value makes a round trip (an app that draws it from
+        // its server's state, over a websocket) shows the step a moment later.
+        let moved = poll(
+            Some(page),
+            STEP_SHOWN,
+            Duration::from_millis(20),
+            || async {
+                let next = read().await?.0;
+                Ok(next.filter(|n| *n != now))
+            },
+        )
+        .await?;
+        let next = moved.unwrap_or(now);
         // Stuck, or stepped past the value: the slider cannot show it.
         if next == now || (now < target) != (next < target) && next != target {
             now = next;

@@ -1,0 +1,9 @@
+"""Django's command line for the library site (the real-app suite's admin app)."""
+import os
+import sys
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "library.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(sys.argv)
