@@ -49,14 +49,16 @@ class Agent:
 
     async def call(self, tool: str, args: dict) -> str:
         self.calls += 1
+        began = time.perf_counter()
         r = await asyncio.wait_for(self.client.call_tool(tool, args), 60)
+        ms = (time.perf_counter() - began) * 1000
         text = text_of(r)
         self.read += len(text)
         self.last = text
         trace = os.environ.get("REAL_APPS_TRACE")
         if trace:
             shown = text if trace == "full" else repr(text[:300])
-            print(f"    {tool} {json.dumps(args)[:100]} -> {len(text)} B:\n{shown}", file=sys.stderr)
+            print(f"    {tool} {json.dumps(args)[:100]} -> {len(text)} B, {ms:.0f} ms:\n{shown}", file=sys.stderr)
         if r.is_error:
             raise Failed(f"{tool} {json.dumps(args)[:80]}: {text[:200]}")
         self.absorb(tool, text)
@@ -212,6 +214,9 @@ async def body_text(client, axon: bool) -> str:
 
 
 async def run_task(client, axon: bool, base: str, intents, outcome) -> dict:
+    # The browser starts before the task, outside the count: an agent's
+    # session starts it once, not once per task.
+    await client.call_tool("browser_navigate", {"url": "about:blank"})
     agent = Agent(client, axon, base)
     start = time.perf_counter()
     error = None

@@ -8,9 +8,11 @@ The apps (installed by scripts/peers): Django's admin over a one-model site
 (server-rendered forms), a NiceGUI booking form (Quasar widgets over a
 websocket), a Dash tip calculator (React components, callbacks to the
 server) and TodoMVC's React app (a single page drawn in the browser). Each
-task runs in a fresh server process (a fresh browser); the suite counts the
-agent's calls, the wall time of its script and the bytes of text it read, and
-a referee outside the count reads the page to say whether the task is done.
+task runs in a fresh server process (a fresh browser, started by a
+navigation to about:blank outside the count: a session starts its browser
+once); the suite counts the agent's calls, the wall time of its script and the
+bytes of text it read, and a referee outside the count reads the page to say
+whether the task is done.
 Prints a Markdown table; exits 1 when an Axon task failed (CI's short run:
 `--runs 1` without `--playwright`). benches/real_apps/run.sh installs
 Playwright MCP and calls this.

@@ -41,7 +41,8 @@ const MAX_READ: Duration = Duration::from_secs(5);
 const MAX_REMOVED: usize = 12;
 
 /// How a tool takes part: whether it answers with changes, and whether it
-/// settles first (tools that wait for their own navigation do not).
+/// settles first (tools that wait for their own navigation do not, but for
+/// `browser_navigate`).
 pub(crate) fn part(tool: &str, browsers: &Browsers) -> Option<Option<Duration>> {
     let t = &browsers.config().timeouts;
     let ms = |ms: u64| Some(Some(Duration::from_millis(ms)));
@@ -54,9 +55,12 @@ pub(crate) fn part(tool: &str, browsers: &Browsers) -> Option<Option<Duration>> 
         | "browser_upload_file" => ms(t.type_ms),
         "browser_press_key" => ms(t.press_key_ms),
         "browser_scroll" => ms(t.scroll_ms),
+        // A page that draws itself after its load (an app that fetches its
+        // layout, a script compiled in the page) is waited for as an action
+        // is: the answer shows the page drawn, not "Loading…".
+        "browser_navigate" => ms(t.navigate_ms),
         // These wait for the load (or answer a dialog) themselves.
-        "browser_navigate"
-        | "browser_navigate_back"
+        "browser_navigate_back"
         | "browser_navigate_forward"
         | "browser_submit_form"
         | "browser_search"
@@ -87,6 +91,13 @@ pub(crate) async fn before(
         None => None,
     };
     Some(Before { page, url, watch })
+}
+
+/// After a failed action: stop watching the page.
+pub(crate) async fn forget(before: Before) {
+    if let Some((watch, _)) = before.watch {
+        settle::unwatch(&before.page, watch).await;
+    }
 }
 
 /// After a successful action: let the page settle, read it, keep it as the

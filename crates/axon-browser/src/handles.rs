@@ -130,9 +130,18 @@ impl WithSession {
             return self.guarded(session, self.inner.call(args, ctx)).await;
         }
         let before = crate::changes::before(&self.browsers, &ctx, settles).await;
-        let mut data = self
+        let done = self
             .guarded(session, self.inner.call(args, ctx.clone()))
-            .await?;
+            .await;
+        let mut data = match done {
+            Ok(data) => data,
+            Err(e) => {
+                if let Some(before) = before {
+                    crate::changes::forget(before).await;
+                }
+                return Err(e);
+            }
+        };
         if let Some(before) = before
             && let Some(changes) = crate::changes::after(&self.browsers, &ctx, before, show).await
             && let Some(map) = data.as_object_mut()

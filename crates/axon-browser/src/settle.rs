@@ -31,6 +31,7 @@ use chromiumoxide::cdp::browser_protocol::network::{
     EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent, RequestId, ResourceType,
 };
 use futures::{FutureExt, StreamExt};
+use serde_json::json;
 use tokio::time::Instant;
 
 use crate::cdp::{self, Evaluated};
@@ -42,6 +43,10 @@ pub const QUIET: Duration = Duration::from_millis(100);
 
 /// The longest settle, whatever the page does.
 pub const MAX_SETTLE: Duration = Duration::from_secs(3);
+
+/// How long the page is given to say when its DOM last changed (a page
+/// between two documents may never answer that question).
+const ASK: Duration = Duration::from_millis(250);
 
 /// How often the page is looked at again while a request is in flight (its
 /// end is an event; this is the fallback) or it cannot be read.
@@ -75,13 +80,14 @@ const NEXT_TURN: &str = r#"new Promise((resolve) => {
   setTimeout(done, 50);
 })"#;
 
-/// Milliseconds since the last mutation; since the document loaded when it
-/// is a new one (a navigation replaced the observed page), or -1 while it is
-/// still loading.
+/// Milliseconds since the last mutation; -2 for a new document that has
+/// loaded (a navigation replaced the observed page: it is observed from then
+/// on, so that an app drawing itself after its load is waited for), or -1
+/// while it is still loading.
 const SINCE_LAST: &str = r#"(() => {
   const s = window.__axon_settle;
   if (s) return performance.now() - s.last;
-  return document.readyState === "complete" ? performance.now() : -1;
+  return document.readyState === "complete" ? -2 : -1;
 })()"#;
 
 /// The network events of one page, subscribed before an action, and the
@@ -91,6 +97,11 @@ pub(crate) struct Watch {
     finished: chromiumoxide::listeners::EventStream<EventLoadingFinished>,
     failed: chromiumoxide::listeners::EventStream<EventLoadingFailed>,
     mutations: i64,
+    /// The observer, installed in every document the page loads while it is
+    /// watched (a navigation the action starts is observed from its first
+    /// node, not from when the settle first asks): removed by
+    /// [`settle`] or [`unwatch`].
+    script: Option<String>,
 }
 
 /// Subscribe to the page's requests and start observing its DOM: call before
@@ -104,12 +115,30 @@ pub(crate) async fn watch(page: &Page) -> Option<Watch> {
         Evaluated::Value(v) => v.as_i64().unwrap_or(0),
         _ => 0,
     };
+    let script = cdp::send(
+        page,
+        "Page.addScriptToEvaluateOnNewDocument",
+        json!({ "source": OBSERVE }),
+    )
+    .await
+    .ok()
+    .and_then(|v| v["identifier"].as_str().map(String::from));
     Some(Watch {
         started,
         finished,
         failed,
         mutations,
+        script,
     })
+}
+
+/// Stop watching without settling (the action failed): later documents are
+/// not observed.
+pub(crate) async fn unwatch(page: &Page, w: Watch) {
+    if let Some(identifier) = w.script {
+        let params = json!({ "identifier": identifier });
+        let _ = cdp::send(page, "Page.removeScriptToEvaluateOnNewDocument", params).await;
+    }
 }
 
 /// What a settle waited for, for the action's result to say.
@@ -148,10 +177,17 @@ impl Until {
 /// The requests an action started, as their events arrive.
 struct Network {
     in_flight: HashSet<RequestId>,
+    /// The requests that ended. Starts and ends come on separate event
+    /// streams, and an end can be read before its start: a start read after
+    /// its end is not in flight.
+    ended: HashSet<RequestId>,
     /// How many started.
     started: usize,
     /// Whether any request started, ended or failed since the action.
     seen: bool,
+    /// Whether a document started loading (the action navigated: the old
+    /// page will not answer its turn).
+    document: bool,
     last: Instant,
 }
 
@@ -161,8 +197,13 @@ impl Network {
             e.r#type,
             Some(ResourceType::WebSocket | ResourceType::EventSource)
         ) {
-            self.in_flight.insert(e.request_id.clone());
+            if !self.ended.contains(&e.request_id) {
+                self.in_flight.insert(e.request_id.clone());
+            }
             self.started += 1;
+        }
+        if e.r#type == Some(ResourceType::Document) {
+            self.document = true;
         }
         self.ended(None);
     }
@@ -170,6 +211,7 @@ impl Network {
     fn ended(&mut self, id: Option<&RequestId>) {
         if let Some(id) = id {
             self.in_flight.remove(id);
+            self.ended.insert(id.clone());
         }
         self.seen = true;
         self.last = Instant::now();
@@ -192,12 +234,20 @@ impl Network {
 /// Wait until the work the action started is done, at most `limit` (and
 /// [`MAX_SETTLE`]); returns how long it waited, and for what.
 pub(crate) async fn settle(page: &Page, mut w: Watch, limit: Duration) -> Settled {
+    let settled = settle_watched(page, &mut w, limit).await;
+    unwatch(page, w).await;
+    settled
+}
+
+async fn settle_watched(page: &Page, w: &mut Watch, limit: Duration) -> Settled {
     let began = Instant::now();
     let until = began + limit.min(MAX_SETTLE);
     let mut net = Network {
         in_flight: HashSet::new(),
+        ended: HashSet::new(),
         started: 0,
         seen: false,
+        document: false,
         last: began,
     };
     let done = |net: &Network, why| Settled {
@@ -205,7 +255,7 @@ pub(crate) async fn settle(page: &Page, mut w: Watch, limit: Duration) -> Settle
         requests: net.started,
         until: why,
     };
-    if !started_work(page, &mut w, &mut net, until).await {
+    if !started_work(page, w, &mut net, until).await {
         return done(&net, Until::NothingStarted);
     }
     // The earliest moment the page can have been quiet for a window; checked
@@ -246,6 +296,11 @@ async fn started_work(page: &Page, w: &mut Watch, net: &mut Network, until: Inst
     let turn = tokio::time::timeout_at(until, cdp::evaluate(page, NEXT_TURN, true));
     tokio::pin!(turn);
     let mutations = loop {
+        // A navigation replaces the page whose turn was asked for: its
+        // answer never comes, and the work is plainly started.
+        if net.document {
+            break None;
+        }
         tokio::select! {
             Some(e) = w.started.next() => net.started(&e),
             Some(e) = w.finished.next() => net.ended(Some(&e.request_id)),
@@ -265,11 +320,60 @@ async fn started_work(page: &Page, w: &mut Watch, net: &mut Network, until: Inst
 /// How long ago the DOM last changed; `None` while the page cannot be read
 /// (it is navigating), which is not quiet yet.
 async fn since_last_mutation(page: &Page) -> Option<Duration> {
-    match cdp::evaluate(page, SINCE_LAST, true).await {
-        Ok(Evaluated::Value(v)) => v
-            .as_f64()
-            .filter(|ms| *ms >= 0.0)
-            .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
-        _ => None,
+    // A page between two documents may not answer at all: asked again.
+    let read = tokio::time::timeout(ASK, cdp::evaluate(page, SINCE_LAST, true)).await;
+    let ms = match read.ok()? {
+        Ok(Evaluated::Value(v)) => v.as_f64()?,
+        _ => return None,
+    };
+    if ms == -2.0 {
+        // The new document: observed from now, quiet from now.
+        tokio::time::timeout(ASK, cdp::evaluate(page, OBSERVE, true))
+            .await
+            .ok()?
+            .ok()?;
+        return Some(Duration::ZERO);
+    }
+    (ms >= 0.0).then(|| Duration::from_secs_f64(ms / 1000.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(id: &str) -> EventRequestWillBeSent {
+        serde_json::from_value(serde_json::json!({
+            "requestId": id, "loaderId": "l", "documentURL": "http://a/",
+            "request": {"url": "http://a/x.js", "method": "GET", "headers": {},
+                        "initialPriority": "High", "referrerPolicy": "no-referrer"},
+            "timestamp": 1.0, "wallTime": 1.0, "initiator": {"type": "other"},
+            "redirectHasExtraInfo": false, "type": "Script"
+        }))
+        .expect("a requestWillBeSent event")
+    }
+
+    #[test]
+    fn an_end_read_before_its_start_leaves_nothing_in_flight() {
+        let mut net = Network {
+            in_flight: HashSet::new(),
+            ended: HashSet::new(),
+            started: 0,
+            seen: false,
+            document: false,
+            last: Instant::now(),
+        };
+        // Django's admin page: the end of one script was read from its stream
+        // before its start was read from the other (3 s waited for nothing).
+        net.ended(Some(&RequestId::new("1")));
+        net.started(&start("1"));
+        net.started(&start("2"));
+        assert_eq!(net.started, 2);
+        assert_eq!(
+            net.in_flight.len(),
+            1,
+            "only the request that has not ended"
+        );
+        net.ended(Some(&RequestId::new("2")));
+        assert!(net.in_flight.is_empty());
     }
 }
