@@ -94,9 +94,9 @@ pub(crate) async fn before(
 }
 
 /// After a failed action: stop watching the page.
-pub(crate) async fn forget(before: Before) {
+pub(crate) fn forget(before: Before) {
     if let Some((watch, _)) = before.watch {
-        settle::unwatch(&before.page, watch).await;
+        settle::unwatch(&before.page, watch);
     }
 }
 

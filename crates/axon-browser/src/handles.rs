@@ -137,7 +137,7 @@ impl WithSession {
             Ok(data) => data,
             Err(e) => {
                 if let Some(before) = before {
-                    crate::changes::forget(before).await;
+                    crate::changes::forget(before);
                 }
                 return Err(e);
             }

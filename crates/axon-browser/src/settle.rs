@@ -133,11 +133,17 @@ pub(crate) async fn watch(page: &Page) -> Option<Watch> {
 }
 
 /// Stop watching without settling (the action failed): later documents are
-/// not observed.
-pub(crate) async fn unwatch(page: &Page, w: Watch) {
+/// not observed. Sent without waiting for the answer: a page that holds a
+/// dialog open answers no Page command until the dialog is answered, and the
+/// action's own answer is not kept waiting for that (an observer left on the
+/// tab's later documents only counts mutations).
+pub(crate) fn unwatch(page: &Page, w: Watch) {
     if let Some(identifier) = w.script {
+        let page = page.clone();
         let params = json!({ "identifier": identifier });
-        let _ = cdp::send(page, "Page.removeScriptToEvaluateOnNewDocument", params).await;
+        tokio::spawn(async move {
+            let _ = cdp::send(&page, "Page.removeScriptToEvaluateOnNewDocument", params).await;
+        });
     }
 }
 
@@ -235,7 +241,7 @@ impl Network {
 /// [`MAX_SETTLE`]); returns how long it waited, and for what.
 pub(crate) async fn settle(page: &Page, mut w: Watch, limit: Duration) -> Settled {
     let settled = settle_watched(page, &mut w, limit).await;
-    unwatch(page, w).await;
+    unwatch(page, w);
     settled
 }
 

@@ -368,3 +368,22 @@ async fn fill_form_takes_the_snapshots_field_names() {
     assert!(!nameless.success);
     f.browsers.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_navigation_answers_with_the_page_its_scripts_drew_after_the_load() {
+    let f = fixture(BrowserConfig::default()).await;
+    // idle.html fetches its data 50 ms after its load (the server answers in
+    // 300 ms) and only then shows it: an app that draws itself after loading.
+    let url = format!("{}/idle.html", f.base);
+    let arrived = f.call("s", "browser_navigate", json!({"url": url})).await;
+    assert!(arrived.success, "{arrived:?}");
+    let changes = &arrived.data["changes"];
+    assert_eq!(changes["page"], "new", "{changes}");
+    assert_eq!(changes["waited"]["until"], "quiet", "{changes}");
+    assert!(
+        changes["text"].as_str().unwrap().contains("slow data"),
+        "the answer shows what the page drew after its load: {changes}"
+    );
+    assert_eq!(f.text("s", "#data").await, "slow data");
+    f.browsers.shutdown().await;
+}
