@@ -198,6 +198,18 @@ struct Network {
 }
 
 impl Network {
+    /// Nothing seen yet, as of `began` (the settle's start).
+    fn new(began: Instant) -> Self {
+        Network {
+            in_flight: HashSet::new(),
+            ended: HashSet::new(),
+            started: 0,
+            seen: false,
+            document: false,
+            last: began,
+        }
+    }
+
     fn started(&mut self, e: &EventRequestWillBeSent) {
         if !matches!(
             e.r#type,
@@ -248,14 +260,7 @@ pub(crate) async fn settle(page: &Page, mut w: Watch, limit: Duration) -> Settle
 async fn settle_watched(page: &Page, w: &mut Watch, limit: Duration) -> Settled {
     let began = Instant::now();
     let until = began + limit.min(MAX_SETTLE);
-    let mut net = Network {
-        in_flight: HashSet::new(),
-        ended: HashSet::new(),
-        started: 0,
-        seen: false,
-        document: false,
-        last: began,
-    };
+    let mut net = Network::new(began);
     let done = |net: &Network, why| Settled {
         waited: began.elapsed(),
         requests: net.started,
@@ -360,14 +365,7 @@ mod tests {
 
     #[test]
     fn an_end_read_before_its_start_leaves_nothing_in_flight() {
-        let mut net = Network {
-            in_flight: HashSet::new(),
-            ended: HashSet::new(),
-            started: 0,
-            seen: false,
-            document: false,
-            last: Instant::now(),
-        };
+        let mut net = Network::new(Instant::now());
         // Django's admin page: the end of one script was read from its stream
         // before its start was read from the other (3 s waited for nothing).
         net.ended(Some(&RequestId::new("1")));
