@@ -75,30 +75,17 @@ impl ToolFilter {
     /// Whether `name` is allowed by the patterns (what a scoped token may
     /// call over HTTP too); capabilities aside.
     pub fn allows(&self, name: &str) -> bool {
-        (self.tools.is_empty() || self.tools.iter().any(|p| glob(p, name)))
-            && (self.within.is_empty() || self.within.iter().any(|p| glob(p, name)))
-            && !self.exclude.iter().any(|p| glob(p, name))
+        (self.tools.is_empty() || self.tools.iter().any(|p| axon_core::glob::matches(p, name)))
+            && (self.within.is_empty()
+                || self
+                    .within
+                    .iter()
+                    .any(|p| axon_core::glob::matches(p, name)))
+            && !self
+                .exclude
+                .iter()
+                .any(|p| axon_core::glob::matches(p, name))
     }
-}
-
-/// `*` matches any run of characters (none included); everything else itself.
-fn glob(pattern: &str, name: &str) -> bool {
-    let mut parts = pattern.split('*');
-    let first = parts.next().unwrap_or_default();
-    let Some(mut rest) = name.strip_prefix(first) else {
-        return false;
-    };
-    let parts: Vec<&str> = parts.collect();
-    let Some((last, middle)) = parts.split_last() else {
-        return rest.is_empty();
-    };
-    for part in middle {
-        match rest.find(part) {
-            Some(i) => rest = &rest[i + part.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// What a session lists and how each listed tool's data is shaped.

@@ -58,6 +58,8 @@ impl Secrets {
     /// Let `tenant` ([`axon_core::ToolCall::tenant`]) use the secrets
     /// `names` (`*`: every one), and from now on keep every tenant not
     /// granted any from all of them. The process's owner always may.
+    /// `tenant` may be a pattern (`corp:*`, [`axon_core::glob`]) granting
+    /// every tenant it matches.
     pub fn granting(
         mut self,
         tenant: impl Into<String>,
@@ -83,9 +85,15 @@ impl Secrets {
         let (Some(tenant), Some(grants)) = (tenant, &self.grants) else {
             return true;
         };
-        grants
-            .get(tenant)
-            .is_some_and(|names| names.contains("*") || names.contains(name))
+        // A tenant is granted by its name, or by a pattern (`corp:team-*`:
+        // the tenants an identity provider signs in, docs/security.md).
+        let grants_name = |names: &BTreeSet<String>| names.contains("*") || names.contains(name);
+        if grants.get(tenant).is_some_and(grants_name) {
+            return true;
+        }
+        grants.iter().any(|(pattern, names)| {
+            pattern.contains('*') && axon_core::glob::matches(pattern, tenant) && grants_name(names)
+        })
     }
 
     /// Read a secret's value now for a call made as `tenant`: refused
@@ -312,6 +320,26 @@ pub fn overlaps(read: &str, masked: &str) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_tenant_pattern_grants_the_tenants_it_matches_and_no_other() {
+        let secrets = Secrets::new()
+            .granting("corp:team-*", ["GH"])
+            .granting("corp:alice", ["DB"])
+            .granting("token-1", ["*"]);
+        assert!(secrets.allows(Some("corp:team-a"), "GH"));
+        assert!(!secrets.allows(Some("corp:team-a"), "DB"));
+        assert!(secrets.allows(Some("corp:alice"), "DB"));
+        assert!(!secrets.allows(Some("corp:alice"), "GH"));
+        assert!(!secrets.allows(Some("other:team-a"), "GH"));
+        assert!(secrets.allows(Some("token-1"), "GH"));
+        // A tenant whose name holds a star is matched, not a pattern.
+        assert!(!secrets.allows(Some("corp:*"), "DB"));
+        assert!(
+            secrets.allows(None, "DB"),
+            "the process's owner may use every secret"
+        );
+    }
 
     #[test]
     fn literal_secrets_are_masked_and_templates_kept() {

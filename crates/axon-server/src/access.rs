@@ -4,12 +4,18 @@
 //! scoped. A token sees only its tools in `GET /v1/tools` and MCP's
 //! `tools/list`, calls only them (directly, in `/v1/calls`, and as a plan's steps
 //! and fallbacks), and only an admin token resets breakers or cancels runs.
+//! A token signed by a trusted identity provider (`idp/`) is a
+//! [`Principal`]: its tenant and tools come from its claims, and a refusal
+//! names the scope that would have let it through.
+
+use std::sync::Arc;
 
 use axon_core::Owner;
 use axon_mcp::ToolFilter;
 use axon_plan::Plan;
 use axum::http::StatusCode;
 
+use crate::idp::{Idp, Principal, metadata};
 use crate::problem::Problem;
 
 /// A bearer token limited to some tools.
@@ -32,8 +38,30 @@ pub struct ScopedToken {
 pub(crate) struct Access {
     tools: ToolFilter,
     admin: bool,
+    owner: Owner,
     /// Which MCP service serves this caller (each scope has its own listing).
-    pub(crate) mcp: usize,
+    pub(crate) mcp: McpScopeKey,
+    /// A signed-in caller's issuer, to name the scope it lacks.
+    signed_in: Option<(Arc<Idp>, usize)>,
+}
+
+/// Which `/mcp` service answers a caller: one built for each static token
+/// (0: full access), one made on first use for each signed-in principal.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum McpScopeKey {
+    Fixed(usize),
+    Principal(Arc<str>),
+}
+
+/// The scope's part of a stored key (idempotency): a static token's index,
+/// as before principals existed, or the principal's key.
+impl std::fmt::Display for McpScopeKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            McpScopeKey::Fixed(i) => write!(f, "{i}"),
+            McpScopeKey::Principal(key) => f.write_str(key),
+        }
+    }
 }
 
 impl Access {
@@ -42,10 +70,13 @@ impl Access {
         Access {
             tools: ToolFilter::default(),
             admin: true,
-            mcp: 0,
+            owner: Owner::Process,
+            mcp: McpScopeKey::Fixed(0),
+            signed_in: None,
         }
     }
 
+    /// A `[[server.tokens]]` token: a tenant `token-<n>` unless an admin.
     pub(crate) fn scoped(token: &ScopedToken, mcp: usize) -> Self {
         Access {
             tools: ToolFilter {
@@ -53,7 +84,37 @@ impl Access {
                 ..ToolFilter::default()
             },
             admin: token.admin,
-            mcp,
+            owner: match token.admin {
+                true => Owner::Process,
+                false => Owner::Tenant(axon_core::SmolStr::from(format!("token-{mcp}"))),
+            },
+            mcp: McpScopeKey::Fixed(mcp),
+            signed_in: None,
+        }
+    }
+
+    /// A verified token of an identity provider: its tenant, unless its
+    /// grants make it an admin.
+    pub(crate) fn signed_in(principal: &Principal, idp: Arc<Idp>) -> Self {
+        let key = format!(
+            "idp\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
+            principal.issuer,
+            principal.tenant,
+            principal.admin,
+            principal.tools.join("\u{1e}")
+        );
+        Access {
+            tools: ToolFilter {
+                tools: principal.tools.clone(),
+                ..ToolFilter::default()
+            },
+            admin: principal.admin,
+            owner: match principal.admin {
+                true => Owner::Process,
+                false => Owner::Tenant(axon_core::SmolStr::from(principal.tenant.as_str())),
+            },
+            mcp: McpScopeKey::Principal(Arc::from(key)),
+            signed_in: Some((idp, principal.issuer)),
         }
     }
 
@@ -67,14 +128,11 @@ impl Access {
     }
 
     /// Who this caller's calls are made as (`ToolCall::owner`): a scoped
-    /// token that is not an admin is a tenant (`token-<n>`), which keeps
-    /// what it leaves to itself; an admin (and every caller without tokens)
-    /// is the process's owner, who sees all.
+    /// token or a signed-in principal that is not an admin is a tenant,
+    /// which keeps what it leaves to itself; an admin (and every caller
+    /// without tokens) is the process's owner, who sees all.
     pub(crate) fn owner(&self) -> Owner {
-        match self.admin {
-            true => Owner::Process,
-            false => Owner::Tenant(axon_core::SmolStr::from(format!("token-{}", self.mcp))),
-        }
+        self.owner.clone()
     }
 
     /// Whether this caller reads what `owner` keeps (a history entry, a
@@ -93,7 +151,22 @@ impl Access {
         if self.allows(tool) {
             return Ok(());
         }
-        Err(forbidden(format!("this token may not call the tool {tool:?}")).at(pointer))
+        let refused = forbidden(format!("this token may not call the tool {tool:?}")).at(pointer);
+        Err(self.naming_scope(refused, Some(tool)))
+    }
+
+    /// For a signed-in caller: the scopes that would have let it through,
+    /// in the body and the `WWW-Authenticate` challenge (RFC 6750 §3.1).
+    fn naming_scope(&self, refused: Problem, tool: Option<&str>) -> Problem {
+        let Some((idp, issuer)) = &self.signed_in else {
+            return refused;
+        };
+        let scopes = idp.scopes_for(*issuer, tool);
+        let url = metadata::metadata_url(&idp.resource, "/");
+        let challenge = metadata::challenge(&url, Some("insufficient_scope"), None, &scopes);
+        refused
+            .with("required_scopes", serde_json::json!(scopes))
+            .with_challenge(challenge)
     }
 
     /// 403 unless this caller may call every tool of `plan` (steps and fallbacks).
@@ -127,7 +200,7 @@ impl Access {
         if self.admin {
             return Ok(());
         }
-        Err(forbidden(format!("{what} needs an admin token")))
+        Err(self.naming_scope(forbidden(format!("{what} needs an admin token")), None))
     }
 }
 

@@ -41,6 +41,7 @@ mod connections;
 mod dashboard;
 mod edge;
 mod idempotency;
+mod idp;
 mod openapi;
 mod ops;
 mod pins;
@@ -66,6 +67,9 @@ use tokio_util::task::TaskTracker;
 
 pub use access::ScopedToken;
 pub use edge::LOOPBACK_HOSTS;
+pub use idp::{
+    IdpOptions, IssuerOptions, ScopeGrant, SigningAlgorithm, TenantSecrets, UnknownAlgorithm,
+};
 pub use openapi::document as openapi_document;
 pub use ops::{MetricsError, install_prometheus};
 pub use pins::StorePins;
@@ -78,6 +82,9 @@ pub struct ServerOptions {
     pub auth_tokens: Vec<String>,
     /// Bearer tokens limited to some tools, admin or not (`[[server.tokens]]`).
     pub tokens: Vec<ScopedToken>,
+    /// Identity providers whose JWT access tokens are accepted besides the
+    /// static tokens (`[server.auth]`, `idp/`).
+    pub idp: IdpOptions,
     /// Request bodies above this size are refused with 413.
     pub body_limit_bytes: usize,
     /// On shutdown, how long in-flight runs may go on before they are cancelled
@@ -121,6 +128,7 @@ impl Default for ServerOptions {
         ServerOptions {
             auth_tokens: Vec::new(),
             tokens: Vec::new(),
+            idp: IdpOptions::default(),
             body_limit_bytes: 1 << 20,
             shutdown_grace: Duration::from_secs(10),
             mcp_tools: axon_mcp::ToolFilter::default(),
@@ -159,6 +167,8 @@ pub(crate) struct AppState {
     store: Arc<dyn Store>,
     metrics: Option<PrometheusHandle>,
     options: ServerOptions,
+    /// The trusted issuers and their keys (`None`: static tokens only).
+    idp: Option<Arc<idp::Idp>>,
     /// Runs in flight, by run id.
     runs: Mutex<HashMap<String, Running>>,
     /// The progress events of each run in flight, for `GET /v1/runs/{id}/events`
@@ -189,7 +199,7 @@ impl AppState {
 
     /// Whether requests need a bearer token.
     fn auth_required(&self) -> bool {
-        !self.options.auth_tokens.is_empty() || !self.options.tokens.is_empty()
+        self.options.authenticates()
     }
 
     fn cancel_all_runs(&self) {
@@ -209,12 +219,16 @@ pub struct Server {
 impl Server {
     /// A server over `runner` (whose executor records into `store`'s history).
     pub fn new(runner: PlanRunner, store: Arc<dyn Store>, options: ServerOptions) -> Self {
-        // With scoped tokens, a token's plans read only the secrets it was
-        // granted (issue 59).
-        let runner = match options.tokens.is_empty() {
+        // With scoped tokens or an identity provider, a tenant's plans read
+        // only the secrets it was granted (issue 59).
+        let idp = idp::Idp::new(&options.idp).map(Arc::new);
+        let runner = match options.tokens.is_empty() && idp.is_none() {
             true => runner,
             false => {
-                let secrets = access::Access::grant_secrets(runner.secrets(), &options.tokens);
+                let mut secrets = access::Access::grant_secrets(runner.secrets(), &options.tokens);
+                for (tenants, names) in idp.iter().flat_map(|idp| idp.secret_grants()) {
+                    secrets = secrets.granting(tenants, names.iter().cloned());
+                }
                 runner.with_secrets(secrets)
             }
         };
@@ -224,6 +238,7 @@ impl Server {
                 store,
                 metrics: None,
                 options,
+                idp,
                 runs: Mutex::new(HashMap::new()),
                 watchers: Mutex::new(HashMap::new()),
                 tasks: TaskTracker::new(),
@@ -279,24 +294,34 @@ impl Server {
             }),
         );
         let max_sessions = state.options.max_mcp_sessions.max(1);
-        let scopes = scoped
-            .map(|(filter, tenant)| {
+        let make_scope = {
+            let state = state.clone();
+            move |filter: &axon_mcp::ToolFilter, tenant: Option<String>| {
                 // A tenant's scope holds at most its share of the sessions.
                 let share = tenant
                     .is_some()
                     .then(|| state.options.tenant_share(max_sessions));
                 let sessions = axon_mcp::McpSessions::new(idle);
                 let service =
-                    axon_mcp::http_service(state.runner.clone(), &filter, open, tenant, &sessions);
+                    axon_mcp::http_service(state.runner.clone(), filter, open, tenant, &sessions);
                 ops::McpScope {
                     service,
                     sessions,
                     share,
                 }
-            })
+            }
+        };
+        let scopes = scoped
+            .map(|(filter, tenant)| Arc::new(make_scope(&filter, tenant)))
             .collect();
+        let mcp_tools = state.options.mcp_tools.clone();
         let mcp = Arc::new(ops::Mcp {
             scopes,
+            principals: tokio::sync::Mutex::new(HashMap::new()),
+            make: Box::new(move |access: &access::Access| {
+                let tenant = access.owner().tenant().map(str::to_string);
+                make_scope(&access.narrow(&mcp_tools), tenant)
+            }),
             max_sessions,
             // rmcp's own limit (4 MiB), which `/mcp` has always had, unless
             // the operator allows more.
@@ -337,6 +362,14 @@ impl Server {
             ));
         Router::new()
             .route("/healthz", get(ops::healthz))
+            .route(
+                "/.well-known/oauth-protected-resource",
+                get(idp::metadata::protected_resource),
+            )
+            .route(
+                "/.well-known/oauth-protected-resource/mcp",
+                get(idp::metadata::protected_resource),
+            )
             .route(
                 "/openapi.json",
                 get(|| async { axum::Json(openapi::document()) }),
@@ -420,7 +453,7 @@ impl std::fmt::Display for BindError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "refusing to bind {} without server.auth_tokens or [[server.tokens]]: a non-loopback address needs bearer tokens",
+            "refusing to bind {} without server.auth_tokens, [[server.tokens]] or [server.auth] issuers: a non-loopback address needs bearer tokens",
             self.addr
         )
     }
@@ -429,12 +462,18 @@ impl std::fmt::Display for BindError {
 impl std::error::Error for BindError {}
 
 impl ServerOptions {
+    /// Whether every request but `/healthz` must carry a bearer: a static
+    /// token or an issuer is configured.
+    pub fn authenticates(&self) -> bool {
+        !self.auth_tokens.is_empty() || !self.tokens.is_empty() || !self.idp.issuers.is_empty()
+    }
+
     /// Refuse to expose an unauthenticated server beyond this machine. Full
     /// and scoped tokens count alike: either kind makes every request
     /// authenticate. [`Server::serve`] checks this itself; a caller checks
     /// first only to fail before it builds anything.
     pub fn check_bind(&self, addr: &SocketAddr) -> Result<(), BindError> {
-        if addr.ip().is_loopback() || !self.auth_tokens.is_empty() || !self.tokens.is_empty() {
+        if addr.ip().is_loopback() || self.authenticates() {
             Ok(())
         } else {
             Err(BindError { addr: *addr })

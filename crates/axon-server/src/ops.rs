@@ -1,6 +1,7 @@
 //! Operations: `/healthz`, `/metrics`, bearer auth, and the problems for unknown
 //! routes and methods.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
@@ -12,7 +13,8 @@ use serde_json::json;
 use tracing::Instrument;
 
 use crate::AppState;
-use crate::access::Access;
+use crate::access::{Access, McpScopeKey};
+use crate::idp::{Refusal, metadata};
 use crate::problem::Problem;
 
 /// The latency buckets of `tool_latency_ms`, ms (docs/design.md).
@@ -95,8 +97,11 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Bearer auth when tokens are configured: the token's [`Access`] goes with the
-/// request for the handlers to check.
+/// Bearer auth when tokens or issuers are configured: the caller's
+/// [`Access`] goes with the request for the handlers to check. A static
+/// token is looked up; any other bearer is verified as a JWT of a trusted
+/// issuer (`idp/`). Refusals carry the challenge that tells an OAuth client
+/// where to get a token; no token is ever logged.
 pub(crate) async fn require_token(
     State(state): State<Arc<AppState>>,
     mut request: Request,
@@ -115,49 +120,111 @@ pub(crate) async fn require_token(
             let (scheme, token) = v.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then_some(token)
         })
-        .map(str::trim);
-    let access = presented.and_then(|token| {
-        if state
-            .options
-            .auth_tokens
-            .iter()
-            .any(|t| same(t.as_bytes(), token.as_bytes()))
-        {
-            return Some(Access::all());
-        }
-        state
-            .options
-            .tokens
-            .iter()
-            .enumerate()
-            .find(|(_, t)| same(t.token.as_bytes(), token.as_bytes()))
-            .map(|(i, t)| Access::scoped(t, i + 1))
-    });
+        .map(str::trim)
+        .map(str::to_string);
+    let path = request.uri().path().to_string();
+    let access = match presented.as_deref() {
+        None => Err(refuse(&state, &path, None)),
+        Some(token) => match static_token(&state, token) {
+            Some(access) => Ok(access),
+            None => signed_in(&state, token, &path).await,
+        },
+    };
     match access {
-        Some(access) => {
+        Ok(access) => {
             request.extensions_mut().insert(access);
             next.run(request).await
         }
-        None => {
-            let detail = if presented.is_some() {
-                "the bearer token is not valid"
-            } else {
-                "an Authorization: Bearer <token> header is required"
-            };
-            let mut response =
-                Problem::new(StatusCode::UNAUTHORIZED, "unauthorized", detail).into_response();
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            response
+        Err(refused) => refused.into_response(),
+    }
+}
+
+/// The static token `token` is, if any (compared in constant time).
+fn static_token(state: &AppState, token: &str) -> Option<Access> {
+    if state
+        .options
+        .auth_tokens
+        .iter()
+        .any(|t| same(t.as_bytes(), token.as_bytes()))
+    {
+        return Some(Access::all());
+    }
+    state
+        .options
+        .tokens
+        .iter()
+        .enumerate()
+        .find(|(_, t)| same(t.token.as_bytes(), token.as_bytes()))
+        .map(|(i, t)| Access::scoped(t, i + 1))
+}
+
+/// `token` as an identity provider's access token.
+async fn signed_in(state: &AppState, token: &str, path: &str) -> Result<Access, Problem> {
+    let Some(idp) = &state.idp else {
+        return Err(refuse(state, path, Some("the bearer token is not valid")));
+    };
+    match idp.verify(token).await {
+        Ok(principal) => {
+            tracing::debug!(tenant = %principal.tenant, admin = principal.admin, "signed in");
+            Ok(Access::signed_in(&principal, idp.clone()))
+        }
+        Err(Refusal::Invalid(why)) => {
+            tracing::info!(%why, path, "bearer refused");
+            Err(refuse(state, path, Some(&why)))
+        }
+        Err(Refusal::Scope(scopes)) => {
+            tracing::info!(path, "bearer refused: no scope Axon grants");
+            let url = metadata::metadata_url(&idp.resource, path);
+            Err(Problem::new(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "the token holds no scope this server grants anything for",
+            )
+            .with("required_scopes", serde_json::json!(scopes))
+            .with_challenge(metadata::challenge(
+                &url,
+                Some("insufficient_scope"),
+                None,
+                &scopes,
+            )))
+        }
+        Err(Refusal::Unavailable(why)) => {
+            tracing::warn!(%why, "a bearer could not be verified");
+            Err(Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "identity provider unavailable",
+                format!("the token cannot be verified now: {why}"),
+            )
+            .with("retry_after_ms", serde_json::json!(5000)))
         }
     }
 }
 
+/// 401: no token, or `why` it is not one. With issuers, the challenge says
+/// where the metadata is (how an MCP client finds the IdP).
+fn refuse(state: &AppState, path: &str, why: Option<&str>) -> Problem {
+    let detail = why.unwrap_or("an Authorization: Bearer <token> header is required");
+    let refused = Problem::new(StatusCode::UNAUTHORIZED, "unauthorized", detail);
+    let challenge = match &state.idp {
+        None => HeaderValue::from_static("Bearer"),
+        Some(idp) => {
+            let url = metadata::metadata_url(&idp.resource, path);
+            let error = why.map(|_| "invalid_token");
+            metadata::challenge(&url, error, why, &[])
+        }
+    };
+    refused.with_challenge(challenge)
+}
+
 /// `/mcp`: one MCP service per token scope (index 0: full access), each with
-/// its own sessions, and the cap on all of them together.
+/// its own sessions, and the cap on all of them together. A signed-in
+/// principal's service is made on its first request and dropped when the
+/// table is full and it holds no session.
 pub(crate) struct Mcp {
-    pub(crate) scopes: Vec<McpScope>,
+    pub(crate) scopes: Vec<Arc<McpScope>>,
+    pub(crate) principals: tokio::sync::Mutex<HashMap<Arc<str>, Arc<McpScope>>>,
+    /// Makes the service of a signed-in principal.
+    pub(crate) make: Box<dyn Fn(&Access) -> McpScope + Send + Sync>,
     pub(crate) max_sessions: usize,
     /// The largest request body read: `[server] body_limit_bytes`, at
     /// least rmcp's own 4 MiB.
@@ -179,7 +246,51 @@ impl Mcp {
         for scope in &self.scopes {
             open += scope.sessions.open().await;
         }
+        for scope in self.principals.lock().await.values() {
+            open += scope.sessions.open().await;
+        }
         open
+    }
+
+    /// The service that answers `access`.
+    async fn scope(&self, access: &Access) -> Result<Arc<McpScope>, Problem> {
+        let key = match &access.mcp {
+            McpScopeKey::Fixed(i) => {
+                let i = (*i).min(self.scopes.len().saturating_sub(1));
+                return self
+                    .scopes
+                    .get(i)
+                    .cloned()
+                    .ok_or_else(|| Problem::not_found("MCP is not served here"));
+            }
+            McpScopeKey::Principal(key) => key,
+        };
+        let mut principals = self.principals.lock().await;
+        if let Some(scope) = principals.get(key) {
+            return Ok(scope.clone());
+        }
+        if principals.len() >= self.max_sessions {
+            let mut idle = Vec::new();
+            for (key, scope) in principals.iter() {
+                if scope.sessions.open().await == 0 {
+                    idle.push(key.clone());
+                }
+            }
+            for key in idle {
+                principals.remove(&key);
+            }
+        }
+        if principals.len() >= self.max_sessions {
+            return Err(Problem::full(
+                "mcp_sessions",
+                "mcp.max_sessions",
+                self.max_sessions,
+                5,
+            ));
+        }
+        let scope = Arc::new((self.make)(access));
+        principals.insert(key.clone(), scope.clone());
+        Ok(scope)
     }
 }
 
@@ -188,13 +299,14 @@ impl Mcp {
 /// `Mcp-Session-Id`: an `initialize`) is refused with 503.
 pub(crate) async fn mcp(mcp: Arc<Mcp>, request: Request) -> Response {
     use tower::ServiceExt;
-    let index = request
+    let access = request
         .extensions()
         .get::<Access>()
-        .map_or(0, |a| a.mcp)
-        .min(mcp.scopes.len().saturating_sub(1));
-    let Some(scope) = mcp.scopes.get(index) else {
-        return Problem::not_found("MCP is not served here").into_response();
+        .cloned()
+        .unwrap_or_else(Access::all);
+    let scope = match mcp.scope(&access).await {
+        Ok(scope) => scope,
+        Err(refused) => return refused.into_response(),
     };
     let opens_session = request.method() == axum::http::Method::POST
         && !request.headers().contains_key("mcp-session-id");

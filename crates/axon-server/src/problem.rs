@@ -18,6 +18,8 @@ pub struct Problem {
     detail: String,
     pointer: Option<String>,
     extra: Map<String, Value>,
+    /// `WWW-Authenticate` of a 401 or 403 (`idp/metadata.rs`).
+    challenge: Option<HeaderValue>,
 }
 
 impl Problem {
@@ -34,6 +36,7 @@ impl Problem {
             detail: detail.into(),
             pointer: None,
             extra: Map::new(),
+            challenge: None,
         }
     }
 
@@ -81,6 +84,12 @@ impl Problem {
         self
     }
 
+    /// The `WWW-Authenticate` header it answers with.
+    pub fn with_challenge(mut self, challenge: HeaderValue) -> Self {
+        self.challenge = Some(challenge);
+        self
+    }
+
     /// An extension member (RFC 9457 §3.2).
     pub fn with(mut self, key: &str, value: Value) -> Self {
         self.extra.insert(key.to_string(), value);
@@ -111,6 +120,11 @@ impl IntoResponse for Problem {
             && let Ok(value) = HeaderValue::from_str(&ms.div_ceil(1000).to_string())
         {
             response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        if let Some(challenge) = self.challenge {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, challenge);
         }
         response
     }

@@ -1,0 +1,442 @@
+//! Signing in through the company's identity provider: `axon serve` as an
+//! OAuth 2.1 resource server (the MCP specification's authorization section).
+//!
+//! A bearer that is not one of the static tokens is read as a JWT access
+//! token from one of the trusted issuers (`[server.auth]`): signed with one of
+//! the issuer's published keys (`keys.rs`) in an algorithm the operator
+//! allowed (never `none`, never a shared-secret HMAC), for this server (its
+//! `aud`), unexpired. Its claims become Axon's model ([`Principal`]): one
+//! claim names the tenant, its scopes (or groups) pick the grants that say
+//! which tools it may call and whether it is an admin; which secrets a
+//! tenant may use is granted by tenant pattern (`Secrets`).
+//!
+//! A request without a token is answered 401 with `WWW-Authenticate` pointing
+//! at the Protected Resource Metadata (RFC 9728, `metadata.rs`), from which an
+//! MCP client finds the issuer and asks it for a token for this resource.
+
+mod keys;
+pub(crate) mod metadata;
+
+use std::collections::{BTreeSet, HashSet};
+use std::time::Duration;
+
+use jsonwebtoken::{Algorithm, Validation};
+use serde_json::{Map, Value};
+
+use keys::{KeyError, Keys};
+
+/// `[server.auth]`: the issuers whose tokens this server accepts.
+#[derive(Clone, Debug, Default)]
+pub struct IdpOptions {
+    /// This server's public URL (`https://axon.example.com`): the resource
+    /// its metadata names, and the audience tokens must carry (it or
+    /// `<resource>/mcp`) unless an issuer says otherwise.
+    pub resource: String,
+    /// The trusted issuers; none: only the static tokens.
+    pub issuers: Vec<IssuerOptions>,
+}
+
+/// One trusted issuer (`[[server.auth.issuers]]`).
+#[derive(Clone, Debug)]
+pub struct IssuerOptions {
+    /// A short name: the prefix of its tenants (`corp:alice`), so that two
+    /// issuers' subjects, and the static tokens' tenants, never meet.
+    pub name: String,
+    /// The issuer URL, exactly as its tokens' `iss` says.
+    pub issuer: String,
+    /// Where its keys are (skips discovery through
+    /// `/.well-known/openid-configuration`).
+    pub jwks_url: Option<String>,
+    /// Audiences accepted; empty: the server's resource and `<resource>/mcp`.
+    pub audiences: Vec<String>,
+    /// Algorithms accepted (RS256, ES256 and EdDSA by default).
+    pub algorithms: Vec<SigningAlgorithm>,
+    /// How far `exp` and `nbf` may be off.
+    pub clock_skew: Duration,
+    /// The claim naming the tenant (`sub`; an org or group claim).
+    pub tenant_claim: String,
+    /// The claims holding scopes or groups: a space-separated string
+    /// (`scope`) or an array (`scp`, `groups`).
+    pub scope_claims: Vec<String>,
+    /// What each scope or group grants; a token matching none is refused
+    /// (403, naming the scopes that would do).
+    pub grants: Vec<ScopeGrant>,
+    /// The secrets each tenant may use, by tenant pattern (without the
+    /// issuer's prefix: `team-*`).
+    pub secrets: Vec<TenantSecrets>,
+    /// How long fetched keys are trusted before they are fetched again.
+    pub keys_ttl: Duration,
+    /// How long a discovery or key fetch may take.
+    pub fetch_timeout: Duration,
+}
+
+impl IssuerOptions {
+    /// An issuer with the defaults: tenant from `sub`, scopes from `scope`
+    /// and `scp`, RS256/ES256/EdDSA, one minute of skew, keys kept an hour.
+    pub fn new(name: &str, issuer: &str) -> Self {
+        IssuerOptions {
+            name: name.to_string(),
+            issuer: issuer.to_string(),
+            jwks_url: None,
+            audiences: Vec::new(),
+            algorithms: vec![
+                SigningAlgorithm::RS256,
+                SigningAlgorithm::ES256,
+                SigningAlgorithm::EdDSA,
+            ],
+            clock_skew: Duration::from_secs(60),
+            tenant_claim: "sub".into(),
+            scope_claims: vec!["scope".into(), "scp".into()],
+            grants: Vec::new(),
+            secrets: Vec::new(),
+            keys_ttl: Duration::from_secs(3600),
+            fetch_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What holding one scope (or group) grants.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScopeGrant {
+    /// The scope or group value (`axon:browser`).
+    pub scope: String,
+    /// Tools it may see and call (globs, as `[[server.tokens]]`); empty: all.
+    pub tools: Vec<String>,
+    /// Whether it may approve, accept pins, reset breakers and see every
+    /// tenant's runs and history (the process's owner).
+    pub admin: bool,
+}
+
+/// The secrets the tenants matching a pattern may use.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TenantSecrets {
+    /// A tenant pattern (`team-*`, `*`), the claim's value without prefix.
+    pub tenant: String,
+    /// Secret names (`*`: all).
+    pub secrets: Vec<String>,
+}
+
+/// The asymmetric JWS algorithms an issuer may be trusted with. There is no
+/// `none` and no HMAC: a resource server holds no secret shared with the
+/// IdP, and an HMAC keyed with a public key is the classic forgery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum SigningAlgorithm {
+    RS256,
+    RS384,
+    RS512,
+    PS256,
+    PS384,
+    PS512,
+    ES256,
+    ES384,
+    EdDSA,
+}
+
+/// An algorithm name Axon does not accept.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{0:?} is not an accepted signing algorithm (RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, EdDSA; never none or HS*)"
+)]
+pub struct UnknownAlgorithm(pub String);
+
+impl std::str::FromStr for SigningAlgorithm {
+    type Err = UnknownAlgorithm;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        use SigningAlgorithm::*;
+        Ok(match s {
+            "RS256" => RS256,
+            "RS384" => RS384,
+            "RS512" => RS512,
+            "PS256" => PS256,
+            "PS384" => PS384,
+            "PS512" => PS512,
+            "ES256" => ES256,
+            "ES384" => ES384,
+            "EdDSA" => EdDSA,
+            other => return Err(UnknownAlgorithm(other.to_string())),
+        })
+    }
+}
+
+impl SigningAlgorithm {
+    fn jws(self) -> Algorithm {
+        use SigningAlgorithm::*;
+        match self {
+            RS256 => Algorithm::RS256,
+            RS384 => Algorithm::RS384,
+            RS512 => Algorithm::RS512,
+            PS256 => Algorithm::PS256,
+            PS384 => Algorithm::PS384,
+            PS512 => Algorithm::PS512,
+            ES256 => Algorithm::ES256,
+            ES384 => Algorithm::ES384,
+            EdDSA => Algorithm::EdDSA,
+        }
+    }
+}
+
+/// Who a verified token speaks for, in Axon's terms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Principal {
+    /// The issuer (its index in `[server.auth] issuers`).
+    pub(crate) issuer: usize,
+    /// `<issuer name>:<claim value>`.
+    pub(crate) tenant: String,
+    /// Tools it may call (globs); empty: every tool.
+    pub(crate) tools: Vec<String>,
+    pub(crate) admin: bool,
+}
+
+/// Why a bearer was not let in.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// 401 `invalid_token`: not a token of a trusted issuer for this server.
+    Invalid(String),
+    /// 403 `insufficient_scope`: a good token granting nothing here; the
+    /// scopes that would.
+    Scope(Vec<String>),
+    /// 503: the issuer's keys cannot be had, so the token cannot be checked.
+    Unavailable(String),
+}
+
+/// The trusted issuers, with their keys.
+pub(crate) struct Idp {
+    pub(crate) resource: String,
+    issuers: Vec<Issuer>,
+}
+
+/// Shown as its resource and issuers (keys are not for logs).
+impl std::fmt::Debug for Idp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Idp")
+            .field("resource", &self.resource)
+            .field("issuers", &self.issuer_urls())
+            .finish()
+    }
+}
+
+struct Issuer {
+    options: IssuerOptions,
+    keys: Keys,
+    audiences: Vec<String>,
+}
+
+/// The longest tenant claim value taken (longer is refused, not cut).
+const TENANT_MAX: usize = 256;
+
+impl Idp {
+    /// `None` without issuers.
+    pub(crate) fn new(options: &IdpOptions) -> Option<Idp> {
+        if options.issuers.is_empty() {
+            return None;
+        }
+        let resource = options.resource.trim_end_matches('/').to_string();
+        let issuers = options
+            .issuers
+            .iter()
+            .map(|o| Issuer {
+                keys: Keys::new(
+                    &o.issuer,
+                    o.jwks_url.as_deref(),
+                    o.keys_ttl,
+                    o.fetch_timeout,
+                ),
+                audiences: match o.audiences.is_empty() {
+                    true => vec![resource.clone(), format!("{resource}/mcp")],
+                    false => o.audiences.clone(),
+                },
+                options: o.clone(),
+            })
+            .collect();
+        Some(Idp { resource, issuers })
+    }
+
+    /// The scope values any issuer grants something for (the metadata's
+    /// `scopes_supported`).
+    pub(crate) fn scopes(&self) -> Vec<String> {
+        let set: BTreeSet<&str> = self
+            .issuers
+            .iter()
+            .flat_map(|i| i.options.grants.iter().map(|g| g.scope.as_str()))
+            .collect();
+        set.into_iter().map(str::to_string).collect()
+    }
+
+    /// The issuer URLs (the metadata's `authorization_servers`).
+    pub(crate) fn issuer_urls(&self) -> Vec<String> {
+        self.issuers
+            .iter()
+            .map(|i| i.options.issuer.clone())
+            .collect()
+    }
+
+    /// The scopes of `issuer` whose grant lets a caller call `tool` (or,
+    /// with `tool` `None`, makes it an admin).
+    pub(crate) fn scopes_for(&self, issuer: usize, tool: Option<&str>) -> Vec<String> {
+        let Some(issuer) = self.issuers.get(issuer) else {
+            return Vec::new();
+        };
+        issuer
+            .options
+            .grants
+            .iter()
+            .filter(|g| match tool {
+                Some(tool) => {
+                    g.tools.is_empty() || g.tools.iter().any(|p| axon_core::glob::matches(p, tool))
+                }
+                None => g.admin,
+            })
+            .map(|g| g.scope.clone())
+            .collect()
+    }
+
+    /// Verify `token` and map its claims.
+    pub(crate) async fn verify(&self, token: &str) -> Result<Principal, Refusal> {
+        let invalid = |why: &str| Refusal::Invalid(why.to_string());
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|_| invalid("the bearer is not a signed JWT of an algorithm Axon accepts"))?;
+        let iss = unverified_issuer(token).ok_or_else(|| invalid("the token names no issuer"))?;
+        let (index, issuer) = self
+            .issuers
+            .iter()
+            .enumerate()
+            .find(|(_, i)| same_issuer(&i.options.issuer, &iss))
+            .ok_or_else(|| invalid("the token's issuer is not trusted here"))?;
+        let options = &issuer.options;
+        if !options.algorithms.iter().any(|a| a.jws() == header.alg) {
+            return Err(Refusal::Invalid(format!(
+                "the algorithm {:?} is not accepted for this issuer",
+                header.alg
+            )));
+        }
+        let key = issuer
+            .keys
+            .get(header.kid.as_deref())
+            .await
+            .map_err(|e| match e {
+                KeyError::Unknown(_) => {
+                    invalid("the token is signed with a key its issuer does not publish")
+                }
+                KeyError::Unavailable { .. } => Refusal::Unavailable(e.to_string()),
+            })?;
+        if key.alg.is_some_and(|alg| alg != header.alg) {
+            return Err(invalid("the token's algorithm is not its key's"));
+        }
+        let mut validation = Validation::new(header.alg);
+        validation.leeway = options.clock_skew.as_secs();
+        validation.validate_nbf = true;
+        validation.set_audience(&issuer.audiences);
+        validation.set_issuer(&[iss.as_str()]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        let claims = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation)
+            .map_err(|e| Refusal::Invalid(why_invalid(&e).to_string()))?
+            .claims;
+        self.principal(index, options, &claims)
+    }
+
+    fn principal(
+        &self,
+        index: usize,
+        options: &IssuerOptions,
+        claims: &Map<String, Value>,
+    ) -> Result<Principal, Refusal> {
+        let tenant = claims
+            .get(&options.tenant_claim)
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty() && v.len() <= TENANT_MAX && !v.chars().any(char::is_control))
+            .ok_or_else(|| {
+                Refusal::Invalid(format!(
+                    "the token's {:?} claim (its tenant) is missing or not a short string",
+                    options.tenant_claim
+                ))
+            })?;
+        let held: HashSet<&str> = options
+            .scope_claims
+            .iter()
+            .filter_map(|claim| claims.get(claim))
+            .flat_map(|value| match value {
+                Value::String(s) => s.split_whitespace().collect::<Vec<_>>(),
+                Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let granted: Vec<&ScopeGrant> = options
+            .grants
+            .iter()
+            .filter(|g| held.contains(g.scope.as_str()))
+            .collect();
+        if granted.is_empty() {
+            return Err(Refusal::Scope(
+                options.grants.iter().map(|g| g.scope.clone()).collect(),
+            ));
+        }
+        let every_tool = granted
+            .iter()
+            .any(|g| g.tools.is_empty() || g.tools.iter().any(|t| t == "*"));
+        let mut tools: Vec<String> = match every_tool {
+            true => Vec::new(),
+            false => granted
+                .iter()
+                .flat_map(|g| g.tools.iter().cloned())
+                .collect(),
+        };
+        tools.sort();
+        tools.dedup();
+        Ok(Principal {
+            issuer: index,
+            tenant: format!("{}:{tenant}", options.name),
+            tools,
+            admin: granted.iter().any(|g| g.admin),
+        })
+    }
+
+    /// Each issuer's secret grants, as `Secrets` takes them: tenant patterns
+    /// with the issuer's prefix.
+    pub(crate) fn secret_grants(&self) -> impl Iterator<Item = (String, &[String])> + '_ {
+        self.issuers.iter().flat_map(|i| {
+            i.options.secrets.iter().map(|s| {
+                (
+                    format!("{}:{}", i.options.name, s.tenant),
+                    s.secrets.as_slice(),
+                )
+            })
+        })
+    }
+}
+
+/// The `iss` claim, read before the signature is checked: only to pick
+/// whose keys check it (the verified claims must name the same issuer).
+fn unverified_issuer(token: &str) -> Option<String> {
+    let mut validation = Validation::new(Algorithm::RS256);
+    validation.insecure_disable_signature_validation();
+    validation.validate_exp = false;
+    validation.validate_aud = false;
+    validation.required_spec_claims.clear();
+    let key = jsonwebtoken::DecodingKey::from_secret(&[]);
+    let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation).ok()?;
+    data.claims.get("iss")?.as_str().map(str::to_string)
+}
+
+fn same_issuer(configured: &str, claimed: &str) -> bool {
+    configured.trim_end_matches('/') == claimed.trim_end_matches('/')
+}
+
+/// What a client is told about a token refused (never the token).
+fn why_invalid(e: &jsonwebtoken::errors::Error) -> &'static str {
+    use jsonwebtoken::errors::ErrorKind::*;
+    match e.kind() {
+        ExpiredSignature => "the token has expired",
+        ImmatureSignature => "the token is not valid yet (nbf)",
+        InvalidAudience => "the token is not for this server (its aud)",
+        InvalidIssuer => "the token's issuer is not trusted here",
+        InvalidSignature => "the token's signature does not verify",
+        InvalidAlgorithm => "the token's algorithm does not fit its key",
+        MissingRequiredClaim(_) => "the token lacks exp, iss or aud",
+        _ => "the token could not be verified",
+    }
+}
+
+#[cfg(test)]
+mod tests;
