@@ -4,6 +4,10 @@
 //
 //   node peers/idp/provider.mjs --port 9400 --keys /tmp/idp-keys.json [--resource http://127.0.0.1:7878]
 //
+// `--port 0` picks a free port (the issuer URL is printed). `--resource` is
+// the Axon a person signs in to (the dashboard client's redirect, and the
+// default resource of a request that names none).
+//
 // - Client credentials for agents: client `axon-agent` (secret `agent-secret`)
 //   may ask for `axon:tools axon:browser axon:admin`; client `axon-reader` only
 //   for `axon:tools`. Access tokens are JWTs for the resource asked for (RFC
@@ -18,7 +22,9 @@
 // - Test only: `POST /test/mint` signs any claims with any header the test
 //   asks for (`{"claims": {...}, "alg": "ES256", "kid": "...", "key": "rsa|ec|okp|none|hs-public"}`)
 //   so that the tests can present expired, mis-addressed and forged tokens
-//   with the provider's own keys. Never part of a real IdP.
+//   with the provider's own keys; `POST /test/rotate` replaces the signing
+//   keys with new ones (same issuer), as an IdP rotating its keys does.
+//   Never part of a real IdP.
 //
 // Prints `listening <issuer>` once it answers.
 
@@ -33,13 +39,10 @@ const args = Object.fromEntries(
     return pairs;
   }, []),
 );
-const port = Number(args.port ?? 9400);
 const keysFile = args.keys ?? 'idp-keys.json';
 const resource = args.resource ?? 'http://127.0.0.1:7878';
-const issuer = `http://127.0.0.1:${port}`;
 
-async function privateKeys() {
-  if (existsSync(keysFile)) return JSON.parse(readFileSync(keysFile, 'utf8'));
+async function newKeys() {
   const keys = [];
   for (const [alg, options] of [['RS256', { modulusLength: 2048 }], ['ES256', {}], ['EdDSA', { crv: 'Ed25519' }]]) {
     const { privateKey } = await jose.generateKeyPair(alg, { extractable: true, ...options });
@@ -49,14 +52,27 @@ async function privateKeys() {
     jwk.kid = `${alg.toLowerCase()}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     keys.push(jwk);
   }
-  writeFileSync(keysFile, JSON.stringify({ keys }, null, 2));
   return { keys };
 }
 
-const jwks = await privateKeys();
+async function privateKeys() {
+  if (existsSync(keysFile)) return JSON.parse(readFileSync(keysFile, 'utf8'));
+  const jwks = await newKeys();
+  writeFileSync(keysFile, JSON.stringify(jwks, null, 2));
+  return jwks;
+}
+
 const scopes = ['axon:tools', 'axon:browser', 'axon:admin'];
 
-const provider = new Provider(issuer, {
+// The resources a grant covers: those the client asked for, else the
+// configured one and its /mcp.
+function resources(ctx) {
+  const asked = ctx.oidc.params?.resource;
+  return asked ? [].concat(asked) : [resource, `${resource}/mcp`];
+}
+
+function makeProvider(issuer, jwks) {
+  const provider = new Provider(issuer, {
   jwks,
   clients: [
     {
@@ -110,16 +126,17 @@ const provider = new Provider(issuer, {
       accountId: ctx.oidc.session.accountId,
     });
     grant.addOIDCScope('openid');
-    grant.addResourceScope(resource, scopes.join(' '));
-    grant.addResourceScope(`${resource}/mcp`, scopes.join(' '));
+    for (const r of resources(ctx)) grant.addResourceScope(r, scopes.join(' '));
     await grant.save();
     return grant;
   },
-});
-provider.proxy = false;
+  });
+  provider.proxy = false;
+  return provider;
+}
 
 // The test-only signer: the provider's own keys (or none) over any claims.
-async function mint(body) {
+async function mint(jwks, body) {
   const { claims, alg, kid, key } = body;
   const pick = (kty) => jwks.keys.find((k) => k.kty === kty);
   if (key === 'none') {
@@ -140,13 +157,20 @@ async function mint(body) {
     .sign(signing);
 }
 
-const callback = provider.callback();
-createServer(async (req, res) => {
+let jwks = await privateKeys();
+let callback = () => {};
+const server = createServer(async (req, res) => {
+  if (req.method === 'POST' && req.url === '/test/rotate') {
+    jwks = await newKeys();
+    callback = makeProvider(issuer, jwks).callback();
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kids: jwks.keys.map((k) => k.kid) }));
+    return;
+  }
   if (req.method === 'POST' && req.url === '/test/mint') {
     let raw = '';
     for await (const chunk of req) raw += chunk;
     try {
-      const token = await mint(JSON.parse(raw));
+      const token = await mint(jwks, JSON.parse(raw));
       res.writeHead(200, { 'content-type': 'text/plain' }).end(token);
     } catch (e) {
       res.writeHead(400, { 'content-type': 'text/plain' }).end(String(e));
@@ -154,4 +178,8 @@ createServer(async (req, res) => {
     return;
   }
   callback(req, res);
-}).listen(port, '127.0.0.1', () => console.log(`listening ${issuer}`));
+});
+await new Promise((ready) => server.listen(Number(args.port ?? 9400), '127.0.0.1', ready));
+const issuer = `http://127.0.0.1:${server.address().port}`;
+callback = makeProvider(issuer, jwks).callback();
+console.log(`listening ${issuer}`);

@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod auth;
 mod check;
+
+pub use auth::{AuthConfig, GrantConfig, IssuerConfig};
 
 /// The whole configuration.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -220,6 +223,8 @@ pub struct ServerConfig {
     /// `[[server.tokens]] env = "VAR", tools = ["browser_*"], admin = false`:
     /// tokens limited to some tools; the value comes from the environment.
     pub tokens: Vec<TokenConfig>,
+    /// `[server.auth]`: identity providers whose access tokens are accepted.
+    pub auth: AuthConfig,
     /// Largest request body accepted (1 MiB).
     pub body_limit_bytes: u64,
     /// On shutdown, how long runs in flight may go on before being cancelled.
@@ -274,6 +279,7 @@ impl Default for ServerConfig {
             bind: "127.0.0.1:7878".into(),
             auth_tokens: Vec::new(),
             tokens: Vec::new(),
+            auth: AuthConfig::default(),
             body_limit_bytes: 1 << 20,
             shutdown_grace_ms: 10_000,
             header_timeout_ms: 10_000,

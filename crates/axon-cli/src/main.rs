@@ -384,7 +384,20 @@ async fn command(cli: Cli, config: Config) -> Outcome {
                 let path = file
                     .or(cli.config)
                     .ok_or_else(|| usage("config check: name a file (or set --config)"))?;
-                Config::load(Some(&path)).map_err(|e| usage(e.to_string()))?;
+                let checked = Config::load(Some(&path)).map_err(|e| usage(e.to_string()))?;
+                // An issuer down now is a warning: it may be up when serving.
+                for (i, issuer) in checked.server.auth.issuers.iter().enumerate() {
+                    let options = checked.server.auth.options(&([127, 0, 0, 1], 0).into());
+                    let Some(options) = options.issuers.get(i) else {
+                        continue;
+                    };
+                    if let Err(e) = axon_server::probe_issuer(options).await {
+                        ui.note(&format!(
+                            "warning: server.auth.issuers[{i}] ({}): {e}; tokens are refused (503) until it answers",
+                            issuer.issuer
+                        ));
+                    }
+                }
                 ui.note(&format!("{}: ok", path.display()));
                 Ok(Exit::Success)
             }
@@ -556,6 +569,7 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
     let mut options = axon_server::ServerOptions {
         auth_tokens: config.server.auth_tokens.clone(),
         tokens,
+        idp: config.server.auth.options(&addr),
         ..axon_server::ServerOptions::default()
     };
     options
@@ -573,7 +587,10 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
     // No tool call of this process reaches its own API, nor, when it serves
     // others, what sits behind it (docs/security.md).
     axon_core::network::register_own_port(local.port());
-    let serves_others = !local.ip().is_loopback() || !options.tokens.is_empty();
+    let serves_others =
+        !local.ip().is_loopback() || !options.tokens.is_empty() || !options.idp.issuers.is_empty();
+    // The default resource is the address bound (port 0 picks one).
+    options.idp = config.server.auth.options(&local);
     axon_core::network::deny_private(!config.allow_private(serves_others));
     options = axon_server::ServerOptions {
         body_limit_bytes: config.server.body_limit_bytes as usize,

@@ -68,7 +68,8 @@ use tokio_util::task::TaskTracker;
 pub use access::ScopedToken;
 pub use edge::LOOPBACK_HOSTS;
 pub use idp::{
-    IdpOptions, IssuerOptions, ScopeGrant, SigningAlgorithm, TenantSecrets, UnknownAlgorithm,
+    IdpOptions, IssuerOptions, IssuerUnreachable, ScopeGrant, SigningAlgorithm, TenantSecrets,
+    UnknownAlgorithm, probe_issuer,
 };
 pub use openapi::document as openapi_document;
 pub use ops::{MetricsError, install_prometheus};

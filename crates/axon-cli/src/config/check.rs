@@ -76,7 +76,8 @@ impl Config {
                 }
             }
         }
-        Ok(())
+        let secrets: Vec<&str> = self.secrets.keys().map(String::as_str).collect();
+        self.server.auth.check(&secrets)
     }
 
     /// `[shared]`, `[store]`, `[history]`: where state lives.

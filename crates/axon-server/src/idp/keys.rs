@@ -1,7 +1,8 @@
 //! One issuer's signing keys: found through its discovery document (or a
 //! configured JWKS URL), cached for a TTL, fetched again when a token names a
-//! key id the cache does not hold (at most once per `refetch_interval`, so a
-//! stream of made-up `kid`s cannot turn the server into a load on the IdP).
+//! key id the cache does not hold (at most once a second, the requests
+//! waiting for that turn: a stream of made-up `kid`s neither turns the
+//! server into a load on the IdP nor keeps a rotated key out).
 //!
 //! An issuer that is down, slow or answering garbage never lets a token in:
 //! the keys fetched before stay in use (a rotation is picked up when it
@@ -14,6 +15,9 @@ use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::{Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey};
+
+/// The least time between two fetches asked for by unknown key ids.
+const UNKNOWN_KID_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The largest discovery document or JWKS read (1 MiB).
 const BODY_LIMIT: usize = 1 << 20;
@@ -52,7 +56,8 @@ struct Look {
     fresh: bool,
     ever_fetched: bool,
     may_ask: bool,
-    may_ask_for_unknown: bool,
+    /// How long until an unknown key id may ask the issuer again.
+    unknown_wait: Option<Duration>,
 }
 
 /// The keys of one issuer.
@@ -101,10 +106,17 @@ impl Keys {
             // issuer that is down costs each request nothing.
             Some(key) if look.fresh || !look.may_ask => return Ok(key),
             Some(_) => self.refresh(false).await,
-            // A key id never seen: the issuer may have rotated. Asked once
-            // per interval, so that made-up ids cost it nothing.
-            None if look.ever_fetched && look.may_ask_for_unknown => self.refresh(true).await,
-            None if !look.ever_fetched && look.may_ask => self.refresh(false).await,
+            // A key id never seen: the issuer may have rotated. It is asked
+            // at most once per UNKNOWN_KID_INTERVAL, and a request waits for
+            // that turn rather than fail: made-up ids cost the issuer one
+            // fetch a second and cannot keep a new key out.
+            None if look.ever_fetched => {
+                if let Some(wait) = look.unknown_wait {
+                    tokio::time::sleep(wait).await;
+                }
+                self.refresh(true).await
+            }
+            None if look.may_ask => self.refresh(false).await,
             None => return self.unknown(kid),
         }
         match self.look(kid).key {
@@ -121,14 +133,17 @@ impl Keys {
             None if cached.keys.len() == 1 => cached.keys.values().next().cloned(),
             None => cached.keys.get("").cloned(),
         };
-        let long_ago =
-            |at: Option<Instant>| at.is_none_or(|at| at.elapsed() >= self.refetch_interval);
         Look {
             key,
             fresh: cached.fetched.is_some_and(|at| at.elapsed() < self.ttl),
             ever_fetched: cached.fetched.is_some(),
-            may_ask: long_ago(cached.last_attempt),
-            may_ask_for_unknown: long_ago(cached.last_unknown),
+            may_ask: cached
+                .last_attempt
+                .is_none_or(|at| at.elapsed() >= self.refetch_interval),
+            unknown_wait: cached
+                .last_unknown
+                .and_then(|at| UNKNOWN_KID_INTERVAL.checked_sub(at.elapsed()))
+                .filter(|wait| !wait.is_zero()),
         }
     }
 
@@ -143,6 +158,11 @@ impl Keys {
         }
     }
 
+    /// Fetch the keys now, keeping nothing: how many are usable.
+    pub(crate) async fn probe(&self) -> Result<usize, String> {
+        self.fetch().await.map(|keys| keys.len())
+    }
+
     /// Fetch the key set once for everyone waiting; on failure keep the
     /// keys held before. `unknown`: asked for by a key id not held.
     async fn refresh(&self, unknown: bool) {
@@ -152,6 +172,13 @@ impl Keys {
             let cached = self.cached.read().unwrap_or_else(|e| e.into_inner());
             if cached.last_attempt.is_some_and(|at| at >= started) {
                 return; // fetched while this request waited
+            }
+            if unknown
+                && cached
+                    .last_unknown
+                    .is_some_and(|at| at.elapsed() < UNKNOWN_KID_INTERVAL)
+            {
+                return; // another unknown id had this turn
             }
         }
         let result = self.fetch().await;

@@ -226,6 +226,23 @@ struct Issuer {
 /// The longest tenant claim value taken (longer is refused, not cut).
 const TENANT_MAX: usize = 256;
 
+/// Why an issuer's keys could not be had (`axon config check`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct IssuerUnreachable(String);
+
+/// Fetch `options`' keys now, as the first request would: how many usable
+/// keys it publishes.
+pub async fn probe_issuer(options: &IssuerOptions) -> Result<usize, IssuerUnreachable> {
+    let keys = Keys::new(
+        &options.issuer,
+        options.jwks_url.as_deref(),
+        options.keys_ttl,
+        options.fetch_timeout,
+    );
+    keys.probe().await.map_err(IssuerUnreachable)
+}
+
 impl Idp {
     /// `None` without issuers.
     pub(crate) fn new(options: &IdpOptions) -> Option<Idp> {
