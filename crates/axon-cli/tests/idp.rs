@@ -175,9 +175,10 @@ async fn an_agent_signs_in_with_client_credentials_and_calls_only_its_tools() {
     let bare = client().get(s.url("/v1/tools")).send().await.expect("get");
     assert_eq!(bare.status(), StatusCode::UNAUTHORIZED);
     let root_metadata = format!("{}/.well-known/oauth-protected-resource", s.base);
+    // It asks for the scopes that are not admin: least privilege by default.
     assert_eq!(
         challenge(&bare),
-        format!("Bearer resource_metadata=\"{root_metadata}\"")
+        format!("Bearer scope=\"axon:tools axon:browser\", resource_metadata=\"{root_metadata}\"")
     );
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
     let mcp = s
@@ -477,4 +478,73 @@ async fn attacks_on_the_token_are_refused_with_their_status() {
     assert_eq!(call(&s, &fresh, "echo").await.status(), StatusCode::OK);
     let r = call(&s, &good, "echo").await;
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED, "a retired key");
+}
+
+#[tokio::test]
+async fn the_python_sdk_finds_the_issuer_from_a_bare_401_and_calls_tools_in_both_protocol_generations()
+ {
+    let idp = Provider::start();
+    let s = serve(&idp.issuer, "");
+    let python = repo_root().join("peers/venv/bin/python");
+    assert!(
+        python.exists(),
+        "the Python MCP SDK is not installed: run scripts/peers"
+    );
+    for (mode, protocol) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
+        let out = tokio::process::Command::from(axon_testkit::command(&python))
+            .arg(repo_root().join("peers/idp/mcp_oauth_check.py"))
+            .args(["--mode", mode])
+            .arg(s.url("/mcp"))
+            .args([&idp.issuer, "axon-agent", "agent-secret", "axon:tools"])
+            .output()
+            .await
+            .expect("python runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{mode}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: Value = serde_json::from_str(&stdout).expect("one JSON document");
+        assert_eq!(report["protocol"], json!(protocol), "{mode}");
+        // It asked for what the bare 401 named (tools and browser), not
+        // for every scope the metadata lists (admin).
+        let tools: Vec<&str> = report["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            tools.contains(&"echo") && tools.contains(&"browser_click"),
+            "{mode}: {tools:?}"
+        );
+        assert!(
+            !tools.contains(&"flaky") && !tools.contains(&"run_plan"),
+            "{mode}: not an admin's listing: {tools:?}"
+        );
+        assert_eq!(report["echo"]["isError"], json!(false), "{mode}: {report}");
+        assert_eq!(
+            report["echo"]["structuredContent"],
+            json!({"from": "python-oauth"})
+        );
+        // It began with no token and found its way from the 401.
+        let requests: Vec<&str> = report["requests"]
+            .as_array()
+            .expect("requests")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert_eq!(requests.get(1), Some(&"-> 401"), "{mode}: {requests:?}");
+        assert!(
+            requests
+                .iter()
+                .any(|r| r.starts_with("GET /.well-known/oauth-protected-resource/mcp")),
+            "{mode}: {requests:?}"
+        );
+        assert!(
+            requests.iter().any(|r| r.starts_with("POST /token")),
+            "{mode}: {requests:?}"
+        );
+    }
 }

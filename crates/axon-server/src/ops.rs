@@ -210,7 +210,11 @@ fn refuse(state: &AppState, path: &str, why: Option<&str>) -> Problem {
         Some(idp) => {
             let url = metadata::metadata_url(&idp.resource, path);
             let error = why.map(|_| "invalid_token");
-            metadata::challenge(&url, error, why, &[])
+            let scopes = match why {
+                None => idp.base_scopes(),
+                Some(_) => Vec::new(),
+            };
+            metadata::challenge(&url, error, why, &scopes)
         }
     };
     refused.with_challenge(challenge)

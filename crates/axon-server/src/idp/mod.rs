@@ -281,6 +281,19 @@ impl Idp {
         set.into_iter().map(str::to_string).collect()
     }
 
+    /// The scopes of the grants that are not admin: what a bare 401 asks a
+    /// client to request (the MCP SDKs ask for every scope the metadata
+    /// lists otherwise, admin included: least privilege by default).
+    pub(crate) fn base_scopes(&self) -> Vec<String> {
+        let mut scopes: Vec<String> = Vec::new();
+        for grant in self.issuers.iter().flat_map(|i| &i.options.grants) {
+            if !grant.admin && !scopes.contains(&grant.scope) {
+                scopes.push(grant.scope.clone());
+            }
+        }
+        scopes
+    }
+
     /// The issuer URLs (the metadata's `authorization_servers`).
     pub(crate) fn issuer_urls(&self) -> Vec<String> {
         self.issuers
