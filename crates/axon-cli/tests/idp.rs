@@ -548,3 +548,21 @@ async fn the_python_sdk_finds_the_issuer_from_a_bare_401_and_calls_tools_in_both
         );
     }
 }
+
+#[test]
+fn the_worked_example_checks_and_an_issuer_that_is_down_is_a_warning() {
+    let out = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
+        .args(["config", "check"])
+        .arg(repo_root().join("examples/idp/axon.toml"))
+        .env_remove("AXON_CONFIG")
+        .output()
+        .expect("axon runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // Nothing listens on the example's provider port in the tests.
+    assert!(
+        stderr.contains("warning: server.auth.issuers[0] (http://127.0.0.1:9400)")
+            && stderr.contains("refused (503) until it answers"),
+        "{stderr}"
+    );
+}

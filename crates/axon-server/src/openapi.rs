@@ -34,6 +34,18 @@ fn running(description: &str) -> Value {
 }
 
 /// A JSON response of `schema`.
+/// RFC 9728 metadata of `what` (`[server.auth]`).
+fn protected_resource(id: &str, what: &str) -> Value {
+    let metadata = json!({"type": "object", "required": ["resource", "authorization_servers"], "properties": {
+        "resource": {"type": "string"}, "authorization_servers": {"type": "array", "items": {"type": "string"}},
+        "scopes_supported": {"type": "array", "items": {"type": "string"}}}});
+    json!({"get": {
+        "operationId": id,
+        "summary": format!("Protected Resource Metadata of {what}: the issuers whose tokens it accepts."),
+        "responses": {"200": json_response("The metadata.", metadata), "404": problem("No issuer is trusted ([server.auth]).")},
+    }})
+}
+
 fn json_response(description: &str, schema: Value) -> Value {
     json!({"description": description, "content": {"application/json": {"schema": schema}}})
 }
@@ -756,7 +768,11 @@ fn build() -> Value {
         }},
     });
     if let Some(all) = paths.as_object_mut() {
-        for more in [pin_paths(), approval_paths()] {
+        let metadata = json!({
+            "/.well-known/oauth-protected-resource": protected_resource("protectedResource", "this server"),
+            "/.well-known/oauth-protected-resource/mcp": protected_resource("protectedResourceMcp", "`/mcp`"),
+        });
+        for more in [pin_paths(), approval_paths(), metadata] {
             if let Value::Object(more) = more {
                 all.extend(more);
             }
@@ -775,7 +791,7 @@ fn build() -> Value {
         "paths": paths,
         "components": {
             "schemas": schemas,
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "One of `server.auth_tokens` (or a scoped `[[server.tokens]]` token); required when the server binds a non-loopback address."}},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "One of `server.auth_tokens`, a scoped `[[server.tokens]]` token, or a JWT access token of an issuer `[server.auth]` trusts (401s carry `WWW-Authenticate` with `resource_metadata`); required when the server binds a non-loopback address."}},
         },
     })
 }
