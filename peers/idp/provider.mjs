@@ -15,7 +15,7 @@
 // - Authorization code + PKCE for people: public client `axon-dashboard`
 //   (redirect `<resource>/auth/callback`), dynamic registration for MCP
 //   clients that register themselves; any user name signs in (the provider's
-//   development login page), consent is granted.
+//   development login page), then consents to the scopes asked for.
 // - The signing keys live in the --keys file (created when missing: RS256,
 //   ES256 and EdDSA; the first signs). A test rotates them by starting the
 //   provider again on a new file.
@@ -23,7 +23,9 @@
 //   asks for (`{"claims": {...}, "alg": "ES256", "kid": "...", "key": "rsa|ec|okp|none|hs-public"}`)
 //   so that the tests can present expired, mis-addressed and forged tokens
 //   with the provider's own keys; `POST /test/rotate` replaces the signing
-//   keys with new ones (same issuer), as an IdP rotating its keys does.
+//   keys with new ones (same issuer), as an IdP rotating its keys does;
+//   `POST /test/resource {"resource": URL}` sets the Axon the dashboard
+//   client redirects to (its port is known only once it runs).
 //   Never part of a real IdP.
 //
 // Prints `listening <issuer>` once it answers.
@@ -40,7 +42,7 @@ const args = Object.fromEntries(
   }, []),
 );
 const keysFile = args.keys ?? 'idp-keys.json';
-const resource = args.resource ?? 'http://127.0.0.1:7878';
+let resource = args.resource ?? 'http://127.0.0.1:7878';
 
 async function newKeys() {
   const keys = [];
@@ -63,13 +65,6 @@ async function privateKeys() {
 }
 
 const scopes = ['axon:tools', 'axon:browser', 'axon:admin'];
-
-// The resources a grant covers: those the client asked for, else the
-// configured one and its /mcp.
-function resources(ctx) {
-  const asked = ctx.oidc.params?.resource;
-  return asked ? [].concat(asked) : [resource, `${resource}/mcp`];
-}
 
 function makeProvider(issuer, jwks) {
   const provider = new Provider(issuer, {
@@ -119,17 +114,6 @@ function makeProvider(issuer, jwks) {
       }),
     },
   },
-  loadExistingGrant: async (ctx) => {
-    // Consent is granted: a person who signed in gets what the client asked.
-    const grant = new ctx.oidc.provider.Grant({
-      clientId: ctx.oidc.client.clientId,
-      accountId: ctx.oidc.session.accountId,
-    });
-    grant.addOIDCScope('openid');
-    for (const r of resources(ctx)) grant.addResourceScope(r, scopes.join(' '));
-    await grant.save();
-    return grant;
-  },
   });
   provider.proxy = false;
   return provider;
@@ -164,6 +148,15 @@ const server = createServer(async (req, res) => {
     jwks = await newKeys();
     callback = makeProvider(issuer, jwks).callback();
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kids: jwks.keys.map((k) => k.kid) }));
+    return;
+  }
+  if (req.method === 'POST' && req.url === '/test/resource') {
+    // The Axon a person signs in to, once its port is known.
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    resource = JSON.parse(raw).resource;
+    callback = makeProvider(issuer, jwks).callback();
+    res.writeHead(204).end();
     return;
   }
   if (req.method === 'POST' && req.url === '/test/mint') {

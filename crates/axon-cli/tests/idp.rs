@@ -61,9 +61,12 @@ impl Provider {
             .spawn()
             .expect("node runs the provider");
         let mut line = String::new();
-        let stdout = child.stdout.take().expect("piped");
-        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)
+        let mut stdout = std::io::BufReader::new(child.stdout.take().expect("piped"));
+        std::io::BufRead::read_line(&mut stdout, &mut line)
             .expect("the provider prints its issuer");
+        // It goes on writing (notices on its first sign-in): a closed pipe
+        // would kill it.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
         let issuer = line
             .trim()
             .strip_prefix("listening ")
@@ -564,5 +567,113 @@ fn the_worked_example_checks_and_an_issuer_that_is_down_is_a_warning() {
         stderr.contains("warning: server.auth.issuers[0] (http://127.0.0.1:9400)")
             && stderr.contains("refused (503) until it answers"),
         "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_person_signs_in_to_the_dashboard_with_the_authorization_code_flow_and_pkce() {
+    use common::dashboard::{act, browser};
+    let idp = Provider::start();
+    let s = serve(
+        &idp.issuer,
+        "[server.auth.dashboard]\nclient_id = \"axon-dashboard\"\nscopes = [\"axon:tools\", \"axon:admin\"]\n",
+    );
+    let r = client()
+        .post(format!("{}/test/resource", idp.issuer))
+        .json(&json!({"resource": s.base}))
+        .send()
+        .await
+        .expect("resource");
+    assert!(r.status().is_success());
+    let settings = s.get_json("/auth/dashboard.json").await;
+    assert_eq!(settings["client_id"], json!("axon-dashboard"));
+    assert_eq!(settings["issuer"], json!(idp.issuer));
+
+    let b = browser();
+    act(&b, "browser_navigate", json!({"url": s.url("/tools")})).await;
+    // The API said 401: the page offers to sign in.
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"selector": "#sign-in", "timeout_ms": 10000}),
+    )
+    .await;
+    act(&b, "browser_click", json!({"selector": "#sign-in"})).await;
+    // The provider's sign-in page (any name signs in).
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"selector": "input[name=login]", "timeout_ms": 10000}),
+    )
+    .await;
+    act(
+        &b,
+        "browser_type",
+        json!({"selector": "input[name=login]", "text": "ada"}),
+    )
+    .await;
+    act(
+        &b,
+        "browser_type",
+        json!({"selector": "input[name=password]", "text": "anything"}),
+    )
+    .await;
+    act(
+        &b,
+        "browser_click",
+        json!({"selector": "button.login-submit"}),
+    )
+    .await;
+    // Its consent page: the person allows the scopes the dashboard asked for.
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"selector": "input[name=prompt][value=consent]", "state": "attached", "timeout_ms": 10000}),
+    )
+    .await;
+    let consent = act(&b, "browser_get_text", json!({"selector": "body"})).await;
+    assert!(
+        consent.data.to_string().contains("axon:tools axon:admin"),
+        "{}",
+        consent.data
+    );
+    act(
+        &b,
+        "browser_click",
+        json!({"selector": "button.login-submit"}),
+    )
+    .await;
+    // Back on the dashboard, signed in: the tools page renders from the API.
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"selector": "main table", "timeout_ms": 15000}),
+    )
+    .await;
+    let state = act(&b, "browser_get_page_state", json!({})).await;
+    let url = state.data["url"].as_str().unwrap_or_default().to_string();
+    assert_eq!(url, s.url("/tools"), "back where the person was");
+    let text = act(&b, "browser_get_text", json!({"selector": "main"})).await;
+    let text = text.data.to_string();
+    // The admin scope was granted: every tool is listed, not axon:tools' two.
+    assert!(
+        text.contains("echo") && text.contains("flaky") && text.contains("browser_click"),
+        "{text}"
+    );
+    assert!(!text.contains("wants a bearer token"), "{text}");
+    // The person is the admin the grant says: an admin page answers.
+    let approvals = act(&b, "browser_navigate", json!({"url": s.url("/approvals")})).await;
+    assert!(approvals.success);
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"selector": "main h1", "timeout_ms": 10000}),
+    )
+    .await;
+    let text = act(&b, "browser_get_text", json!({"selector": "main"})).await;
+    assert!(
+        !text.data.to_string().contains("wants a bearer token"),
+        "{}",
+        text.data
     );
 }

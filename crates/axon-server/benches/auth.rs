@@ -128,6 +128,7 @@ fn bench(c: &mut Criterion) {
                 idp: IdpOptions {
                     resource: "http://127.0.0.1:7878".into(),
                     issuers: vec![options],
+                    dashboard: None,
                 },
                 ..ServerOptions::default()
             },

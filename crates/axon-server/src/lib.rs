@@ -68,8 +68,8 @@ use tokio_util::task::TaskTracker;
 pub use access::ScopedToken;
 pub use edge::LOOPBACK_HOSTS;
 pub use idp::{
-    IdpOptions, IssuerOptions, IssuerUnreachable, ScopeGrant, SigningAlgorithm, TenantSecrets,
-    UnknownAlgorithm, probe_issuer,
+    DashboardSignIn, IdpOptions, IssuerOptions, IssuerUnreachable, ScopeGrant, SigningAlgorithm,
+    TenantSecrets, UnknownAlgorithm, probe_issuer,
 };
 pub use openapi::document as openapi_document;
 pub use ops::{MetricsError, install_prometheus};
@@ -364,18 +364,11 @@ impl Server {
         Router::new()
             .route("/healthz", get(ops::healthz))
             .route(
-                "/.well-known/oauth-protected-resource",
-                get(idp::metadata::protected_resource),
-            )
-            .route(
-                "/.well-known/oauth-protected-resource/mcp",
-                get(idp::metadata::protected_resource),
-            )
-            .route(
                 "/openapi.json",
                 get(|| async { axum::Json(openapi::document()) }),
             )
             .merge(api)
+            .merge(idp::metadata::routes())
             .merge(dashboard::routes())
             .fallback(ops::not_found)
             .method_not_allowed_fallback(ops::method_not_allowed)

@@ -31,6 +31,21 @@ pub struct AuthConfig {
     pub resource: Option<String>,
     /// The trusted issuers.
     pub issuers: Vec<IssuerConfig>,
+    /// How a person signs in to the dashboard (default: a pasted token).
+    pub dashboard: Option<DashboardConfig>,
+}
+
+/// `[server.auth.dashboard]`: the dashboard's public OAuth client, registered
+/// with the IdP with the redirect `<resource>/auth/callback`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DashboardConfig {
+    /// Its client id.
+    pub client_id: String,
+    /// The issuer it signs in with; default the first.
+    pub issuer: Option<String>,
+    /// The scopes it asks for; default every scope a grant names.
+    pub scopes: Vec<String>,
 }
 
 /// `[[server.auth.issuers]]`.
@@ -103,9 +118,34 @@ impl AuthConfig {
             .clone()
             .unwrap_or_else(|| format!("http://{bound}"));
         let issuers = self.issuers.iter().map(IssuerConfig::options).collect();
+        let dashboard = self.dashboard.as_ref().map(|d| {
+            let first = self.issuers.first();
+            let scopes = match d.scopes.is_empty() {
+                false => d.scopes.clone(),
+                true => {
+                    let mut all: Vec<String> = Vec::new();
+                    for g in self.issuers.iter().flat_map(|i| &i.grants) {
+                        if !all.contains(&g.scope) {
+                            all.push(g.scope.clone());
+                        }
+                    }
+                    all
+                }
+            };
+            axon_server::DashboardSignIn {
+                issuer: d
+                    .issuer
+                    .clone()
+                    .or_else(|| first.map(|i| i.issuer.clone()))
+                    .unwrap_or_default(),
+                client_id: d.client_id.clone(),
+                scopes,
+            }
+        });
         axon_server::IdpOptions {
             resource: resource.trim_end_matches('/').to_string(),
             issuers,
+            dashboard,
         }
     }
 
@@ -114,6 +154,28 @@ impl AuthConfig {
     pub fn check(&self, secret_names: &[&str]) -> Result<(), ConfigError> {
         if let Some(resource) = &self.resource {
             check_url("server.auth.resource", resource, false)?;
+        }
+        if let Some(d) = &self.dashboard {
+            if d.client_id.trim().is_empty() {
+                return Err(ConfigError(
+                    "server.auth.dashboard.client_id: name the dashboard's client at the IdP"
+                        .into(),
+                ));
+            }
+            let trusted = |url: &str| self.issuers.iter().any(|i| i.issuer == url);
+            match &d.issuer {
+                Some(url) if !trusted(url) => {
+                    return Err(ConfigError(format!(
+                        "server.auth.dashboard.issuer: {url:?} is not one of server.auth.issuers"
+                    )));
+                }
+                None if self.issuers.is_empty() => {
+                    return Err(ConfigError(
+                        "server.auth.dashboard: add the issuer it signs in with to server.auth.issuers".into(),
+                    ));
+                }
+                _ => {}
+            }
         }
         let mut names = std::collections::HashSet::new();
         for (i, issuer) in self.issuers.iter().enumerate() {

@@ -2,7 +2,8 @@
 // dependencies. Each page has its own URL (/runs, /runs/{id}, /tools,
 // /history/{id}); links are followed with the History API, so reloading or
 // sharing a URL opens the same page. A bearer token, when the server wants one,
-// is asked for once and kept in this tab's session storage.
+// is asked for once (or got by signing in through the identity provider,
+// signin.js) and kept in this tab's session storage.
 "use strict";
 
 const main = document.getElementById("main");
@@ -42,7 +43,8 @@ async function api(path, options) {
   const response = await fetch(path, { ...(options || {}), headers });
   if (response.status === 401) {
     tokenForm.hidden = false;
-    throw new Error("This server wants a bearer token: enter it above.");
+    window.axonSignIn.offer(tokenForm);
+    throw new Error("This server wants a bearer token: sign in, or enter one above.");
   }
   const type = response.headers.get("content-type") || "";
   const body = type.includes("json") ? await response.json() : await response.text();
@@ -471,4 +473,5 @@ document.addEventListener("click", (event) => {
   go(a.pathname + a.search);
 });
 window.addEventListener("popstate", route);
-route();
+// Back from the identity provider (signin.js): the code for a token first.
+(location.pathname === "/auth/callback" ? window.axonSignIn.finish() : Promise.resolve()).then(route, failed);

@@ -4,7 +4,8 @@
 //! page for every dashboard URL (`/runs`, `/runs/{id}`, `/tools`,
 //! `/history/{id}`), and `app.js` renders each from the API in the browser. The
 //! page itself holds no data, so it is served without a token; the API calls it
-//! makes carry the token the user enters (docs/dashboard.md).
+//! makes carry the token the user enters, or the one got by signing in through
+//! the identity provider (`signin.js`, docs/dashboard.md).
 
 use axum::Router;
 use axum::http::{HeaderValue, header};
@@ -14,6 +15,7 @@ use axum::routing::get;
 const INDEX: &str = include_str!("index.html");
 const APP_JS: &str = include_str!("app.js");
 const APP_CSS: &str = include_str!("app.css");
+const SIGNIN_JS: &str = include_str!("signin.js");
 
 /// The dashboard's routes: its pages and its two assets.
 pub(crate) fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
@@ -25,9 +27,14 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route("/approvals", get(page))
         .route("/history", get(page))
         .route("/history/{id}", get(page))
+        .route("/auth/callback", get(page))
         .route(
             "/ui/app.js",
             get(|| asset(APP_JS, "text/javascript; charset=utf-8")),
+        )
+        .route(
+            "/ui/signin.js",
+            get(|| asset(SIGNIN_JS, "text/javascript; charset=utf-8")),
         )
         .route(
             "/ui/app.css",

@@ -6,16 +6,55 @@
 
 use std::sync::Arc;
 
+use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderValue, Uri};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use serde_json::json;
 
 use crate::AppState;
 use crate::problem::Problem;
 
+/// The routes a client reads before it has a token: the metadata, and the
+/// dashboard's sign-in settings.
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(protected_resource),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(protected_resource),
+        )
+        .route("/auth/dashboard.json", get(dashboard))
+}
+
+/// `GET /auth/dashboard.json`: the dashboard's client (`signin.js`); 404
+/// when a person signs in by pasting a token.
+async fn dashboard(State(state): State<Arc<AppState>>) -> Response {
+    let Some((idp, signin)) = state
+        .idp
+        .as_ref()
+        .and_then(|idp| Some((idp, idp.dashboard.as_ref()?)))
+    else {
+        return Problem::not_found(
+            "the dashboard signs in with a pasted token ([server.auth.dashboard] is not set)",
+        )
+        .into_response();
+    };
+    axum::Json(json!({
+        "issuer": signin.issuer,
+        "client_id": signin.client_id,
+        "scopes": signin.scopes,
+        "resource": idp.resource,
+    }))
+    .into_response()
+}
+
 /// `GET /.well-known/oauth-protected-resource[/mcp]`.
-pub(crate) async fn protected_resource(State(state): State<Arc<AppState>>, uri: Uri) -> Response {
+async fn protected_resource(State(state): State<Arc<AppState>>, uri: Uri) -> Response {
     let Some(idp) = &state.idp else {
         return Problem::not_found("this server trusts no identity provider ([server.auth])")
             .into_response();

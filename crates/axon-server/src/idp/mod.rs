@@ -34,6 +34,21 @@ pub struct IdpOptions {
     pub resource: String,
     /// The trusted issuers; none: only the static tokens.
     pub issuers: Vec<IssuerOptions>,
+    /// How a person signs in to the dashboard (`None`: by pasting a token).
+    pub dashboard: Option<DashboardSignIn>,
+}
+
+/// The dashboard's OAuth client (`[server.auth.dashboard]`): a public client
+/// registered with the IdP, redirect `<resource>/auth/callback`, that signs a
+/// person in with the authorization code flow and PKCE in the browser.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DashboardSignIn {
+    /// The issuer it signs in with (one of `issuers`).
+    pub issuer: String,
+    /// Its client id at that issuer.
+    pub client_id: String,
+    /// The scopes it asks for.
+    pub scopes: Vec<String>,
 }
 
 /// One trusted issuer (`[[server.auth.issuers]]`).
@@ -205,6 +220,7 @@ pub(crate) enum Refusal {
 pub(crate) struct Idp {
     pub(crate) resource: String,
     issuers: Vec<Issuer>,
+    pub(crate) dashboard: Option<DashboardSignIn>,
 }
 
 /// Shown as its resource and issuers (keys are not for logs).
@@ -267,7 +283,11 @@ impl Idp {
                 options: o.clone(),
             })
             .collect();
-        Some(Idp { resource, issuers })
+        Some(Idp {
+            resource,
+            issuers,
+            dashboard: options.dashboard.clone(),
+        })
     }
 
     /// The scope values any issuer grants something for (the metadata's

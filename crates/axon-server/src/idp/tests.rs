@@ -132,6 +132,7 @@ fn idp(issuers: Vec<IssuerOptions>) -> Idp {
     Idp::new(&IdpOptions {
         resource: RESOURCE.into(),
         issuers,
+        dashboard: None,
     })
     .expect("issuers")
 }
@@ -322,6 +323,7 @@ async fn an_issuer_that_goes_down_keeps_its_keys_and_one_never_reached_lets_noth
     let cold = super::Idp::new(&IdpOptions {
         resource: RESOURCE.into(),
         issuers: vec![always_stale],
+        dashboard: None,
     })
     .expect("issuers");
     assert!(
