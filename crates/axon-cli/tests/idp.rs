@@ -677,3 +677,87 @@ async fn a_person_signs_in_to_the_dashboard_with_the_authorization_code_flow_and
         text.data
     );
 }
+
+/// `method path` as `token`, with a JSON body when given: status and body.
+async fn send(
+    s: &Served,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+    let mut r = client().request(method, s.url(path)).bearer_auth(token);
+    if let Some(body) = body {
+        r = r.json(&body);
+    }
+    let r = r.send().await.expect("request");
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn signed_in_tenants_keep_their_history_runs_and_secrets_apart() {
+    let idp = Provider::start();
+    let s = Served::start_with(
+        &format!(
+            r#"
+[[server.auth.issuers]]
+name = "corp"
+issuer = "{}"
+[[server.auth.issuers.grants]]
+scope = "axon:tools"
+tools = ["echo"]
+[server.auth.issuers.secrets]
+"axon-agent" = ["A_KEY"]
+[secrets]
+A_KEY = {{ env = "AXON_TEST_A_KEY" }}
+"#,
+            idp.issuer
+        ),
+        &[("AXON_TEST_A_KEY", "a-secret-value-42")],
+    );
+    // Two clients of one issuer: the tenants corp:axon-agent and corp:axon-reader.
+    let a = idp
+        .token("axon-agent", "agent-secret", "axon:tools", &s.base)
+        .await;
+    let b = idp
+        .token("axon-reader", "reader-secret", "axon:tools", &s.base)
+        .await;
+    let call = json!({"args": {"message": "a's"}, "correlation_id": "shared-id"});
+    let (status, _) = send(&s, &a, "POST", "/v1/tools/echo/call", Some(call)).await;
+    assert_eq!(status, 200);
+    // History: B, using the same correlation id, reads none of A's calls.
+    assert_eq!(
+        send(&s, &b, "GET", "/v1/history/shared-id", None).await.0,
+        404
+    );
+    let (status, mine) = send(&s, &a, "GET", "/v1/history/shared-id", None).await;
+    assert_eq!(status, 200);
+    assert!(mine.to_string().contains("corp:axon-agent"), "{mine}");
+    // Secrets: granted to A's tenant pattern only.
+    let plan =
+        json!({"steps": [{"id": "k", "tool": "echo", "params": {"key": "${secret.A_KEY}"}}]});
+    let (status, run) = send(&s, &a, "POST", "/v1/runs?wait=true", Some(plan.clone())).await;
+    assert_eq!(status, 200, "{run}");
+    let id = run["run_id"].as_str().expect("run id").to_string();
+    let (_, stored) = send(&s, &a, "GET", &format!("/v1/history/{id}"), None).await;
+    assert!(stored.to_string().contains("corp:axon-agent"), "{stored}");
+    assert!(
+        !stored.to_string().contains("a-secret-value-42"),
+        "masked when stored: {stored}"
+    );
+    let (status, refused) = send(&s, &b, "POST", "/v1/runs?wait=true", Some(plan)).await;
+    assert_eq!(status, 422, "{refused}");
+    assert!(refused.to_string().contains("A_KEY"), "{refused}");
+    // Runs: B neither reads nor lists A's.
+    assert_eq!(
+        send(&s, &b, "GET", &format!("/v1/runs/{id}"), None).await.0,
+        404
+    );
+    let (_, listed) = send(&s, &b, "GET", "/v1/runs", None).await;
+    assert!(!listed.to_string().contains(&id), "{listed}");
+    assert_eq!(
+        send(&s, &a, "GET", &format!("/v1/runs/{id}"), None).await.0,
+        200
+    );
+}

@@ -149,7 +149,7 @@ impl Secrets {
 pub enum SecretError {
     /// The caller is a tenant that was not granted this secret.
     #[error(
-        "this client may not use the secret {name:?} (the operator grants secrets per token: secrets = [...] in its [[server.tokens]] entry)"
+        "this client may not use the secret {name:?} (the operator grants secrets per client: secrets = [...] in its [[server.tokens]] entry, or [server.auth.issuers.secrets] for a signed-in tenant)"
     )]
     NotGranted {
         /// The name the template asked for.

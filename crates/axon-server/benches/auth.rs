@@ -49,11 +49,8 @@ fn rsa() -> Signer {
         .expect("the PEM key");
     let der = der.wait_with_output().expect("DER").stdout;
     let pair = RsaKeyPair::from_der(&der).expect("an RSA key");
-    let public = pair.public();
-    let (n, e) = (
-        public.modulus().big_endian_without_leading_zero(),
-        public.exponent().big_endian_without_leading_zero(),
-    );
+    let public = ring::rsa::PublicKeyComponents::<Vec<u8>>::from(pair.public());
+    let (n, e) = (public.n, public.e);
     Signer {
         alg: Algorithm::RS256,
         key: EncodingKey::from_rsa_der(&der),
