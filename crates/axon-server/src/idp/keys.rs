@@ -125,6 +125,12 @@ impl Keys {
         }
     }
 
+    /// Whether the key `kid` names is still among those fetched last (a key
+    /// the issuer stopped publishing is not).
+    pub(crate) fn holds(&self, kid: Option<&str>) -> bool {
+        self.look(kid).key.is_some()
+    }
+
     /// What the cache holds for `kid`, and whether the issuer may be asked.
     fn look(&self, kid: Option<&str>) -> Look {
         let cached = self.cached.read().unwrap_or_else(|e| e.into_inner());

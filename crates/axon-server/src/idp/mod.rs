@@ -17,8 +17,11 @@
 mod keys;
 pub(crate) mod metadata;
 
-use std::collections::{BTreeSet, HashSet};
-use std::time::Duration;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
 
 use jsonwebtoken::{Algorithm, Validation};
 use serde_json::{Map, Value};
@@ -221,6 +224,30 @@ pub(crate) struct Idp {
     pub(crate) resource: String,
     issuers: Vec<Issuer>,
     pub(crate) dashboard: Option<DashboardSignIn>,
+    /// Tokens verified before, by the SHA-256 of their bytes (never the
+    /// token): an agent sends one token on every call, and its signature
+    /// need not be checked each time (ES256 and EdDSA cost 50 µs and more).
+    /// An entry counts only while its token is unexpired and the key that
+    /// signed it is still published; at most [`VERIFIED_MAX`] are kept.
+    verified: Mutex<HashMap<[u8; 32], Verified>>,
+}
+
+/// One token verified before.
+struct Verified {
+    principal: Principal,
+    /// Its `exp`, plus the issuer's clock skew (seconds since the epoch).
+    until: u64,
+    issuer: usize,
+    kid: Option<String>,
+}
+
+/// The most verified tokens remembered.
+const VERIFIED_MAX: usize = 4096;
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// Shown as its resource and issuers (keys are not for logs).
@@ -287,6 +314,7 @@ impl Idp {
             resource,
             issuers,
             dashboard: options.dashboard.clone(),
+            verified: Mutex::new(HashMap::new()),
         })
     }
 
@@ -342,8 +370,52 @@ impl Idp {
             .collect()
     }
 
-    /// Verify `token` and map its claims.
+    /// Verify `token` and map its claims (or find it verified before).
     pub(crate) async fn verify(&self, token: &str) -> Result<Principal, Refusal> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(principal) = self.verified_before(&digest) {
+            return Ok(principal);
+        }
+        let (principal, kid, exp) = self.check(token).await?;
+        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if verified.len() >= VERIFIED_MAX {
+            let now = now_secs();
+            verified.retain(|_, v| v.until >= now);
+            if verified.len() >= VERIFIED_MAX {
+                verified.clear();
+            }
+        }
+        let skew = self
+            .issuers
+            .get(principal.issuer)
+            .map_or(0, |i| i.options.clock_skew.as_secs());
+        verified.insert(
+            digest,
+            Verified {
+                principal: principal.clone(),
+                until: exp.saturating_add(skew),
+                issuer: principal.issuer,
+                kid,
+            },
+        );
+        Ok(principal)
+    }
+
+    /// The principal of a token verified before, while it is unexpired and
+    /// its key still published.
+    fn verified_before(&self, digest: &[u8; 32]) -> Option<Principal> {
+        let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = verified.get(digest)?;
+        let keys = &self.issuers.get(entry.issuer)?.keys;
+        if entry.until < now_secs() || !keys.holds(entry.kid.as_deref()) {
+            verified.remove(digest);
+            return None;
+        }
+        Some(entry.principal.clone())
+    }
+
+    /// The whole check: the principal, the key id and `exp`.
+    async fn check(&self, token: &str) -> Result<(Principal, Option<String>, u64), Refusal> {
         let invalid = |why: &str| Refusal::Invalid(why.to_string());
         let header = jsonwebtoken::decode_header(token)
             .map_err(|_| invalid("the bearer is not a signed JWT of an algorithm Axon accepts"))?;
@@ -383,7 +455,13 @@ impl Idp {
         let claims = jsonwebtoken::decode::<Map<String, Value>>(token, &key.key, &validation)
             .map_err(|e| Refusal::Invalid(why_invalid(&e).to_string()))?
             .claims;
-        self.principal(index, options, &claims)
+        // Checked present and unexpired by the decode above.
+        let exp = claims
+            .get("exp")
+            .and_then(Value::as_f64)
+            .unwrap_or_default() as u64;
+        let principal = self.principal(index, options, &claims)?;
+        Ok((principal, header.kid, exp))
     }
 
     fn principal(

@@ -315,8 +315,12 @@ async fn an_issuer_that_goes_down_keeps_its_keys_and_one_never_reached_lets_noth
     assert!(idp.verify(&sign(&ed, &good)).await.is_ok());
     issuer.server.abort();
     let _ = issuer.server.await;
+    // Another token (not one verified before): its key comes from the
+    // keys held, the issuer being down.
+    let mut other = good.clone();
+    other["jti"] = json!("second");
     assert!(
-        idp.verify(&sign(&ed, &good)).await.is_ok(),
+        idp.verify(&sign(&ed, &other)).await.is_ok(),
         "the keys fetched before stay in use"
     );
     // A fresh verifier of the same (now down) issuer has no keys: 503.
@@ -350,6 +354,26 @@ async fn a_key_endpoint_that_hangs_costs_one_fetch_timeout_and_lets_nothing_in()
         issuer.fetches.load(Ordering::SeqCst),
         1,
         "one fetch for both"
+    );
+    issuer.server.abort();
+}
+
+#[tokio::test]
+async fn a_token_verified_before_is_refused_once_it_expires() {
+    let ed = ed25519("ed-1");
+    let issuer = issuer(&[&ed], false).await;
+    let mut strict = options(&issuer);
+    strict.clock_skew = Duration::ZERO;
+    let idp = idp(vec![strict]);
+    let mut short = claims(&issuer.url, "axon:browser");
+    short["exp"] = json!(now() + 1);
+    let token = sign(&ed, &short);
+    assert!(idp.verify(&token).await.is_ok());
+    assert!(idp.verify(&token).await.is_ok(), "remembered");
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_eq!(
+        idp.verify(&token).await,
+        Err(Refusal::Invalid("the token has expired".into()))
     );
     issuer.server.abort();
 }
