@@ -2,7 +2,9 @@
 //! cached: `GET /v1/tools/echo` through the whole router (edge checks,
 //! auth, the handler), with a static bearer token (the baseline, same run)
 //! and with JWT access tokens signed RS256, ES256 and EdDSA by an issuer on
-//! loopback whose keys were fetched before the first sample.
+//! loopback whose keys were fetched before the first sample: the same token
+//! on every request (what an agent sends; the server remembers it
+//! verified), and a token never seen before on each (its signature checked).
 //!
 //! Run: `cargo bench -p axon-server --bench auth` (needs `openssl` on the
 //! PATH to make the RSA key; ring makes the others). Figures go to
@@ -26,6 +28,10 @@ use ring::signature::{
 };
 use serde_json::{Value, json};
 use tower::ServiceExt;
+
+/// Distinct tokens cycled through when every request should verify a
+/// signature: more than the server's memo of verified tokens (4096) holds.
+const FRESH: usize = 5000;
 
 /// A signing key and its public JWK.
 struct Signer {
@@ -138,12 +144,16 @@ fn bench(c: &mut Criterion) {
         .as_secs();
     let claims = json!({"iss": issuer, "sub": "agent-7", "aud": "http://127.0.0.1:7878",
                         "exp": now + 3600, "iat": now, "scope": "axon:tools"});
-    let mut bearers = vec![("static token".to_string(), "static-token".to_string())];
-    for signer in &signers {
+    let sign = |signer: &Signer, jti: usize| {
         let mut header = Header::new(signer.alg);
         header.kid = signer.jwk["kid"].as_str().map(str::to_string);
-        let token = jsonwebtoken::encode(&header, &claims, &signer.key).expect("sign");
-        bearers.push((format!("JWT {:?}", signer.alg), token));
+        let mut claims = claims.clone();
+        claims["jti"] = json!(jti);
+        jsonwebtoken::encode(&header, &claims, &signer.key).expect("sign")
+    };
+    let mut bearers = vec![("static token".to_string(), "static-token".to_string())];
+    for signer in &signers {
+        bearers.push((format!("JWT {:?}", signer.alg), sign(signer, 0)));
     }
     let request = |bearer: &str| {
         Request::get("/v1/tools/echo")
@@ -170,6 +180,23 @@ fn bench(c: &mut Criterion) {
                     .expect("reply")
             })
         });
+    }
+    // A token never seen before each time (more than the verified-token
+    // memo holds, cycled): the signature is checked on every request.
+    for signer in &signers {
+        let tokens: Vec<String> = (1..=FRESH).map(|jti| sign(signer, jti)).collect();
+        let next = std::cell::Cell::new(0usize);
+        group.bench_function(
+            format!("JWT {:?}, a new token each call", signer.alg),
+            |b| {
+                b.to_async(&rt).iter(|| {
+                    let i = next.get();
+                    next.set((i + 1) % tokens.len());
+                    let r = router.clone().oneshot(request(&tokens[i]));
+                    async move { r.await.expect("reply") }
+                })
+            },
+        );
     }
     group.finish();
 }
