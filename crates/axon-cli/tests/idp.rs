@@ -172,7 +172,12 @@ fn naive_accepts(token: &str) -> bool {
 #[tokio::test]
 async fn an_agent_signs_in_with_client_credentials_and_calls_only_its_tools() {
     let idp = Provider::start();
-    let s = serve(&idp.issuer, "");
+    let s = serve(&idp.issuer, "[server]\nauth_tokens = [\"static-full-1\"]\n");
+    // A static token keeps working beside the issuer.
+    assert_eq!(
+        call(&s, "static-full-1", "browser_navigate").await.status(),
+        StatusCode::BAD_REQUEST
+    );
     // No token: 401, and where to learn how to get one.
     let r = call(&s, "", "echo").await;
     let bare = client().get(s.url("/v1/tools")).send().await.expect("get");

@@ -18,8 +18,9 @@ pub struct Problem {
     detail: String,
     pointer: Option<String>,
     extra: Map<String, Value>,
-    /// `WWW-Authenticate` of a 401 or 403 (`idp/metadata.rs`).
-    challenge: Option<HeaderValue>,
+    /// `WWW-Authenticate` of a 401 or 403 (`idp/metadata.rs`); boxed, as
+    /// most problems have none and every handler returns this type.
+    challenge: Option<Box<HeaderValue>>,
 }
 
 impl Problem {
@@ -86,7 +87,7 @@ impl Problem {
 
     /// The `WWW-Authenticate` header it answers with.
     pub fn with_challenge(mut self, challenge: HeaderValue) -> Self {
-        self.challenge = Some(challenge);
+        self.challenge = Some(Box::new(challenge));
         self
     }
 
@@ -124,7 +125,7 @@ impl IntoResponse for Problem {
         if let Some(challenge) = self.challenge {
             response
                 .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, challenge);
+                .insert(header::WWW_AUTHENTICATE, *challenge);
         }
         response
     }
