@@ -237,7 +237,6 @@ struct Verified {
     principal: Principal,
     /// Its `exp`, plus the issuer's clock skew (seconds since the epoch).
     until: u64,
-    issuer: usize,
     kid: Option<String>,
 }
 
@@ -394,7 +393,6 @@ impl Idp {
             Verified {
                 principal: principal.clone(),
                 until: exp.saturating_add(skew),
-                issuer: principal.issuer,
                 kid,
             },
         );
@@ -406,7 +404,7 @@ impl Idp {
     fn verified_before(&self, digest: &[u8; 32]) -> Option<Principal> {
         let mut verified = self.verified.lock().unwrap_or_else(|e| e.into_inner());
         let entry = verified.get(digest)?;
-        let keys = &self.issuers.get(entry.issuer)?.keys;
+        let keys = &self.issuers.get(entry.principal.issuer)?.keys;
         if entry.until < now_secs() || !keys.holds(entry.kid.as_deref()) {
             verified.remove(digest);
             return None;
