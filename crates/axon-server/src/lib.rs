@@ -24,13 +24,16 @@
 //! | `/mcp` | the MCP server (every tool and `run_plan`) over Streamable HTTP |
 //! | `GET /healthz`, `GET /metrics` | health (200/503 per component), Prometheus text |
 //! | `GET /openapi.json` | the OpenAPI 3.1 description of all of the above (`openapi.rs`) |
+//! | `GET /.well-known/oauth-protected-resource[/mcp]` | Protected Resource Metadata when `[server.auth]` trusts an identity provider (`idp/`) |
 //! | `GET /`, `/runs`, `/runs/{id}`, `/tools`, `/history/{id}` | the dashboard (`dashboard/`): HTML pages over this API |
 //!
 //! Errors are `application/problem+json` naming the JSON pointer of the bad field.
 //! With tokens set, every endpoint but `/healthz` wants `Authorization: Bearer
 //! <token>`; a scoped token ([`ScopedToken`]) sees and calls only its tools and
-//! needs `admin` to reset breakers or cancel runs; [`ServerOptions::check_bind`] refuses a
-//! non-loopback address without tokens.
+//! needs `admin` to reset breakers or cancel runs; a JWT access token of a
+//! trusted issuer ([`IdpOptions`]) is mapped to a tenant, tools and admin by
+//! its claims; [`ServerOptions::check_bind`] refuses a non-loopback address
+//! without tokens or issuers.
 
 #![warn(missing_docs)]
 
