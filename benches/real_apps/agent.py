@@ -204,6 +204,48 @@ class Agent:
             await self.call("browser_wait_for", {"textGone": text})
 
 
+def step_of(intent: tuple) -> list[str]:
+    """An intent as the plain-language steps a person gives `browser_act`,
+    one action each (a typed text that is submitted is two: type, press)."""
+    kind, *rest = intent
+    if kind == "click":
+        role, name = rest
+        if name is None:
+            return [f"Click the first {role}"]
+        if role == "checkbox":
+            return [f'Check "{name.split(" - ")[-1]}"' if " - " in name else f'Check the "{name}" checkbox']
+        return [f'Click the "{name}" {role}']
+    if kind == "type":
+        role, name, text, *submit = rest
+        field = "box" if role == "spinbutton" else "field"
+        steps = [f'Type "{text}" into the "{name}" {field}']
+        return steps + (["Press Enter"] if submit else [])
+    if kind == "select":
+        role, name, option, _native = rest
+        if role == "button":
+            # A drop-down that shows its value as its name (Dash's).
+            return [f'Select "{option}" in the drop-down showing "{name}"']
+        return [f'Select "{option}" in the "{name}" drop-down']
+    if kind == "slide":
+        name, value, _readout = rest
+        return [f"Set the slider to {value}" if name is None else f'Set the "{name}" slider to {value}']
+    raise ValueError(kind)
+
+
+class ActAgent(Agent):
+    """The same tasks given to `browser_act` one plain step at a time, as an
+    orchestrating model would: a navigation and a wait for a text are plain
+    tools (an agent has both), every action on an element is a step in words."""
+
+    async def do(self, intent: tuple) -> None:
+        if intent[0] in ("go", "expect"):
+            await super().do(intent)
+            return
+        for step in step_of(intent):
+            text = await self.call("browser_act", {"plan_step": step})
+            self.view.append(text)
+
+
 async def body_text(client, axon: bool) -> str:
     """The page's visible text, read outside the count (the suite's referee)."""
     if axon:
@@ -213,11 +255,11 @@ async def body_text(client, axon: bool) -> str:
     return text_of(r)
 
 
-async def run_task(client, axon: bool, base: str, intents, outcome) -> dict:
+async def run_task(client, axon: bool, base: str, intents, outcome, act: bool = False) -> dict:
     # The browser starts before the task, outside the count: an agent's
     # session starts it once, not once per task.
     await client.call_tool("browser_navigate", {"url": "about:blank"})
-    agent = Agent(client, axon, base)
+    agent = (ActAgent if act else Agent)(client, axon, base)
     start = time.perf_counter()
     error = None
     try:

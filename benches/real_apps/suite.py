@@ -41,6 +41,7 @@ from agent import run_task  # noqa: E402
 from tasks import TASKS  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+ACT = "Axon browser_act"
 APPS = pathlib.Path(__file__).parent / "apps"
 PEERS = ROOT / "peers"
 
@@ -114,7 +115,7 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-async def run_server(name, params, axon, apps, runs, only) -> dict:
+async def run_server(name, params, axon, apps, runs, only, act=False) -> dict:
     out: dict[tuple, list] = {}
     for app, tasks in TASKS.items():
         for task, (intents, outcome) in tasks.items():
@@ -124,7 +125,7 @@ async def run_server(name, params, axon, apps, runs, only) -> dict:
                 if app in apps.reset:
                     urllib.request.urlopen(apps.reset[app], timeout=10).read()
                 async with Client(params, read_timeout_seconds=90) as client:
-                    r = await run_task(client, axon, apps.base[app], intents, outcome)
+                    r = await run_task(client, axon, apps.base[app], intents, outcome, act)
                 out.setdefault((app, task), []).append(r)
                 mark = "ok" if r["done"] else f"FAILED: {r['error']}"
                 print(f"  {name} | {app} | {task}: {r['calls']} calls, {r['ms']:.0f} ms, {r['read']} B — {mark}",
@@ -169,8 +170,7 @@ def report(results: dict) -> bool:
             for r in rows:
                 if r["error"]:
                     print(f"- {n}, {key[0]}, {key[1]}: {r['error']}")
-    axon = results.get("Axon", {})
-    return all(r["done"] for rows in axon.values() for r in rows)
+    return all(r["done"] for name in ("Axon", ACT) for rows in results.get(name, {}).values() for r in rows)
 
 
 async def main() -> None:
@@ -178,6 +178,8 @@ async def main() -> None:
     parser.add_argument("--axon", required=True)
     parser.add_argument("--playwright", help="Playwright MCP's cli.js; without it only Axon runs")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--act", action="store_true",
+                        help="also give the tasks to Axon's browser_act, one plain step at a time")
     parser.add_argument("--only", help="run the tasks whose 'app task' contains this")
     parser.add_argument("--apps-python", default=str(PEERS / "venv-apps/bin/python"))
     parser.add_argument("--todomvc", default=str(PEERS / "node_modules/todomvc/examples/react"))
@@ -203,6 +205,8 @@ async def main() -> None:
         results = {}
         for name, (params, axon) in servers.items():
             results[name] = await run_server(name, params, axon, apps, args.runs, args.only)
+        if args.act:
+            results[ACT] = await run_server(ACT, servers["Axon"][0], True, apps, args.runs, args.only, act=True)
     if not report(results):
         sys.exit(1)
 

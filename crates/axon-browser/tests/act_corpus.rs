@@ -95,6 +95,13 @@ struct Report {
     /// The development split's misses (the held-out split is not looked at
     /// while tuning).
     dev_misses: Vec<String>,
+    /// Wrong actions by split: a step that reported success and did not
+    /// bring the page to the state the case names (another element, another
+    /// value, or an action where a refusal was right). Issue 61: none.
+    wrong: BTreeMap<String, u32>,
+    /// The wrong actions, both splits: each is a defect to fix at once
+    /// (a refusal is the floor's business; a wrong action never is).
+    wrong_cases: Vec<String>,
 }
 
 impl Report {
@@ -132,6 +139,17 @@ impl Report {
         for miss in &self.dev_misses {
             println!("  {miss}");
         }
+        println!(
+            "  wrong actions (success reported, the page says otherwise): {:?}",
+            self.wrong
+        );
+        for wrong in &self.wrong_cases {
+            println!("  {wrong}");
+        }
+    }
+
+    fn wrong_total(&self) -> u32 {
+        self.wrong.values().sum()
     }
 }
 
@@ -174,6 +192,7 @@ async fn the_corpus_of_plan_steps() {
     f.browsers.shutdown().await;
 
     report.print("browser_act corpus");
+    assert_eq!(report.wrong_total(), 0, "wrong actions reported as success");
     let (dev, held_out) = (report.rate("dev"), report.rate("held_out"));
     assert!(dev >= DEV_FLOOR, "dev {dev:.1} % < floor {DEV_FLOOR} %");
     assert!(
@@ -191,6 +210,7 @@ async fn the_ui_kit_corpus() {
     f.browsers.shutdown().await;
 
     report.print("browser_act UI-kit corpus");
+    assert_eq!(report.wrong_total(), 0, "wrong actions reported as success");
     let (dev, held_out) = (report.rate("dev"), report.rate("held_out"));
     assert!(
         dev >= KITS_DEV_FLOOR,
@@ -249,6 +269,18 @@ async fn run(f: &support::Fixture, cases: &[Case], name: &str) -> Report {
             .entry(case.split.clone())
             .or_default();
         category.1 += 1;
+        if acted.success && !passed {
+            *report.wrong.entry(case.split.clone()).or_default() += 1;
+            report.wrong_cases.push(format!(
+                "  [{}] {:?} on {}: {} {} → log {seen:?}, wanted {}",
+                case.category,
+                case.step,
+                case.page,
+                acted.data["action"],
+                acted.data["args"],
+                case.expect
+            ));
+        }
         if passed {
             split.0 += 1;
             category.0 += 1;

@@ -190,6 +190,58 @@ pub struct ToolError {
     /// `invalid_policy`). A front end points at the field from this, never by
     /// reading the message.
     pub pointer: Option<String>,
+    /// The elements the tool could have meant when it would not choose for
+    /// the caller (a step that fits two buttons, a name nothing on the page
+    /// matches well): ranked, so that the caller's next call picks one by
+    /// its ref instead of reading the page again. Empty for most errors.
+    pub candidates: Vec<Candidate>,
+}
+
+/// An element a tool could have meant (see [`ToolError::candidates`]): its
+/// address and what a person reading the page would tell it apart by.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Candidate {
+    /// The address the element tools take (`{"ref": "e42"}`).
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// Its role (`button`, `link`, `textbox`, …).
+    pub role: String,
+    /// Its accessible name (page content: cut at [`MAX_CANDIDATE_TEXT`]).
+    pub name: String,
+    /// Where it is: the row, item, form or section around it and the text
+    /// next to it (`in listitem "Result 6"`), when the page says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+}
+
+/// At most this many candidates reach a call result: enough to choose
+/// from, never a page's worth.
+pub const MAX_CANDIDATES: usize = 8;
+
+/// A candidate's name or context is cut at this many bytes.
+pub const MAX_CANDIDATE_TEXT: usize = 200;
+
+impl Candidate {
+    /// The candidate as an agent reads it: `button "Search" [ref=e12] (in form "search")`.
+    pub fn line(&self) -> String {
+        let mut s = format!("{} {:?}", self.role, self.name);
+        if let Some(r) = &self.reference {
+            s.push_str(&format!(" [ref={r}]"));
+        }
+        if let Some(c) = &self.context {
+            s.push_str(&format!(" ({c})"));
+        }
+        s
+    }
+
+    fn bounded(self) -> Self {
+        Candidate {
+            reference: self.reference.map(|r| bounded(r, 64)),
+            role: bounded(self.role, 64),
+            name: bounded(self.name, MAX_CANDIDATE_TEXT),
+            context: self.context.map(|c| bounded(c, MAX_CANDIDATE_TEXT)),
+        }
+    }
 }
 
 impl ToolError {
@@ -202,6 +254,7 @@ impl ToolError {
             retry_after: None,
             before_acting: false,
             pointer: None,
+            candidates: Vec::new(),
         }
     }
 
@@ -255,6 +308,14 @@ impl ToolError {
         self
     }
 
+    /// Name the elements the tool could have meant (see
+    /// [`ToolError::candidates`]), best first; more than [`MAX_CANDIDATES`]
+    /// are cut when the error becomes a call result.
+    pub fn with_candidates(mut self, candidates: Vec<Candidate>) -> Self {
+        self.candidates = candidates;
+        self
+    }
+
     /// Say that the tool failed before acting (see [`ToolError::before_acting`]).
     pub fn before_acting(mut self) -> Self {
         self.before_acting = true;
@@ -285,6 +346,10 @@ pub struct CallError {
     /// The JSON pointer of the bad value (see [`ToolError::pointer`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pointer: Option<String>,
+    /// The elements the tool could have meant, best first (see
+    /// [`ToolError::candidates`]); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<Candidate>,
 }
 
 /// The longest error message a call result (and so history, the API and
@@ -322,6 +387,12 @@ impl From<ToolError> for CallError {
             message: bounded(e.message, MAX_MESSAGE_BYTES),
             retry_after_ms: e.retry_after.map(|d| d.as_millis() as u64),
             pointer: e.pointer.map(|p| bounded(p, 1024)),
+            candidates: e
+                .candidates
+                .into_iter()
+                .take(MAX_CANDIDATES)
+                .map(Candidate::bounded)
+                .collect(),
         }
     }
 }

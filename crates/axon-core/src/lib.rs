@@ -47,7 +47,7 @@ pub mod trace;
 pub mod utilities;
 
 pub use call::{RecordSink, ToolCall};
-pub use error::{CallError, ErrorKind, ToolError, UnknownName};
+pub use error::{CallError, Candidate, ErrorKind, ToolError, UnknownName};
 pub use events::{CallEvent, EventSink};
 pub use executor::{
     AdaptiveView, BuildError, DEFAULT_MAX_PARALLEL, Executor, ExecutorBuilder, KeyBreaker,

@@ -291,6 +291,7 @@ impl CallResult {
                 retry_after: e.retry_after_ms.map(Duration::from_millis),
                 before_acting: false,
                 pointer: e.pointer,
+                candidates: e.candidates,
             }),
         }
     }

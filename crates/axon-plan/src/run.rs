@@ -417,6 +417,7 @@ fn uncalled(
             retryable: false,
             retry_after_ms: None,
             pointer: None,
+            candidates: Vec::new(),
         }),
         attempts: 0,
         retry_reasons: Vec::new(),

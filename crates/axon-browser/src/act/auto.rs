@@ -5,8 +5,10 @@
 //! at or above the threshold, 0.7 by default: an exact or near-exact name, a
 //! kind, an ordinal, a row) is its; a weaker match, or one it cannot make
 //! (nothing fits, a tie, a step that needs reading), goes to the model. When
-//! the model fails too, a weak heuristic decision still acts; otherwise the
-//! model's error is the step's.
+//! the model fails too, nothing is done: a weak heuristic match is offered as
+//! the candidate of an `ambiguous_step` (a guess that acted would be a wrong
+//! action reported as success), and otherwise the model's error is the
+//! step's, with the heuristic's candidates when the model named none.
 
 use async_trait::async_trait;
 use axon_core::{ToolContext, ToolError};
@@ -67,13 +69,20 @@ impl ActionTranslator for AutoTranslator {
                 message: format!("model ({why}): {}", d.message),
                 ..d
             }),
-            (Err(e), Ok(d)) => Ok(Decision {
-                message: format!(
-                    "heuristic ({:.2}; the model failed: {}): {}",
-                    d.confidence, e.message, d.message
-                ),
-                ..d
-            }),
+            (Err(e), Ok(d)) => {
+                let nodes = &input.snapshot.nodes;
+                let guessed: Vec<_> = nodes
+                    .iter()
+                    .filter(|n| n.reference.is_some() && n.reference == d.action.args.reference)
+                    .collect();
+                Err(ToolError::failed(format!(
+                    "not sure what {:?} means: the heuristic's best match is weak ({:.2}: {}) and the model failed ({})",
+                    input.plan_step, d.confidence, d.message, e.message
+                ))
+                .with_code("ambiguous_step")
+                .with_candidates(super::candidates::of(nodes, &guessed)))
+            }
+            (Err(e), Err(h)) if e.candidates.is_empty() => Err(e.with_candidates(h.candidates)),
             (Err(e), Err(_)) => Err(e),
         }
     }

@@ -65,7 +65,8 @@ async fn on_element(
                 text,
                 address: target,
                 clear,
-                submit: false,
+                // "Type … and press Enter": submitted in the same call.
+                submit: a.key.as_deref() == Some("Enter"),
                 timeout_ms: None,
             };
             tools::elements::type_text(browsers, args, ctx)

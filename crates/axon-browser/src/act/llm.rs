@@ -55,10 +55,11 @@ pub struct LlmConfig {
     pub response_format: ResponseFormat,
     /// The older switch: `false` is `response_format = "none"`.
     pub json_schema: bool,
-    /// Which translator `browser_act` uses when `[llm]` is set: `llm` (the
-    /// model decides every step, the default) or `auto` (the heuristic acts
-    /// when its confidence is at least `auto_threshold`, the model decides
-    /// otherwise; `act::AutoTranslator`).
+    /// Which translator `browser_act` uses when `[llm]` is set: `auto` (the
+    /// default: the heuristic acts when its confidence is at least
+    /// `auto_threshold`, the model decides otherwise, and neither sure is an
+    /// `ambiguous_step` with candidates; `act::AutoTranslator`) or `llm`
+    /// (the model decides every step).
     pub translator: Translator,
     /// The heuristic's confidence from which `auto` acts without the model.
     pub auto_threshold: f64,
@@ -69,9 +70,10 @@ pub struct LlmConfig {
 #[serde(rename_all = "snake_case")]
 pub enum Translator {
     /// The model decides every step.
-    #[default]
     Llm,
-    /// The heuristic when it is sure, the model otherwise.
+    /// The heuristic when it is sure, the model otherwise (the default: a
+    /// step the heuristic is sure of costs no completion).
+    #[default]
     Auto,
 }
 

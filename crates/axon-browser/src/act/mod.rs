@@ -11,6 +11,7 @@
 
 mod auto;
 pub mod cache;
+mod candidates;
 mod dispatch;
 mod heuristic;
 mod llm;
@@ -170,7 +171,7 @@ pub struct ActionArgs {
     /// `scroll`: up or down.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<String>,
-    /// `press_key`: the key.
+    /// `press_key`: the key; `type`: `Enter` to submit after typing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// `wait`: how long.
@@ -394,7 +395,7 @@ pub fn register_with_cache(
     registry.register(crate::handles::WithSession::new(
         tool_fn(
             "browser_act",
-            "Carries out one plan step given in words (\"Click the Log in button\"): reads the page, picks one action and runs it. Failure codes: element_not_found, ambiguous_step, tool_limit, navigation_blocked, unknown.",
+            "Carries out one plan step given in words (\"Click the Log in button\"): reads the page, picks one action and runs it; one action per step. Failure codes: element_not_found, ambiguous_step (both list the candidate elements with refs to act on), tool_limit, navigation_blocked, unknown.",
             move |args: ActArgs, ctx: ToolContext| {
                 let b = browsers.clone();
                 let t = translator.clone();
@@ -452,7 +453,8 @@ async fn act(
         Err(e) => {
             let kind = error_type(e.code.as_deref());
             count("none", kind);
-            return Err(e);
+            let e = candidates::offer(e, &input.snapshot.nodes, &input.plan_step);
+            return Err(candidates::in_message(e));
         }
     };
     let call = replay::replay(&decision.action, &snap.nodes);

@@ -36,6 +36,9 @@ pub(super) fn replay(action: &Action, nodes: &[SnapshotNode]) -> ReplayCall {
                 target.into_iter().for_each(|(k, v)| put(k, Some(v)));
                 put("clear", Some(Value::Bool(true)));
             }
+            if a.key.as_deref() == Some("Enter") {
+                put("submit", Some(Value::Bool(true)));
+            }
             "browser_type"
         }
         ActionKind::Search => {

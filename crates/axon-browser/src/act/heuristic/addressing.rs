@@ -95,25 +95,38 @@ pub(super) fn best<'a>(
             format!("the page has no {} to act on", roles.join("/")),
         ));
     };
+    let offered = |pool: Vec<&SnapshotNode>| crate::act::candidates::of(nodes, &pool);
     if score < NOT_FOUND {
+        // The closest: those that share something with the target.
+        let near = scored
+            .iter()
+            .take(5)
+            .filter(|(_, s)| *s > 0.1)
+            .map(|(n, _)| *n);
         return Err(fail(
             "element_not_found",
             format!(
                 "nothing on the page matches {target:?} (closest: {} {:?})",
                 top.role, top.name
             ),
-        ));
+        )
+        .with_candidates(offered(near.collect())));
     }
     if let Some(&(second, other)) = scored.get(1)
         && other >= score - TIE
     {
+        let tied = scored
+            .iter()
+            .take_while(|(_, s)| *s >= score - TIE)
+            .map(|(n, _)| *n);
         return Err(fail(
             "ambiguous_step",
             format!(
                 "{target:?} fits both {} {:?} and {} {:?}; say which",
                 top.role, top.name, second.role, second.name
             ),
-        ));
+        )
+        .with_candidates(offered(tied.collect())));
     }
     Ok((top, score))
 }
@@ -273,6 +286,13 @@ pub(super) fn click_among(
             format!("Click {} {:?} ({how})", node.role, node.name),
         );
     }
+    // "The 6th search result" among five: what the page has, not the
+    // nearest name.
+    if (quotes.is_empty() || has_ordinal(&words))
+        && let Some(refusal) = beyond_the_page(nodes, &positional, &CLICKABLE, hint_here)
+    {
+        return Err(refusal);
+    }
     // "Expand the collapsed section" with three collapsed: say which are.
     let (tied, state) = tied_by_state(nodes, &positional, &CLICKABLE, hint_here);
     if !tied.is_empty() {
@@ -287,7 +307,8 @@ pub(super) fn click_among(
                 tied.len(),
                 names.join(", ")
             ),
-        ));
+        )
+        .with_candidates(crate::act::candidates::of(nodes, &tied)));
     }
     if target.is_empty() {
         return Err(fail(
@@ -314,6 +335,18 @@ pub(super) fn click_among(
             }
         }
     };
+    // A position the page's roles could not place, and a name that fits
+    // only weakly: a guess, offered rather than taken.
+    if has_ordinal(&words) && score < 0.5 {
+        return Err(fail(
+            "ambiguous_step",
+            format!(
+                "{step:?} names a position, and nothing on the page is counted so; the nearest name fits weakly ({})",
+                matched(&target, node)
+            ),
+        )
+        .with_candidates(crate::act::candidates::of(nodes, &[node])));
+    }
     decision(
         on(node, ActionKind::Click, None),
         score,

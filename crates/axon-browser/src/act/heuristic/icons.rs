@@ -36,6 +36,12 @@ pub(super) fn close(
                     .is_some_and(|w| w == "close" || w == "dismiss")
         })
         .collect();
+    let what = clicked_thing(quotes, step, verb);
+    let dialog_words = [
+        "dialog", "popup", "pop-up", "modal", "banner", "window", "overlay", "cookie", "cookies",
+        "notice", "message", "it",
+    ];
+    let named = what.split_whitespace().any(|w| !dialog_words.contains(&w));
     match closers.as_slice() {
         [one] => {
             return decision(
@@ -44,10 +50,12 @@ pub(super) fn close(
                 format!("Click {} {:?} (closes)", one.role, one.name),
             );
         }
+        // "Close the dialog" (or just "Close"): the dialog's, when one is open.
         [first, ..]
-            if nodes
-                .iter()
-                .any(|n| n.role == "dialog" || n.role == "alertdialog") =>
+            if !named
+                && nodes
+                    .iter()
+                    .any(|n| n.role == "dialog" || n.role == "alertdialog") =>
         {
             // Several: the first close button after the page's dialog.
             let dialog_at = nodes
@@ -70,14 +78,19 @@ pub(super) fn close(
         }
         _ => {}
     }
-    let what = clicked_thing(quotes, step, verb);
-    let dialog_words = [
-        "dialog", "popup", "pop-up", "modal", "banner", "window", "overlay", "cookie", "cookies",
-        "notice", "message", "it",
-    ];
-    let named = what.split_whitespace().any(|w| !dialog_words.contains(&w));
     if named && let Ok(d) = click(nodes, quotes, step, verb, None) {
         return Ok(d);
+    }
+    // "Dismiss the notification" beside a dialog's ×: which × is not said.
+    if closers.len() > 1 {
+        return Err(fail(
+            "ambiguous_step",
+            format!(
+                "{} close buttons on the page and {what:?} names none of them; say which",
+                closers.len()
+            ),
+        )
+        .with_candidates(crate::act::candidates::of(nodes, &closers)));
     }
     decision(
         Action {

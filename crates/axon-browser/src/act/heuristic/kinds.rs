@@ -76,17 +76,23 @@ pub(super) fn role_words(step: &str) -> String {
     let lower = norm(step);
     ROLE_WORDS
         .iter()
-        .filter(|(w, _)| find_words(&lower, w).is_some())
+        .filter(|(w, _)| names_role(&lower, w))
         .map(|(w, _)| *w)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Whether the role word `w` is in `lower` as a role: "Switch to the tab"
+/// is a verb, not the switch role.
+fn names_role(lower: &str, w: &str) -> bool {
+    find_words(lower, w).is_some() && (w != "switch" || find_words(lower, "switch to").is_none())
 }
 
 /// The roles the step's words point at, if any.
 pub(super) fn role_hint(lower: &str) -> Option<&'static [&'static str]> {
     ROLE_WORDS
         .iter()
-        .find(|(w, _)| find_words(lower, w).is_some())
+        .find(|(w, _)| names_role(lower, w))
         .map(|(_, roles)| *roles)
 }
 

@@ -28,6 +28,7 @@ use crate::snapshot::SnapshotNode;
 mod addressing;
 mod browser;
 mod choices;
+mod compound;
 mod dates;
 mod fields;
 mod icons;
@@ -100,6 +101,11 @@ pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
     // A dialog in front of the page: the step answers it, or nothing can go on.
     if let Some(dialog) = &input.dialog {
         return browser::answer_dialog(dialog, step);
+    }
+    // "Select Double and click Book": two actions are one call only where a
+    // tool does both; otherwise the step is refused, naming the two.
+    if let Some(decided) = compound::compound(input, step) {
+        return decided;
     }
     if let Some(decided) = not_a_verb_step(input, step, &lower) {
         return decided;

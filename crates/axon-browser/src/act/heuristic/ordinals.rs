@@ -77,7 +77,7 @@ pub(super) fn by_position<'a>(
         && !read.rest.is_empty()
         && read.rest.iter().all(|w| ITEM_NOUNS.contains(&stem(w)))
     {
-        let items = items(nodes, hinted.unwrap_or(&["link"]));
+        let items = item_pool(nodes, &read, hinted);
         let (pick, how) = at_position(&items, read.position, false)?;
         return Some((pick, format!("{how} of {} items", items.len())));
     }
@@ -95,6 +95,65 @@ pub(super) fn by_position<'a>(
     let alone = read.rest.is_empty() && (hinted.is_some() || read.state.is_some());
     let (pick, how) = at_position(&candidates, read.position, alone)?;
     Some((pick, format!("{how} of {} {}", candidates.len(), pick.role)))
+}
+
+/// A position the page does not hold ("the 6th search result" where five
+/// are shown, "the second Save button" beside one): a refusal naming what
+/// the page has, never the nearest name (the Search button, for the 6th
+/// search result). `None` when the step names no position, or a name on the
+/// page holds its ordinal word ("the Last name field").
+pub(super) fn beyond_the_page(
+    nodes: &[SnapshotNode],
+    target: &str,
+    roles: &[&str],
+    hint: Option<&[&str]>,
+) -> Option<ToolError> {
+    let lower = norm(target);
+    let read = Positional::read(nodes, &lower);
+    let position = read.position?;
+    if let Some(word) = read.ordinal_word
+        && nodes
+            .iter()
+            .any(|n| n.reference.is_some() && find_words(&norm(&n.name), word).is_some())
+    {
+        return None;
+    }
+    let hinted = hint.filter(|h| h.iter().any(|r| roles.contains(r)));
+    let item_step =
+        !read.rest.is_empty() && read.rest.iter().all(|w| ITEM_NOUNS.contains(&stem(w)));
+    let (pool, what) = match item_step {
+        true => (
+            item_pool(nodes, &read, hinted),
+            "items in its longest list".to_string(),
+        ),
+        false => (
+            read.candidates(nodes, roles, hinted),
+            match hinted {
+                Some(h) => format!("{} elements that fit", h.join("/")),
+                None => "elements that fit".to_string(),
+            },
+        ),
+    };
+    // None of the roles the step's words hint at ("switch to tab 3" reads
+    // "switch" as a role): the hint, not the page, is wrong; the name
+    // match decides.
+    if pool.is_empty() && !item_step {
+        return None;
+    }
+    let asked = match position {
+        0 => "the last".to_string(),
+        n => format!("number {n}"),
+    };
+    Some(
+        fail(
+            "element_not_found",
+            format!(
+                "{target:?} asks for {asked}, but the page shows {} {what}",
+                pool.len()
+            ),
+        )
+        .with_candidates(crate::act::candidates::of(nodes, &pool)),
+    )
 }
 
 /// The elements a step picks by their state alone when it picks several
@@ -201,6 +260,20 @@ impl<'w> Positional<'w> {
         hinted: Option<&[&str]>,
     ) -> Vec<&'a SnapshotNode> {
         let named = self.rest.join(" ");
+        let in_heading = |n: &&SnapshotNode| parent(nodes, n).is_some_and(|p| p.role == "heading");
+        // "The last FAQ entry": sections counted are an accordion's headers,
+        // whatever role the other words hint at (an "entry" is also a tree
+        // item).
+        if self.section && self.position.is_some() && named.is_empty() {
+            let headers: Vec<&SnapshotNode> = nodes
+                .iter()
+                .filter(|n| self.fits(n, roles, None))
+                .filter(in_heading)
+                .collect();
+            if headers.len() >= 2 {
+                return headers;
+            }
+        }
         let candidates: Vec<&SnapshotNode> = nodes
             .iter()
             .filter(|n| self.fits(n, roles, hinted))
@@ -286,6 +359,38 @@ const ITEM_NOUNS: [&str; 8] = [
     "suggestion",
     "headline",
 ];
+
+/// The items a step counts ("the last post"): on a page of articles (a
+/// feed) and a noun for one, each article's link (or first control); else the
+/// longest run of links (or of the roles hinted) at one depth.
+fn item_pool<'a>(
+    nodes: &'a [SnapshotNode],
+    read: &Positional,
+    hinted: Option<&[&str]>,
+) -> Vec<&'a SnapshotNode> {
+    let posts = read
+        .rest
+        .iter()
+        .any(|w| ["post", "article", "story"].contains(&stem(w)));
+    if posts {
+        let firsts: Vec<&SnapshotNode> = nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.role == "article")
+            .filter_map(|(at, a)| {
+                let inside = || nodes[at + 1..].iter().take_while(|n| n.depth > a.depth);
+                // Its link opens it ("Read more", the title); else its first control.
+                inside()
+                    .find(|n| n.actionable() && n.role == "link")
+                    .or_else(|| inside().find(|n| n.actionable()))
+            })
+            .collect();
+        if !firsts.is_empty() {
+            return firsts;
+        }
+    }
+    items(nodes, hinted.unwrap_or(&["link"]))
+}
 
 /// The items of a list of `roles`: the elements of the longest run of them
 /// at one depth (results, not the pager's links below them; the options of

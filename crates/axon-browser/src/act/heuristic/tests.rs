@@ -451,3 +451,148 @@ fn a_name_of_signs_only_matches_itself() {
     // Still nothing when no name is those signs.
     assert!(on_page("Click on the \"★★\" button.", &page).is_err());
 }
+
+/// Issue 61: "Click the 6th search result" on a page of five results under a
+/// search form clicked the Search button and reported success. A position
+/// the page does not hold is a refusal naming what is there.
+#[test]
+fn a_position_beyond_the_page_is_refused_with_what_the_page_has() {
+    let mut page = vec![
+        node("textbox", "Search", "e1"),
+        node("button", "Search", "e2"),
+    ];
+    page.push({
+        let mut l = node("list", "", "");
+        l.reference = None;
+        l
+    });
+    for i in 1..=5 {
+        let mut item = node("link", &format!("Result {i}"), &format!("r{i}"));
+        item.depth = 1;
+        page.push(item);
+    }
+    let decided = |step: &str| decide(&input(step, page.clone()));
+    let e = decided("Click the 6th search result").unwrap_err();
+    assert_eq!(e.code.as_deref(), Some("element_not_found"), "{e:?}");
+    assert!(e.message.contains("number 6"), "{}", e.message);
+    assert!(e.message.contains("shows 5 items"), "{}", e.message);
+    let refs: Vec<_> = e
+        .candidates
+        .iter()
+        .filter_map(|c| c.reference.as_deref())
+        .collect();
+    assert_eq!(refs, ["r1", "r2", "r3", "r4", "r5"]);
+    // Within the page: picked, as before.
+    let picked = decided("Click the 5th search result").unwrap();
+    assert_eq!(picked.action.args.reference.as_deref(), Some("r5"));
+    // "The second Search button" beside one.
+    let e = decided("Click the second Search button").unwrap_err();
+    assert_eq!(e.code.as_deref(), Some("element_not_found"), "{e:?}");
+    assert_eq!(e.candidates[0].reference.as_deref(), Some("e2"));
+}
+
+/// A tie names every element it is between, with refs, so that the agent's
+/// next call is one click; nothing close names the nearest ones.
+#[test]
+fn ties_and_misses_carry_their_candidates() {
+    let e = act("Click Save").unwrap_err();
+    assert_eq!(e.code.as_deref(), Some("ambiguous_step"));
+    // Ranked: the closer name first.
+    let refs: Vec<_> = e
+        .candidates
+        .iter()
+        .filter_map(|c| c.reference.as_deref())
+        .collect();
+    assert_eq!(refs, ["e7", "e6"], "{e:?}");
+    let e = act("Click the Delete account button").unwrap_err();
+    assert_eq!(e.code.as_deref(), Some("element_not_found"));
+    assert!(e.candidates.len() <= 5, "{e:?}");
+}
+
+#[test]
+fn a_hash_number_is_a_position() {
+    let page = vec![
+        node("tab", "Tab 1", "t1"),
+        node("tab", "Tab 2", "t2"),
+        node("link", "Alpha", "a"),
+        node("link", "Bravo", "b"),
+    ];
+    let picked = |step: &str| decide(&input(step, page.clone())).map(|d| d.action.args.reference);
+    assert_eq!(picked("Open link #1").unwrap().as_deref(), Some("a"));
+    assert_eq!(picked("Click link #2.").unwrap().as_deref(), Some("b"));
+    assert_eq!(picked("Select tab #2").unwrap().as_deref(), Some("t2"));
+}
+
+/// Issue 61: a step of two actions is done whole where one tool call does
+/// both, and otherwise refused naming the two — never half done.
+#[test]
+fn a_compound_step_is_done_whole_or_named() {
+    let page = vec![
+        node("textbox", "What needs to be done?", "e1"),
+        node("combobox", "Room", "e2"),
+        node("button", "Book", "e3"),
+    ];
+    let decided = |step: &str| decide(&input(step, page.clone()));
+    let d = decided("Type 'Buy milk' into the What needs to be done? box and press Enter").unwrap();
+    assert_eq!(d.action.action, ActionKind::Type);
+    assert_eq!(d.action.args.key.as_deref(), Some("Enter"));
+    assert_eq!(d.action.args.text.as_deref(), Some("Buy milk"));
+    let d = decided("Click into the text box and type 'Great app'").unwrap();
+    assert_eq!(d.action.action, ActionKind::Type);
+    assert_eq!(d.action.args.reference.as_deref(), Some("e1"));
+    assert_eq!(d.action.args.text.as_deref(), Some("Great app"));
+    let e = decided("Select 'Double' in Room and click Book").unwrap_err();
+    assert_eq!(e.code.as_deref(), Some("ambiguous_step"));
+    assert!(
+        e.message
+            .contains("1. \"Select 'Double' in Room\" 2. \"click Book\""),
+        "{}",
+        e.message
+    );
+    // "Click Book and wait" is not a wait alone.
+    let e = decided("Click Book and wait 2 seconds").unwrap_err();
+    assert_eq!(e.code.as_deref(), Some("ambiguous_step"));
+}
+
+/// "The last FAQ entry" counts the accordion's headers, not the tree items
+/// an "entry" may also be (a wrong action found by the wrong-action count).
+#[test]
+fn sections_counted_are_the_accordion_headers() {
+    let item = |role: &str, name: &str, r: &str, depth: usize, state: &str| {
+        let mut n = node(role, name, r);
+        n.depth = depth;
+        if !state.is_empty() {
+            n.states = vec![state.into()];
+        }
+        if r.is_empty() {
+            n.reference = None;
+        }
+        n
+    };
+    let page = vec![
+        item("tree", "Topics", "", 0, ""),
+        item("treeitem", "▸ Account", "t1", 1, "collapsed"),
+        item("treeitem", "▾ Billing", "t2", 1, "expanded"),
+        item("heading", "Common questions", "", 0, ""),
+        item("heading", "How do I cancel my plan?", "", 0, ""),
+        item("button", "How do I cancel my plan?", "q1", 1, "expanded"),
+        item("heading", "Can I get a refund?", "", 0, ""),
+        item("button", "Can I get a refund?", "q2", 1, "collapsed"),
+        item("heading", "Privacy and data export", "", 0, ""),
+        item("button", "Privacy and data export", "q4", 1, "collapsed"),
+    ];
+    let d = decide(&input("Expand the last FAQ entry", page)).unwrap();
+    assert_eq!(d.action.args.reference.as_deref(), Some("q4"), "{d:?}");
+}
+
+#[test]
+fn switch_to_is_a_verb_not_the_switch_role() {
+    let page = vec![
+        node("tab", "Tab 1", "t1"),
+        node("tab", "Tab 2", "t2"),
+        node("tab", "Tab 3", "t3"),
+        node("switch", "Dark mode", "s1"),
+    ];
+    let d = decide(&input("Switch to tab #3", page)).unwrap();
+    assert_eq!(d.action.args.reference.as_deref(), Some("t3"), "{d:?}");
+}

@@ -49,7 +49,13 @@ pub(super) fn unquoted(text: &str, quotes: &[String]) -> String {
 /// `icons::SIGNS`.
 pub(super) fn norm(s: &str) -> String {
     let mut text = String::with_capacity(s.len());
-    for c in s.chars() {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        // "#2" is a position ("link #2", "Save #2"): "number 2".
+        if c == '#' && chars.peek().is_some_and(char::is_ascii_digit) {
+            text.push_str(" number ");
+            continue;
+        }
         match SIGNS.iter().find(|(sign, _)| *sign == c && c != '+') {
             Some((_, word)) => {
                 text.push(' ');

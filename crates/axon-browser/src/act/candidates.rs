@@ -1,0 +1,258 @@
+//! What a refusal offers: when `browser_act` will not choose (a step that
+//! fits two elements, a position the page does not hold, a name nothing
+//! matches well), the error names the elements it could have meant, ranked,
+//! with their refs and where they are — so that the agent's next call is one
+//! `browser_click {ref}`, not a snapshot and a second guess
+//! (docs/browser-act.md, "Refusals an agent can act on").
+
+use axon_core::{Candidate, ToolError};
+
+use crate::snapshot::SnapshotNode;
+
+/// Roles that say where an element is: the row, item, form or section
+/// around it.
+const AROUND: [&str; 14] = [
+    "row",
+    "listitem",
+    "article",
+    "form",
+    "dialog",
+    "alertdialog",
+    "region",
+    "navigation",
+    "group",
+    "tabpanel",
+    "menu",
+    "listbox",
+    "list",
+    "table",
+];
+
+/// `picked` (nodes of `nodes`) as candidates, in the order given.
+pub(crate) fn of(nodes: &[SnapshotNode], picked: &[&SnapshotNode]) -> Vec<Candidate> {
+    picked
+        .iter()
+        .take(axon_core::error::MAX_CANDIDATES)
+        .map(|n| {
+            let at = nodes.iter().position(|m| std::ptr::eq(m, *n));
+            Candidate {
+                reference: n.reference.clone(),
+                role: n.role.clone(),
+                name: n.name.clone(),
+                context: at.and_then(|at| context(nodes, at)),
+            }
+        })
+        .collect()
+}
+
+/// The elements on the page closest to what `step` says, best first: the
+/// actionable ones whose names share the most words with the step (at most
+/// five, none that shares nothing). What `element_not_found` offers.
+pub(crate) fn closest(nodes: &[SnapshotNode], step: &str) -> Vec<Candidate> {
+    let words = words(step);
+    let mut scored: Vec<(&SnapshotNode, usize)> = nodes
+        .iter()
+        .filter(|n| n.actionable())
+        .map(|n| {
+            let name = words_of(&n.name);
+            let shared = name.iter().filter(|w| words.contains(w)).count();
+            (n, shared)
+        })
+        .filter(|(_, shared)| *shared > 0)
+        .collect();
+    // Most words shared first; the page's order among equals.
+    scored.sort_by_key(|(_, shared)| std::cmp::Reverse(*shared));
+    let picked: Vec<&SnapshotNode> = scored.into_iter().take(5).map(|(n, _)| n).collect();
+    of(nodes, &picked)
+}
+
+/// `e` with the candidates a refusal should offer, when it has none yet:
+/// the closest elements to the step. Only for `element_not_found` and
+/// `ambiguous_step`.
+pub(crate) fn offer(e: ToolError, nodes: &[SnapshotNode], step: &str) -> ToolError {
+    let refusal = matches!(
+        e.code.as_deref(),
+        Some("element_not_found" | "ambiguous_step")
+    );
+    if !refusal || !e.candidates.is_empty() {
+        return e;
+    }
+    let candidates = closest(nodes, step);
+    e.with_candidates(candidates)
+}
+
+/// The candidates as lines under the message: what an agent reading only
+/// the text (an MCP client) chooses from.
+pub(crate) fn in_message(mut e: ToolError) -> ToolError {
+    if e.candidates.is_empty() {
+        return e;
+    }
+    let lead = match e.code.as_deref() {
+        Some("element_not_found") => "closest on the page",
+        _ => "candidates",
+    };
+    e.message.push_str(&format!(
+        "\n{lead} (act on one with its ref, e.g. browser_click):"
+    ));
+    for c in e.candidates.iter().take(axon_core::error::MAX_CANDIDATES) {
+        e.message.push_str("\n- ");
+        e.message.push_str(&c.line());
+    }
+    e
+}
+
+/// Where the node at `at` is: the nearest row, item, form or section around
+/// it that has a name (or, without one, the text that starts it), and the
+/// text right before the node when it is not its own name.
+fn context(nodes: &[SnapshotNode], at: usize) -> Option<String> {
+    let node = &nodes[at];
+    let mut parts = Vec::new();
+    let mut depth = node.depth;
+    for i in (0..at).rev() {
+        let n = &nodes[i];
+        if n.depth >= depth {
+            continue;
+        }
+        depth = n.depth;
+        if !AROUND.contains(&n.role.as_str()) {
+            continue;
+        }
+        let label = match n.name.trim() {
+            "" => first_text(nodes, i),
+            name => Some(name.to_string()),
+        };
+        // A row labelled by the element itself says nothing more.
+        if let Some(label) = label.filter(|l| l != node.name.trim()) {
+            parts.push(format!("in {} {:?}", n.role, cut(&label)));
+            break;
+        }
+    }
+    if let Some(before) = at.checked_sub(1).map(|i| &nodes[i])
+        && before.role == "text"
+        && before.depth >= node.depth
+        && !before.name.trim().is_empty()
+        && before.name.trim() != node.name.trim()
+        && !parts
+            .iter()
+            .any(|p| p.contains(&format!("{:?}", cut(before.name.trim()))))
+    {
+        parts.push(format!("after {:?}", cut(before.name.trim())));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// The first text or named node inside the container at `at`.
+fn first_text(nodes: &[SnapshotNode], at: usize) -> Option<String> {
+    let depth = nodes[at].depth;
+    nodes[at + 1..]
+        .iter()
+        .take_while(|n| n.depth > depth)
+        .find(|n| !n.name.trim().is_empty())
+        .map(|n| n.name.trim().to_string())
+}
+
+/// A label cut to 60 characters: enough to tell rows apart.
+fn cut(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// The words of a step that can name an element: lowercase, three letters
+/// or more, or a number.
+fn words(text: &str) -> Vec<String> {
+    words_of(text)
+        .into_iter()
+        .filter(|w| !FILLER.contains(&w.as_str()))
+        .collect()
+}
+
+fn words_of(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 3 || w.chars().all(|c| c.is_ascii_digit()) && !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Words of a step that name no element.
+const FILLER: [&str; 14] = [
+    "the", "click", "press", "tap", "select", "choose", "type", "into", "and", "for", "with",
+    "button", "link", "field",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(role: &str, name: &str, reference: Option<&str>, depth: usize) -> SnapshotNode {
+        SnapshotNode {
+            reference: reference.map(str::to_string),
+            role: role.into(),
+            name: name.into(),
+            depth,
+            value: None,
+            states: Vec::new(),
+            name_from: None,
+        }
+    }
+
+    fn page() -> Vec<SnapshotNode> {
+        vec![
+            node("form", "search", Some("e1"), 0),
+            node("textbox", "Search", Some("e2"), 1),
+            node("button", "Search", Some("e3"), 1),
+            node("list", "", None, 0),
+            node("listitem", "", None, 1),
+            node("link", "Rust book", Some("e5"), 2),
+            node("listitem", "", None, 1),
+            node("text", "by Ferris", None, 2),
+            node("link", "Async book", Some("e7"), 2),
+        ]
+    }
+
+    #[test]
+    fn a_candidate_says_where_it_is() {
+        let nodes = page();
+        let picked = [&nodes[2], &nodes[8]];
+        let c = of(&nodes, &picked);
+        assert_eq!(c[0].reference.as_deref(), Some("e3"));
+        assert_eq!(c[0].context.as_deref(), Some("in form \"search\""));
+        assert_eq!(c[1].context.as_deref(), Some("in listitem \"by Ferris\""));
+        assert_eq!(
+            c[0].line(),
+            "button \"Search\" [ref=e3] (in form \"search\")"
+        );
+    }
+
+    #[test]
+    fn the_closest_share_words_with_the_step_and_the_rest_are_left_out() {
+        let nodes = page();
+        let c = closest(&nodes, "Click the async book link");
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert_eq!(c[0].name, "Async book");
+        assert_eq!(c[1].name, "Rust book");
+        assert!(closest(&nodes, "Click the weather widget").is_empty());
+    }
+
+    #[test]
+    fn a_refusal_gets_the_closest_and_lists_them_in_its_text() {
+        let nodes = page();
+        let e = ToolError::failed("nothing fits").with_code("element_not_found");
+        let e = in_message(offer(e, &nodes, "open the async book"));
+        assert_eq!(e.candidates.len(), 2);
+        assert!(
+            e.message.contains("- link \"Async book\" [ref=e7]"),
+            "{}",
+            e.message
+        );
+        // Other errors are left as they are.
+        let other = offer(
+            ToolError::failed("x").with_code("tool_limit"),
+            &nodes,
+            "book",
+        );
+        assert!(other.candidates.is_empty());
+    }
+}
