@@ -159,7 +159,7 @@ class Agent:
         else:
             raise ValueError(kind)
 
-    async def select(self, role: str, name: str, option: str, native: bool) -> None:
+    async def select(self, role: str, name: str, option: str, native: bool, _label: str = "") -> None:
         if self.axon or native:
             await self.act("browser_select_option", role, name, {"values": [option]})
             return
@@ -221,11 +221,10 @@ def step_of(intent: tuple) -> list[str]:
         steps = [f'Type "{text}" into the "{name}" {field}']
         return steps + (["Press Enter"] if submit else [])
     if kind == "select":
-        role, name, option, _native = rest
-        if role == "button":
-            # A drop-down that shows its value as its name (Dash's).
-            return [f'Select "{option}" in the drop-down showing "{name}"']
-        return [f'Select "{option}" in the "{name}" drop-down']
+        role, name, option, _native, *label = rest
+        # A drop-down that shows its value as its name (Dash's) goes by the
+        # label beside it.
+        return [f'Select "{option}" in the "{label[0] if label else name}" drop-down']
     if kind == "slide":
         name, value, _readout = rest
         return [f"Set the slider to {value}" if name is None else f'Set the "{name}" slider to {value}']
@@ -278,4 +277,8 @@ async def run_task(client, axon: bool, base: str, intents, outcome, act: bool = 
         done, error = False, error or f"referee: {e}"
     if not done and error is None:
         error = f"the page does not show what it should ({how} {text!r})"
-    return {"done": done, "calls": agent.calls, "ms": ms, "read": agent.read, "error": error}
+    # browser_act: a task not done without an honest refusal (ambiguous_step,
+    # element_not_found) is a wrong action reported as success.
+    refused = error is not None and re.search(r"\((ambiguous_step|element_not_found)\)", error) is not None
+    wrong = act and not done and not refused
+    return {"done": done, "calls": agent.calls, "ms": ms, "read": agent.read, "error": error, "wrong": wrong}

@@ -165,6 +165,9 @@ def report(results: dict) -> bool:
         s = statistics.median(t[3] for t in per_task)
         kib = statistics.median(t[4] for t in per_task)
         print(f"| {n} | {done}/{total} | {calls:g} | {s:.2f} | {kib:.1f} |")
+    if ACT in results:
+        wrong = sum(r["wrong"] for rows in results[ACT].values() for r in rows)
+        print(f"\n{ACT}: {wrong} task(s) failed without a refusal (a wrong action reported as success)")
     for n in names:
         for key, rows in results[n].items():
             for r in rows:

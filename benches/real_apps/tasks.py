@@ -2,11 +2,13 @@
 
 Each task is a list of intents over the elements a snapshot shows, by role
 and accessible name — ("go", path), ("click", role, name),
-("type", role, name, text[, submit]), ("select", role, name, option, native),
+("type", role, name, text[, submit]), ("select", role, name, option, native[, label]),
 ("slide", name, value, readout), ("expect", text), ("gone", text) — and ends
 with the text the page must show (or no longer show) when the task is done.
 `native` says whether the drop-down is a real <select> (what a model sees in
-the snapshot: its options listed under it); `readout` is the text before the
+the snapshot: its options listed under it), and an optional last word the
+label a person reads beside a drop-down whose name is its value (what the
+plain-language steps given to `browser_act` call it); `readout` is the text before the
 number where the page shows a slider's value. A name is matched with or
 without a trailing colon (Django's labels end with one); `None` is the first
 element of that role (a control the page leaves unnamed). The agent (agent.py) turns an intent into tool calls.
@@ -91,7 +93,7 @@ TASKS = {
     },
     "tips (Dash)": {
         "choose a currency": (
-            [("go", "/"), ("select", "button", "USD", "EUR", False)],
+            [("go", "/"), ("select", "button", "USD", "EUR", False, "Currency")],
             ("shown", "Currency: EUR, Tip: 15%"),
         ),
         "set the tip": (

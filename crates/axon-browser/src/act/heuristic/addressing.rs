@@ -112,13 +112,25 @@ pub(super) fn best<'a>(
         )
         .with_candidates(offered(near.collect())));
     }
+    let tied: Vec<&SnapshotNode> = scored
+        .iter()
+        .take_while(|(_, s)| *s >= score - TIE)
+        .map(|(n, _)| *n)
+        .collect();
+    // "Books" between "Books" and "BOOKS" (a heading drawn upper case):
+    // the name written as the step writes it.
+    if let [_, _, ..] = tied.as_slice()
+        && let [exact] = tied
+            .iter()
+            .filter(|n| n.name.trim() == target.trim())
+            .collect::<Vec<_>>()
+            .as_slice()
+    {
+        return Ok((exact, score));
+    }
     if let Some(&(second, other)) = scored.get(1)
         && other >= score - TIE
     {
-        let tied = scored
-            .iter()
-            .take_while(|(_, s)| *s >= score - TIE)
-            .map(|(n, _)| *n);
         return Err(fail(
             "ambiguous_step",
             format!(
@@ -126,7 +138,7 @@ pub(super) fn best<'a>(
                 top.role, top.name, second.role, second.name
             ),
         )
-        .with_candidates(offered(tied.collect())));
+        .with_candidates(offered(tied)));
     }
     Ok((top, score))
 }
@@ -278,7 +290,16 @@ pub(super) fn click_among(
             .then(|| by_position(nodes, &positional, &CLICKABLE, hint_here))
             .flatten()
     })
-    .or_else(|| by_context(nodes, &whole));
+    // A quoted name that an element has, word for word, is that element
+    // ("Add book" is the "ADD BOOK" link, not the Add in the Books row).
+    .or_else(|| {
+        let named_so = quotes.iter().any(|q| {
+            nodes
+                .iter()
+                .any(|n| is_candidate(n, &CLICKABLE) && norm(&n.name) == norm(q))
+        });
+        (!named_so).then(|| by_context(nodes, &whole)).flatten()
+    });
     if let Some((node, how)) = picked {
         return decision(
             on(node, ActionKind::Click, None),

@@ -62,7 +62,9 @@ pub(super) fn select(
     let list_named = if field.is_empty() {
         None
     } else {
-        best(nodes, &field, &["combobox", "listbox"], None).ok()
+        best(nodes, &field, &["combobox", "listbox"], None)
+            .ok()
+            .or_else(|| labelled_list(nodes, &field).map(|l| (l, 0.8)))
     };
     if values.len() <= 1
         && (list_named.is_none() || wants_click)
@@ -221,13 +223,37 @@ fn which_list<'a>(
         Some((list, _)) => list,
         None => match (lists.iter().copied().find(has_value), lists) {
             (Some(list), _) => list,
-            (None, [only]) => *only,
+            // The page's only list, unless the step named another.
+            (None, [only]) if field.is_empty() => *only,
             (None, _) => {
                 let what = if field.is_empty() { option } else { field };
                 best(nodes, what, &["combobox", "listbox"], None)?.0
             }
         },
     })
+}
+
+/// A drop-down known by the text before it ("Currency" then a button that
+/// shows "USD" and opens a list): a combobox, a list box or a button that
+/// opens and closes (its state `collapsed` or `expanded`), right after a
+/// text that is the field's name.
+fn labelled_list<'a>(nodes: &'a [SnapshotNode], field: &str) -> Option<&'a SnapshotNode> {
+    let opens = |n: &SnapshotNode| {
+        n.reference.is_some()
+            && (n.role == "combobox"
+                || n.role == "listbox"
+                || (n.role == "button"
+                    && n.states.iter().any(|s| s == "collapsed" || s == "expanded")))
+    };
+    let labelled: Vec<&SnapshotNode> = nodes
+        .windows(2)
+        .filter(|w| w[0].role == "text" && similarity(field, &w[0].name) >= 0.9 && opens(&w[1]))
+        .map(|w| &w[1])
+        .collect();
+    match labelled.as_slice() {
+        [one] => Some(one),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

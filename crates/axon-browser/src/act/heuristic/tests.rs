@@ -596,3 +596,55 @@ fn switch_to_is_a_verb_not_the_switch_role() {
     let d = decide(&input("Switch to tab #3", page)).unwrap();
     assert_eq!(d.action.args.reference.as_deref(), Some("t3"), "{d:?}");
 }
+
+/// The real-app suite's Django admin: the app's caption "Books" is drawn
+/// upper case ("BOOKS" in the accessibility tree) above the model's "Books"
+/// link; the step's own spelling decides. A drop-down that is a button
+/// showing its value is found by the text before it.
+#[test]
+fn the_step_spelling_breaks_a_tie_and_a_popup_button_is_a_drop_down() {
+    let page = vec![node("link", "BOOKS", "e1"), node("link", "Books", "e2")];
+    let d = decide(&input("Click the \"Books\" link", page)).unwrap();
+    assert_eq!(d.action.args.reference.as_deref(), Some("e2"));
+    let mut label = node("text", "Currency", "");
+    label.reference = None;
+    let mut button = node("button", "USD", "b1");
+    button.states = vec!["collapsed".into()];
+    let mut split = node("listbox", "", "l1");
+    split.name = String::new();
+    let page = vec![
+        label,
+        button,
+        split,
+        node("option", "Split between two", "o1"),
+    ];
+    let d = decide(&input(
+        "Select \"EUR\" in the Currency drop-down",
+        page.clone(),
+    ))
+    .unwrap();
+    assert_eq!(d.action.action, ActionKind::Select);
+    assert_eq!(d.action.args.reference.as_deref(), Some("b1"));
+    // A list the step does not name is not taken for the one it names.
+    let e = decide(&input("Select \"EUR\" in the Country drop-down", page)).unwrap_err();
+    assert_eq!(e.code.as_deref(), Some("element_not_found"), "{e:?}");
+}
+
+/// The real-app suite's Django admin: "Add book" is the "ADD BOOK" link, not
+/// the "Add" in the sidebar's Books row (a wrong action the suite found).
+#[test]
+fn a_quoted_name_an_element_has_beats_a_row_reading() {
+    let cell = |role: &str, name: &str, r: &str, depth: usize| {
+        let mut n = node(role, name, r);
+        n.depth = depth;
+        n
+    };
+    let page = vec![
+        cell("row", "Books Add", "r1", 0),
+        cell("link", "Books", "e1", 1),
+        cell("link", "Add", "e2", 1),
+        cell("link", "ADD BOOK", "e3", 0),
+    ];
+    let d = decide(&input("Click the \"Add book\" link", page)).unwrap();
+    assert_eq!(d.action.args.reference.as_deref(), Some("e3"), "{d:?}");
+}
