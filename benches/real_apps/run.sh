@@ -3,7 +3,8 @@
 # one scripted agent, Axon's MCP server beside Playwright MCP 0.0.83 on the
 # same Chromium; docs/benchmarks.md, "Real apps", has its table.
 #   benches/real_apps/run.sh            both servers, 3 runs per task
-#   benches/real_apps/run.sh --short    Axon alone, one run, debug build (CI): fails when a task fails
+#   benches/real_apps/run.sh --act      also browser_act, one plain step at a time
+#   benches/real_apps/run.sh --short    Axon's tools and browser_act, one run, debug build (CI): fails when a task fails
 # Installs the apps (scripts/peers) and, for the comparison, @playwright/mcp
 # into a temporary directory; builds axon in release (the comparison).
 set -euo pipefail
@@ -13,7 +14,7 @@ command -v chromium >/dev/null || { echo "real apps: chromium is required (apt-g
 if [ "${1:-}" = "--short" ]; then
   # The debug build CI has already made (the workspace's features unified).
   cargo build -q --workspace --locked --bins
-  exec peers/venv/bin/python benches/real_apps/suite.py --axon "${CARGO_TARGET_DIR:-target}/debug/axon" --runs 1
+  exec peers/venv/bin/python benches/real_apps/suite.py --axon "${CARGO_TARGET_DIR:-target}/debug/axon" --runs 1 --act
 fi
 cargo build -q -p axon-cli --release
 axon="${CARGO_TARGET_DIR:-target}/release/axon"

@@ -13,8 +13,9 @@ navigation to about:blank outside the count: a session starts its browser
 once); the suite counts the agent's calls, the wall time of its script and the
 bytes of text it read, and a referee outside the count reads the page to say
 whether the task is done.
-Prints a Markdown table; exits 1 when an Axon task failed (CI's short run:
-`--runs 1` without `--playwright`). benches/real_apps/run.sh installs
+Prints a Markdown table; exits 1 when an Axon task failed, with its tools or
+with browser_act (CI's short run:
+`--runs 1 --act` without `--playwright`). benches/real_apps/run.sh installs
 Playwright MCP and calls this.
 """
 
