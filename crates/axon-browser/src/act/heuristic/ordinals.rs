@@ -148,7 +148,8 @@ pub(super) fn beyond_the_page(
         fail(
             "element_not_found",
             format!(
-                "{target:?} asks for {asked}, but the page shows {} {what}",
+                "{:?} asks for {asked}, but the page shows {} {what}",
+                target.split_whitespace().collect::<Vec<_>>().join(" "),
                 pool.len()
             ),
         )
