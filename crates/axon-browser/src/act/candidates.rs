@@ -187,15 +187,10 @@ mod tests {
     use super::*;
 
     fn node(role: &str, name: &str, reference: Option<&str>, depth: usize) -> SnapshotNode {
-        SnapshotNode {
-            reference: reference.map(str::to_string),
-            role: role.into(),
-            name: name.into(),
-            depth,
-            value: None,
-            states: Vec::new(),
-            name_from: None,
-        }
+        let mut n = SnapshotNode::element(role, name, reference.unwrap_or_default());
+        n.reference = reference.map(str::to_string);
+        n.depth = depth;
+        n
     }
 
     fn page() -> Vec<SnapshotNode> {

@@ -48,7 +48,7 @@ fn split(step: &str, quotes: &[String]) -> Option<(String, String)> {
 fn masked(step: &str, quotes: &[String]) -> String {
     let mut bytes = step.as_bytes().to_vec();
     for q in quotes {
-        for (open, close) in [("'", "'"), ("\"", "\""), ("“", "”"), ("‘", "’")] {
+        for (open, close) in QUOTE_MARKS {
             let quoted = format!("{open}{q}{close}");
             if let Some(at) = step.find(&quoted) {
                 bytes[at..at + quoted.len()].fill(b'_');

@@ -6,11 +6,11 @@ use super::*;
 /// Whether `text` has an ordinal ("second", "3rd", "last", "#2", "number 2").
 pub(super) fn has_ordinal(text: &str) -> bool {
     let lower = norm(text);
-    lower.split_whitespace().any(|w| {
-        ORDINALS.iter().any(|(o, _)| *o == w)
-            || w.strip_prefix('#')
-                .is_some_and(|d| d.parse::<usize>().is_ok())
-    }) || find_words(&lower, "number").is_some()
+    // `norm` reads "#2" as "number 2".
+    lower
+        .split_whitespace()
+        .any(|w| ORDINALS.iter().any(|(o, _)| *o == w))
+        || find_words(&lower, "number").is_some()
 }
 
 /// Ordinal words and the position they name (1-based; 0 is "last").
@@ -209,8 +209,6 @@ impl<'w> Positional<'w> {
             if let Some((o, n)) = ORDINALS.iter().find(|(o, _)| *o == w) {
                 read.position = Some(*n);
                 read.ordinal_word = Some(*o);
-            } else if let Some(n) = w.strip_prefix('#').and_then(|d| d.parse::<usize>().ok()) {
-                read.position = Some(n);
             } else if w == "number"
                 && let Some(n) = words.get(i + 1).and_then(|d| number(d))
             {

@@ -33,11 +33,15 @@ pub(super) fn quoted(step: &str) -> Vec<String> {
     out
 }
 
+/// The quote marks a step may put around a name, as open and close.
+pub(super) const QUOTE_MARKS: [(&str, &str); 4] =
+    [("'", "'"), ("\"", "\""), ("“", "”"), ("‘", "’")];
+
 /// `text` without its quoted parts.
 pub(super) fn unquoted(text: &str, quotes: &[String]) -> String {
     let mut t = text.to_string();
     for q in quotes {
-        for (open, close) in [("'", "'"), ("\"", "\""), ("“", "”"), ("‘", "’")] {
+        for (open, close) in QUOTE_MARKS {
             t = t.replace(&format!("{open}{q}{close}"), " ");
         }
     }
