@@ -6,7 +6,7 @@
 //! −1 for wrong). These are the phrasings from another hand that issue 39
 //! asked for. Their first run, before any change for them, was the held-out
 //! figure (67.7 % of the text tasks); the heuristic was then fixed on what it
-//! missed, so they are a development set from here on (docs/browser-act.md).
+//! missed, so they are a development set from here on (docs/act-miniwob.md).
 //!
 //! The tasks are the benchmark's tasks whose instruction asks for **one**
 //! action (a `browser_act` step is one action; the others are plans), chosen
@@ -22,12 +22,16 @@
 //!   outcome counted against it is an action the page scores wrong that the
 //!   call reported as a success.
 //!
-//! Run: `cargo test -p axon-browser --test act_miniwob -- --nocapture` (it
-//! prints every task's instructions and outcomes).
+//! - [`COMPOUND_TASKS`]: the instruction holds several actions, given to
+//!   `browser_act` whole; its refusal's `steps` are given one at a time.
+//!
+//! Run: `cargo nextest run --workspace -E 'binary(act_miniwob)' --no-capture`
+//! (it prints every task's instructions and outcomes; `MINIWOB_TASKS=a,b`
+//! runs some, `MINIWOB_SNAPSHOT=1` prints the page after each episode).
 
 mod support;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use axon_browser::BrowserConfig;
 use axon_core::{CallResult, ToolCall};
@@ -58,14 +62,60 @@ const SEEING_TASKS: [&str; 6] = [
     "identify-shape",
 ];
 
+/// The tasks whose instruction holds several actions, each named by what a
+/// person reads ("Select ONE and click Submit.", "Enter \"x\" into the text
+/// field and press Submit."): `browser_act` does one action a call, so it
+/// refuses such a step with the steps it holds, and the episode gives those
+/// one at a time as an agent would (docs/browser-act.md, "Compound steps").
+/// Chosen by reading every task's instruction before an episode ran; the
+/// tasks left out, and why, are in docs/act-miniwob.md.
+const COMPOUND_TASKS: [&str; 25] = [
+    "button-delay",
+    "choose-date",
+    "choose-list",
+    "click-button-sequence",
+    "click-checkboxes",
+    "click-checkboxes-large",
+    "click-checkboxes-transfer",
+    "click-collapsible",
+    "click-menu-2",
+    "click-option",
+    "click-pie",
+    "click-scroll-list",
+    "enter-date",
+    "enter-password",
+    "enter-text",
+    "enter-text-dynamic",
+    "enter-time",
+    "form-sequence",
+    "form-sequence-2",
+    "form-sequence-3",
+    "login-user",
+    "search-engine",
+    "sign-agreement",
+    "use-slider",
+    "use-spinner",
+];
+
+/// Compound tasks whose page scores only after a Submit button that the
+/// instruction does not mention ("Check the 1st radio button and enter the
+/// number \"16\" into the 3rd textbox."): the harness clicks it after the
+/// steps, or every right episode would read as unscored.
+const SILENT_SUBMIT: [&str; 1] = ["form-sequence-2"];
+
 /// Episodes per task, seeds 1..=EPISODES.
 const EPISODES: u32 = 10;
 
 /// The text tasks' floor: 92.3 % right on 2026-11-27 after the fixes the
 /// first run called for (the first run, nothing tuned: 67.7 %;
-/// docs/browser-act.md), less about four episodes, so that it only stops a
+/// docs/act-miniwob.md), less about four episodes, so that it only stops a
 /// slide.
 const TEXT_FLOOR: f64 = 89.0;
+
+/// The compound tasks' floor: 69.6 % right on 2026-11-29 after the fixes
+/// their first run called for (first run: 38.8 %, 45 wrong;
+/// docs/act-miniwob.md), less about five episodes.
+const COMPOUND_FLOOR: f64 = 67.5;
 
 /// What one episode came to.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -115,7 +165,18 @@ async fn episode(
         .to_string();
     assert!(!instruction.is_empty(), "{task} {seed}: no instruction");
 
-    let acted = call("browser_act", json!({"plan_step": instruction})).await;
+    let (acted, did) = act(&call, &instruction).await;
+    // A task whose page ends the episode on a Submit its instruction does
+    // not ask for: the harness presses it, after a step that succeeded, as
+    // MiniWoB++'s own agents must (docs/act-miniwob.md).
+    if acted && SILENT_SUBMIT.contains(&task) {
+        let submitted = call("browser_click", json!({"role": "button", "name": "Submit"})).await;
+        assert!(submitted.success, "{task} {seed}: {submitted:?}");
+    }
+    if std::env::var_os("MINIWOB_SNAPSHOT").is_some() {
+        let seen = call("browser_snapshot", json!({})).await;
+        println!("{}", seen.data);
+    }
     let score = call(
         "browser_evaluate",
         json!({"function": "() => ({done: WOB_DONE_GLOBAL, reward: WOB_RAW_REWARD_GLOBAL})"}),
@@ -124,12 +185,49 @@ async fn episode(
     assert!(score.success, "{task} {seed}: {score:?}");
     let right = score.data["result"]["done"] == true
         && score.data["result"]["reward"].as_f64().unwrap_or(0.0) > 0.0;
-    let outcome = match (acted.success, right) {
+    let outcome = match (acted, right) {
         (_, true) => Outcome::Right,
         (false, false) => Outcome::Declined,
         (true, false) => Outcome::Wrong,
     };
-    (instruction, did(&acted), outcome)
+    (instruction, did, outcome)
+}
+
+/// Give `instruction` to `browser_act` as an agent would: a step refused
+/// with the steps it holds (a compound step, `error.steps`) is given again
+/// as those steps, one at a time, in order. Whether every action reported
+/// success, and what each did.
+async fn act<F, Fut>(call: &F, instruction: &str) -> (bool, String)
+where
+    F: Fn(&'static str, Value) -> Fut,
+    Fut: std::future::Future<Output = CallResult>,
+{
+    let mut steps = VecDeque::from([instruction.to_string()]);
+    let mut done = Vec::new();
+    // A bound on splitting, so that a refusal that names itself again
+    // cannot loop.
+    let mut splits = 0;
+    while let Some(step) = steps.pop_front() {
+        let acted = call("browser_act", json!({"plan_step": step})).await;
+        let split = acted
+            .error
+            .as_ref()
+            .map(|e| e.steps.clone())
+            .unwrap_or_default();
+        if !split.is_empty() && splits < 8 {
+            splits += 1;
+            done.push(format!("split {split:?}"));
+            for s in split.into_iter().rev() {
+                steps.push_front(s);
+            }
+            continue;
+        }
+        done.push(did(&acted));
+        if !acted.success {
+            return (false, done.join("; "));
+        }
+    }
+    (true, done.join("; "))
 }
 
 /// What a step did, in a few words: its action and arguments, or its error.
@@ -179,9 +277,16 @@ async fn run_tasks(tasks: &[&str]) -> Vec<Outcome> {
     config.timeouts.click_ms = 600;
     config.timeouts.type_ms = 600;
     config.timeouts.press_key_ms = 600;
+    // `MINIWOB_TASKS=a,b` runs only those (while working on them).
+    let only = std::env::var("MINIWOB_TASKS").unwrap_or_default();
+    let tasks: Vec<&str> = tasks
+        .iter()
+        .copied()
+        .filter(|t| only.is_empty() || only.split(',').any(|o| o == *t))
+        .collect();
     let f = support::act_fixture(config).await;
     let base = support::serve_tree(root).await;
-    let outcomes = run(&f, &base, tasks).await;
+    let outcomes = run(&f, &base, &tasks).await;
     f.browsers.shutdown().await;
 
     println!("task                 right declined wrong");
@@ -229,5 +334,24 @@ async fn miniwob_seeing_tasks_of_one_action() {
         count(&all, Outcome::Wrong),
         0,
         "seeing tasks: a wrong action reported as success"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn miniwob_compound_tasks() {
+    let all = run_tasks(&COMPOUND_TASKS).await;
+    let right = 100.0 * count(&all, Outcome::Right) as f64 / all.len() as f64;
+    println!(
+        "compound tasks: {right:.1} % right of {} episodes",
+        all.len()
+    );
+    assert_eq!(
+        count(&all, Outcome::Wrong),
+        0,
+        "compound tasks: a wrong action reported as success"
+    );
+    assert!(
+        right >= COMPOUND_FLOOR,
+        "compound tasks {right:.1} % < floor {COMPOUND_FLOOR} %"
     );
 }

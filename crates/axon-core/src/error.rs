@@ -195,6 +195,11 @@ pub struct ToolError {
     /// matches well): ranked, so that the caller's next call picks one by
     /// its ref instead of reading the page again. Empty for most errors.
     pub candidates: Vec<Candidate>,
+    /// The actions a step of several holds, in order, when a tool that does
+    /// one action a call refused it ("Select Double and click Book" to
+    /// `browser_act`): the caller gives them one at a time, with no need to
+    /// split the sentence itself. Empty for most errors.
+    pub steps: Vec<String>,
 }
 
 /// An element a tool could have meant (see [`ToolError::candidates`]): its
@@ -220,6 +225,14 @@ pub const MAX_CANDIDATES: usize = 8;
 
 /// A candidate's name or context is cut at this many bytes.
 pub const MAX_CANDIDATE_TEXT: usize = 200;
+
+/// The most steps [`CallError::steps`] lists: a refusal of more lists none
+/// (a list cut short would be done half), and its message says so.
+pub const MAX_STEPS: usize = 16;
+
+/// The longest step of [`CallError::steps`]: the caller's own words, cut
+/// only when absurd (a step cut short is a different step).
+pub const MAX_STEP_TEXT: usize = 1024;
 
 impl Candidate {
     /// The candidate as an agent reads it: `button "Search" [ref=e12] (in form "search")`.
@@ -255,6 +268,7 @@ impl ToolError {
             before_acting: false,
             pointer: None,
             candidates: Vec::new(),
+            steps: Vec::new(),
         }
     }
 
@@ -316,6 +330,14 @@ impl ToolError {
         self
     }
 
+    /// Name the actions a refused step holds (see [`ToolError::steps`]); more
+    /// than [`MAX_STEPS`] are dropped, all of them, when the error becomes a
+    /// call result.
+    pub fn with_steps(mut self, steps: Vec<String>) -> Self {
+        self.steps = steps;
+        self
+    }
+
     /// Say that the tool failed before acting (see [`ToolError::before_acting`]).
     pub fn before_acting(mut self) -> Self {
         self.before_acting = true;
@@ -350,6 +372,10 @@ pub struct CallError {
     /// [`ToolError::candidates`]); absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<Candidate>,
+    /// The actions a refused step of several holds, in order, to give one
+    /// at a time (see [`ToolError::steps`]); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<String>,
 }
 
 /// The longest error message a call result (and so history, the API and
@@ -393,6 +419,14 @@ impl From<ToolError> for CallError {
                 .take(MAX_CANDIDATES)
                 .map(Candidate::bounded)
                 .collect(),
+            // All of them or none: a list cut short would be done half.
+            steps: match e.steps {
+                steps if steps.len() <= MAX_STEPS => steps
+                    .into_iter()
+                    .map(|s| bounded(s, MAX_STEP_TEXT))
+                    .collect(),
+                _ => Vec::new(),
+            },
         }
     }
 }
@@ -400,6 +434,21 @@ impl From<ToolError> for CallError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A refused step's actions reach the result all, or none when too
+    /// many: a list cut short would be done half and look whole.
+    #[test]
+    fn steps_reach_the_result_all_or_none() {
+        let some = vec!["Select Double".to_string(), "click Book".to_string()];
+        let e = CallError::from(ToolError::failed("two").with_steps(some.clone()));
+        assert_eq!(e.steps, some);
+        let many: Vec<String> = (0..=MAX_STEPS).map(|i| format!("Check {i}")).collect();
+        let e = CallError::from(ToolError::failed("many").with_steps(many));
+        assert!(e.steps.is_empty());
+        let long = "x".repeat(MAX_STEP_TEXT + 10);
+        let e = CallError::from(ToolError::failed("long").with_steps(vec![long]));
+        assert!(e.steps[0].len() < MAX_STEP_TEXT + 40);
+    }
 
     /// Issue 59: a message that quotes 200 KB of what a caller sent is cut
     /// before it reaches a result and history.

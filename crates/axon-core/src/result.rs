@@ -292,6 +292,7 @@ impl CallResult {
                 before_acting: false,
                 pointer: e.pointer,
                 candidates: e.candidates,
+                steps: e.steps,
             }),
         }
     }

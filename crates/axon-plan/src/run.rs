@@ -418,6 +418,7 @@ fn uncalled(
             retry_after_ms: None,
             pointer: None,
             candidates: Vec::new(),
+            steps: Vec::new(),
         }),
         attempts: 0,
         retry_reasons: Vec::new(),

@@ -128,6 +128,20 @@ pub(super) fn best<'a>(
     {
         return Ok((exact, score));
     }
+    // An accordion header named by the button inside it ("Submit" around
+    // button "Submit"): the control inside is what the name is.
+    let innermost: Vec<&SnapshotNode> = tied
+        .iter()
+        .copied()
+        .filter(|outer| {
+            !tied
+                .iter()
+                .any(|inner| norm(&inner.name) == norm(&outer.name) && holds(nodes, outer, inner))
+        })
+        .collect();
+    if let ([_, _, ..], [only]) = (tied.as_slice(), innermost.as_slice()) {
+        return Ok((only, score));
+    }
     if let Some(&(second, other)) = scored.get(1)
         && other >= score - TIE
     {
@@ -141,6 +155,18 @@ pub(super) fn best<'a>(
         .with_candidates(offered(tied)));
     }
     Ok((top, score))
+}
+
+/// Whether `outer` holds `inner` in the snapshot's tree (`inner` comes
+/// after it, deeper, before anything as shallow as `outer`).
+fn holds(nodes: &[SnapshotNode], outer: &SnapshotNode, inner: &SnapshotNode) -> bool {
+    let Some(at) = nodes.iter().position(|n| std::ptr::eq(n, outer)) else {
+        return false;
+    };
+    nodes[at + 1..]
+        .iter()
+        .take_while(|n| n.depth > outer.depth)
+        .any(|n| std::ptr::eq(n, inner))
 }
 
 /// An element and why it was taken: `button "Log in" (matched: "login" ≈
@@ -332,6 +358,39 @@ pub(super) fn click_among(
         .with_candidates(crate::act::candidates::of(nodes, &tied)));
     }
     if target.is_empty() {
+        // "Expand the section" where one thing on the page is collapsed.
+        let collapsed: Vec<&SnapshotNode> = nodes
+            .iter()
+            .filter(|n| n.reference.is_some() && n.states.iter().any(|s| s == "collapsed"))
+            .collect();
+        // Several: the one whose name holds the step's kind word ("Section
+        // #14" for "the section").
+        let said = norm(step);
+        let named: Vec<&SnapshotNode> = collapsed
+            .iter()
+            .copied()
+            .filter(|n| {
+                norm(&n.name)
+                    .split_whitespace()
+                    .any(|w| w.len() > 3 && find_words(&said, w).is_some())
+            })
+            .collect();
+        let one = match (collapsed.as_slice(), named.as_slice()) {
+            ([only], _) | (_, [only]) => Some(*only),
+            _ => None,
+        };
+        if matches!(verb, "expand" | "open")
+            && let Some(only) = one
+        {
+            return decision(
+                on(only, ActionKind::Click, None),
+                0.7,
+                format!(
+                    "Click {} {:?}, the one collapsed element",
+                    only.role, only.name
+                ),
+            );
+        }
         return Err(fail(
             "ambiguous_step",
             format!("{verb} what? name the element in {step:?}"),

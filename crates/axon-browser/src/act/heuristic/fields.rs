@@ -73,7 +73,21 @@ pub(super) fn type_into(
                 (first.clone(), second.clone())
             }
         }
-        [text] => (text.clone(), target_words(unq, verb)),
+        // "Enter the number '16' into the 3rd textbox": the field is named
+        // after "into", and the words before the value say what it is.
+        [text] => {
+            let after = lower
+                .find(&text.to_ascii_lowercase())
+                .map_or(0, |at| at + text.len());
+            let into = ["into", "in", "on"]
+                .iter()
+                .filter_map(|w| find_words(&lower[after..], w).map(|at| after + at + w.len()))
+                .min();
+            match into {
+                Some(at) => (text.clone(), target_words(&lower[at..], "")),
+                None => (text.clone(), target_words(unq, verb)),
+            }
+        }
         [] => match find_words(&lower, "with") {
             // "Fill in email with ada@example.com": the value follows "with".
             Some(at) => {

@@ -36,6 +36,7 @@ mod kinds;
 mod ordinals;
 mod pointer;
 mod reading;
+mod several;
 #[cfg(test)]
 mod tests;
 mod verbs;
@@ -95,7 +96,6 @@ fn decision(action: Action, confidence: f64, message: String) -> Result<Decision
 
 pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
     let step = input.plan_step.trim();
-    let lower = step.to_lowercase();
     let quotes = quoted(step);
     let nodes = &input.snapshot.nodes;
     // A dialog in front of the page: the step answers it, or nothing can go on.
@@ -107,6 +107,8 @@ pub(crate) fn decide(input: &StepInput) -> Result<Decision, ToolError> {
     if let Some(decided) = compound::compound(input, step) {
         return decided;
     }
+    let step = without_where_asked(step);
+    let lower = step.to_lowercase();
     if let Some(decided) = not_a_verb_step(input, step, &lower) {
         return decided;
     }

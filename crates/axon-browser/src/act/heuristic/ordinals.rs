@@ -405,8 +405,23 @@ fn items<'a>(nodes: &'a [SnapshotNode], roles: &[&str]) -> Vec<&'a SnapshotNode>
     }
     by_depth
         .into_values()
+        .filter(|group| !is_pager(group))
         .max_by_key(|group| group.len())
         .unwrap_or_default()
+}
+
+/// A pager's links ("1 2 3 >", "Prev 1 2 Next"): pages, never the items a
+/// position counts. Counted as items, "the 2nd search result" on a page of
+/// three results clicked the pager's "2" (MiniWoB++'s search-engine).
+fn is_pager(group: &[&SnapshotNode]) -> bool {
+    const STEPS: [&str; 12] = [
+        "<", ">", "«", "»", "‹", "›", "next", "prev", "previous", "first", "last", "…",
+    ];
+    group.iter().all(|n| {
+        let name = n.name.trim().to_lowercase();
+        name.chars().all(|c| c.is_ascii_digit()) && !name.is_empty()
+            || STEPS.contains(&name.as_str())
+    })
 }
 
 /// The node `n` sits in: the nearest one before it, less deep.
@@ -435,6 +450,18 @@ mod tests {
         let pick =
             |t: &str| by_position(&page, t, &CLICKABLE, None).map(|(n, _)| n.reference.clone());
         assert_eq!(pick("3rd search result"), Some(Some("r3".into())));
+        // A pager longer than the results is still the pager.
+        let mut paged = page.clone();
+        paged.extend([
+            at("link", "3", "p3", 1),
+            at("link", "4", "p4", 1),
+            at("link", ">", "p5", 1),
+        ]);
+        let second = by_position(&paged, "2nd search result", &CLICKABLE, None);
+        assert_eq!(
+            second.map(|(n, _)| n.reference.clone()),
+            Some(Some("r2".into()))
+        );
         assert_eq!(pick("last result"), Some(Some("r4".into())));
         assert_eq!(ordinal("third"), Some(3));
         assert_eq!(ordinal("3"), None);

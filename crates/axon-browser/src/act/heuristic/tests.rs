@@ -549,6 +549,18 @@ fn a_compound_step_is_done_whole_or_named() {
         "{}",
         e.message
     );
+    // The same two, for a caller to give one at a time without parsing.
+    assert_eq!(e.steps, ["Select 'Double' in Room", "click Book"]);
+    // One verb, two targets: two actions (MiniWoB++'s enter-password).
+    let e = decided("Enter the password 'x1' into both text fields and press submit").unwrap_err();
+    assert_eq!(
+        e.steps,
+        [
+            "Enter the password 'x1' into the 1st text field",
+            "Enter the password 'x1' into the 2nd text field",
+            "press submit"
+        ]
+    );
     // "Click Book and wait" is not a wait alone.
     let e = decided("Click Book and wait 2 seconds").unwrap_err();
     assert_eq!(e.code.as_deref(), Some("ambiguous_step"));
@@ -647,4 +659,35 @@ fn a_quoted_name_an_element_has_beats_a_row_reading() {
     ];
     let d = decide(&input("Click the \"Add book\" link", page)).unwrap();
     assert_eq!(d.action.args.reference.as_deref(), Some("e3"), "{d:?}");
+}
+
+/// "The section below": where the instruction sits, not a word of the
+/// element's name (MiniWoB++'s click-collapsible).
+#[test]
+fn below_and_above_point_at_the_page_not_the_name() {
+    let mut tab = node("tab", "Section #14", "e1");
+    tab.states = vec!["collapsed".into()];
+    let mut other = node("tab", "Submit", "e3");
+    other.states = vec!["collapsed".into()];
+    let page = vec![tab.clone(), node("button", "Submit", "e2")];
+    let a = on_page("Expand the section below", &page).unwrap();
+    assert_eq!(a.args.reference.as_deref(), Some("e1"));
+    // Two collapsed: the one the step's word names.
+    let page = vec![tab, other.clone()];
+    let a = on_page("Expand the section below", &page).unwrap();
+    assert_eq!(a.args.reference.as_deref(), Some("e1"));
+    // "Click submit" with the header named by the button it holds: the button.
+    let mut header = node("tab", "Submit", "e5");
+    header.states = vec!["collapsed".into()];
+    let mut button = node("button", "Submit", "e6");
+    button.depth = 1;
+    let a = on_page("click submit.", &[header.clone(), button.clone()]).unwrap();
+    assert_eq!(a.args.reference.as_deref(), Some("e6"));
+    // Side by side, not one inside the other: still a question.
+    button.depth = 0;
+    assert!(on_page("click submit.", &[header, button]).is_err());
+    // Neither named: a question back, not a guess.
+    let mut third = node("tab", "Details", "e4");
+    third.states = vec!["collapsed".into()];
+    assert!(on_page("Expand the section", &[other, third]).is_err());
 }

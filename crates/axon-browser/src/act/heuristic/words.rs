@@ -160,6 +160,21 @@ pub(super) const JOINERS: [&str; 11] = [
     "on", "to", "in", "into", "of", "for", "from", "with", "as", "at", "and",
 ];
 
+/// `step` without a last "below" / "above" ("Expand the section below"):
+/// where the text that asks sits (an instruction over the page), not a word
+/// of the element's name.
+pub(super) fn without_where_asked(step: &str) -> &str {
+    let bare = step.trim_end().trim_end_matches('.');
+    ["below", "above"]
+        .iter()
+        .find_map(|w| {
+            let head = bare.strip_suffix(w)?;
+            let head = head.strip_suffix(' ')?;
+            (head.split_whitespace().count() >= 2).then_some(head)
+        })
+        .unwrap_or(step)
+}
+
 /// The step's words that name the target: verbs, role words and filler out.
 pub(super) fn target_words(text: &str, verb: &str) -> String {
     let lower = norm(text).replacen(verb, " ", 1);
