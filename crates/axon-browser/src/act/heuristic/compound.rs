@@ -1,10 +1,11 @@
-//! Steps that hold two actions ("Select Double and click Book"). One
-//! `browser_act` call is one action, so such a step is never half done: the
-//! earliest verb alone used to act (a click, with the typing dropped) and
-//! report success. Two pairs are one action in the tools' own terms and are
-//! done as one: typing then pressing Enter is `browser_type` with `submit`,
-//! and clicking into a field then typing is typing into that field. Any
-//! other pair is refused with the two steps it holds, to give one at a time
+//! Steps that hold several actions ("Select Double and click Book", "Click
+//! ONE, wait 1 seconds, then click TWO"). One `browser_act` call is one
+//! action, so such a step is never half done: the earliest verb alone used
+//! to act (a click, with the typing dropped) and report success. Two pairs
+//! are one action in the tools' own terms and are done as one: typing then
+//! pressing Enter is `browser_type` with `submit`, and clicking into a field
+//! then typing is typing into that field. Anything else is refused with the
+//! steps it holds (`error.steps`), to give one at a time
 //! (docs/browser-act.md, "Compound steps").
 
 use axon_core::error::MAX_STEPS;
