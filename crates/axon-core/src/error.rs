@@ -190,15 +190,26 @@ pub struct ToolError {
     /// `invalid_policy`). A front end points at the field from this, never by
     /// reading the message.
     pub pointer: Option<String>,
-    /// The elements the tool could have meant when it would not choose for
-    /// the caller (a step that fits two buttons, a name nothing on the page
-    /// matches well): ranked, so that the caller's next call picks one by
-    /// its ref instead of reading the page again. Empty for most errors.
+    /// What the caller may choose from when the tool would not choose for
+    /// it: the elements it could have meant ([`ToolError::candidates`]) and
+    /// the actions a step of several holds ([`ToolError::steps`]). Boxed and
+    /// absent for most errors: every call's future holds `ToolError`s, and
+    /// their size is a cost on every call (`a_calls_future_stays_small`).
+    pub choices: Option<Box<Choices>>,
+}
+
+/// What a refusal offers the caller (see [`ToolError::choices`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Choices {
+    /// The elements the tool could have meant (a step that fits two
+    /// buttons, a name nothing on the page matches well): ranked, so that
+    /// the caller's next call picks one by its ref instead of reading the
+    /// page again.
     pub candidates: Vec<Candidate>,
     /// The actions a step of several holds, in order, when a tool that does
     /// one action a call refused it ("Select Double and click Book" to
     /// `browser_act`): the caller gives them one at a time, with no need to
-    /// split the sentence itself. Empty for most errors.
+    /// split the sentence itself.
     pub steps: Vec<String>,
 }
 
@@ -267,8 +278,7 @@ impl ToolError {
             retry_after: None,
             before_acting: false,
             pointer: None,
-            candidates: Vec::new(),
-            steps: Vec::new(),
+            choices: None,
         }
     }
 
@@ -322,20 +332,34 @@ impl ToolError {
         self
     }
 
-    /// Name the elements the tool could have meant (see
-    /// [`ToolError::candidates`]), best first; more than [`MAX_CANDIDATES`]
-    /// are cut when the error becomes a call result.
+    /// Name the elements the tool could have meant, best first; more than
+    /// [`MAX_CANDIDATES`] are cut when the error becomes a call result.
     pub fn with_candidates(mut self, candidates: Vec<Candidate>) -> Self {
-        self.candidates = candidates;
+        self.choices_mut().candidates = candidates;
         self
     }
 
-    /// Name the actions a refused step holds (see [`ToolError::steps`]); more
-    /// than [`MAX_STEPS`] are dropped, all of them, when the error becomes a
-    /// call result.
+    /// Name the actions a refused step holds, in order; more than
+    /// [`MAX_STEPS`] are dropped, all of them, when the error becomes a call
+    /// result.
     pub fn with_steps(mut self, steps: Vec<String>) -> Self {
-        self.steps = steps;
+        self.choices_mut().steps = steps;
         self
+    }
+
+    /// The elements the tool could have meant, best first (empty for most
+    /// errors).
+    pub fn candidates(&self) -> &[Candidate] {
+        self.choices.as_deref().map_or(&[], |c| &c.candidates)
+    }
+
+    /// The actions a refused step holds, in order (empty for most errors).
+    pub fn steps(&self) -> &[String] {
+        self.choices.as_deref().map_or(&[], |c| &c.steps)
+    }
+
+    fn choices_mut(&mut self) -> &mut Choices {
+        self.choices.get_or_insert_with(Box::default)
     }
 
     /// Say that the tool failed before acting (see [`ToolError::before_acting`]).
@@ -369,7 +393,7 @@ pub struct CallError {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pointer: Option<String>,
     /// The elements the tool could have meant, best first (see
-    /// [`ToolError::candidates`]); absent when none.
+    /// [`Choices::candidates`]); absent when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<Candidate>,
     /// The actions a refused step of several holds, in order, to give one
@@ -406,6 +430,7 @@ fn bounded(mut text: String, max: usize) -> String {
 
 impl From<ToolError> for CallError {
     fn from(e: ToolError) -> Self {
+        let choices = e.choices.map(|c| *c).unwrap_or_default();
         CallError {
             retryable: e.kind.is_retryable() || e.kind == ErrorKind::CircuitOpen,
             kind: e.kind,
@@ -413,14 +438,14 @@ impl From<ToolError> for CallError {
             message: bounded(e.message, MAX_MESSAGE_BYTES),
             retry_after_ms: e.retry_after.map(|d| d.as_millis() as u64),
             pointer: e.pointer.map(|p| bounded(p, 1024)),
-            candidates: e
+            candidates: choices
                 .candidates
                 .into_iter()
                 .take(MAX_CANDIDATES)
                 .map(Candidate::bounded)
                 .collect(),
             // All of them or none: a list cut short would be done half.
-            steps: match e.steps {
+            steps: match choices.steps {
                 steps if steps.len() <= MAX_STEPS => steps
                     .into_iter()
                     .map(|s| bounded(s, MAX_STEP_TEXT))

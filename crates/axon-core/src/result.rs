@@ -291,9 +291,10 @@ impl CallResult {
                 retry_after: e.retry_after_ms.map(Duration::from_millis),
                 before_acting: false,
                 pointer: e.pointer,
-                candidates: e.candidates,
-                steps: e.steps,
-            }),
+                choices: None,
+            }
+            .with_candidates(e.candidates)
+            .with_steps(e.steps)),
         }
     }
 }

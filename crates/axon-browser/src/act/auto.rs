@@ -82,7 +82,9 @@ impl ActionTranslator for AutoTranslator {
                 .with_code("ambiguous_step")
                 .with_candidates(super::candidates::of(nodes, &guessed)))
             }
-            (Err(e), Err(h)) if e.candidates.is_empty() => Err(e.with_candidates(h.candidates)),
+            (Err(e), Err(h)) if e.candidates().is_empty() => {
+                Err(e.with_candidates(h.candidates().to_vec()))
+            }
             (Err(e), Err(_)) => Err(e),
         }
     }

@@ -74,7 +74,7 @@ pub(crate) fn offer(e: ToolError, nodes: &[SnapshotNode], step: &str) -> ToolErr
         e.code.as_deref(),
         Some("element_not_found" | "ambiguous_step")
     );
-    if !refusal || !e.candidates.is_empty() {
+    if !refusal || !e.candidates().is_empty() {
         return e;
     }
     let candidates = closest(nodes, step);
@@ -84,7 +84,7 @@ pub(crate) fn offer(e: ToolError, nodes: &[SnapshotNode], step: &str) -> ToolErr
 /// The candidates as lines under the message: what an agent reading only
 /// the text (an MCP client) chooses from.
 pub(crate) fn in_message(mut e: ToolError) -> ToolError {
-    if e.candidates.is_empty() {
+    if e.candidates().is_empty() {
         return e;
     }
     let lead = match e.code.as_deref() {
@@ -94,10 +94,13 @@ pub(crate) fn in_message(mut e: ToolError) -> ToolError {
     e.message.push_str(&format!(
         "\n{lead} (act on one with its ref, e.g. browser_click):"
     ));
-    for c in e.candidates.iter().take(axon_core::error::MAX_CANDIDATES) {
-        e.message.push_str("\n- ");
-        e.message.push_str(&c.line());
-    }
+    let lines: Vec<String> = e
+        .candidates()
+        .iter()
+        .take(axon_core::error::MAX_CANDIDATES)
+        .map(|c| format!("\n- {}", c.line()))
+        .collect();
+    e.message.push_str(&lines.concat());
     e
 }
 
@@ -236,7 +239,7 @@ mod tests {
         let nodes = page();
         let e = ToolError::failed("nothing fits").with_code("element_not_found");
         let e = in_message(offer(e, &nodes, "open the async book"));
-        assert_eq!(e.candidates.len(), 2);
+        assert_eq!(e.candidates().len(), 2);
         assert!(
             e.message.contains("- link \"Async book\" [ref=e7]"),
             "{}",
@@ -248,6 +251,6 @@ mod tests {
             &nodes,
             "book",
         );
-        assert!(other.candidates.is_empty());
+        assert!(other.candidates().is_empty());
     }
 }

@@ -477,7 +477,7 @@ fn a_position_beyond_the_page_is_refused_with_what_the_page_has() {
     assert!(e.message.contains("number 6"), "{}", e.message);
     assert!(e.message.contains("shows 5 items"), "{}", e.message);
     let refs: Vec<_> = e
-        .candidates
+        .candidates()
         .iter()
         .filter_map(|c| c.reference.as_deref())
         .collect();
@@ -488,7 +488,7 @@ fn a_position_beyond_the_page_is_refused_with_what_the_page_has() {
     // "The second Search button" beside one.
     let e = decided("Click the second Search button").unwrap_err();
     assert_eq!(e.code.as_deref(), Some("element_not_found"), "{e:?}");
-    assert_eq!(e.candidates[0].reference.as_deref(), Some("e2"));
+    assert_eq!(e.candidates()[0].reference.as_deref(), Some("e2"));
 }
 
 /// A tie names every element it is between, with refs, so that the agent's
@@ -499,14 +499,14 @@ fn ties_and_misses_carry_their_candidates() {
     assert_eq!(e.code.as_deref(), Some("ambiguous_step"));
     // Ranked: the closer name first.
     let refs: Vec<_> = e
-        .candidates
+        .candidates()
         .iter()
         .filter_map(|c| c.reference.as_deref())
         .collect();
     assert_eq!(refs, ["e7", "e6"], "{e:?}");
     let e = act("Click the Delete account button").unwrap_err();
     assert_eq!(e.code.as_deref(), Some("element_not_found"));
-    assert!(e.candidates.len() <= 5, "{e:?}");
+    assert!(e.candidates().len() <= 5, "{e:?}");
 }
 
 #[test]
@@ -550,11 +550,11 @@ fn a_compound_step_is_done_whole_or_named() {
         e.message
     );
     // The same two, for a caller to give one at a time without parsing.
-    assert_eq!(e.steps, ["Select 'Double' in Room", "click Book"]);
+    assert_eq!(e.steps(), ["Select 'Double' in Room", "click Book"]);
     // One verb, two targets: two actions (MiniWoB++'s enter-password).
     let e = decided("Enter the password 'x1' into both text fields and press submit").unwrap_err();
     assert_eq!(
-        e.steps,
+        e.steps(),
         [
             "Enter the password 'x1' into the 1st text field",
             "Enter the password 'x1' into the 2nd text field",
