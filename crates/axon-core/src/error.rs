@@ -335,7 +335,9 @@ impl ToolError {
     /// Name the elements the tool could have meant, best first; more than
     /// [`MAX_CANDIDATES`] are cut when the error becomes a call result.
     pub fn with_candidates(mut self, candidates: Vec<Candidate>) -> Self {
-        self.choices_mut().candidates = candidates;
+        if !candidates.is_empty() || self.choices.is_some() {
+            self.choices_mut().candidates = candidates;
+        }
         self
     }
 
@@ -343,7 +345,9 @@ impl ToolError {
     /// [`MAX_STEPS`] are dropped, all of them, when the error becomes a call
     /// result.
     pub fn with_steps(mut self, steps: Vec<String>) -> Self {
-        self.choices_mut().steps = steps;
+        if !steps.is_empty() || self.choices.is_some() {
+            self.choices_mut().steps = steps;
+        }
         self
     }
 
@@ -473,6 +477,11 @@ mod tests {
         let long = "x".repeat(MAX_STEP_TEXT + 10);
         let e = CallError::from(ToolError::failed("long").with_steps(vec![long]));
         assert!(e.steps[0].len() < MAX_STEP_TEXT + 40);
+        // Nothing to offer allocates nothing.
+        let plain = ToolError::failed("x")
+            .with_candidates(Vec::new())
+            .with_steps(Vec::new());
+        assert!(plain.choices.is_none());
     }
 
     /// Issue 59: a message that quotes 200 KB of what a caller sent is cut
