@@ -301,23 +301,26 @@ async fn run_tasks(tasks: &[&str]) -> Vec<Outcome> {
     outcomes.into_values().flatten().collect()
 }
 
-// The text and the seeing tasks are two tests, so that a test runner runs
-// them side by side.
+/// Print how `what` did, and fail on a wrong action reported as success (a
+/// step may fail; it may not claim an action the page scores wrong) or a
+/// share right below `floor`.
+fn never_wrong_and_above(what: &str, all: &[Outcome], floor: f64) {
+    let right = 100.0 * count(all, Outcome::Right) as f64 / all.len() as f64;
+    println!("{what}: {right:.1} % right of {} episodes", all.len());
+    assert_eq!(
+        count(all, Outcome::Wrong),
+        0,
+        "{what}: a wrong action reported as success"
+    );
+    assert!(right >= floor, "{what} {right:.1} % < floor {floor} %");
+}
+
+// The three sets are three tests, so that a test runner runs them side by
+// side.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn miniwob_text_tasks_of_one_action() {
     let all = run_tasks(&TEXT_TASKS).await;
-    let right = 100.0 * count(&all, Outcome::Right) as f64 / all.len() as f64;
-    println!("text tasks: {right:.1} % right of {} episodes", all.len());
-    // A step may fail; it may not claim an action the page scores wrong.
-    assert_eq!(
-        count(&all, Outcome::Wrong),
-        0,
-        "text tasks: a wrong action reported as success"
-    );
-    assert!(
-        right >= TEXT_FLOOR,
-        "text tasks {right:.1} % < floor {TEXT_FLOOR} %"
-    );
+    never_wrong_and_above("text tasks", &all, TEXT_FLOOR);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -340,18 +343,5 @@ async fn miniwob_seeing_tasks_of_one_action() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn miniwob_compound_tasks() {
     let all = run_tasks(&COMPOUND_TASKS).await;
-    let right = 100.0 * count(&all, Outcome::Right) as f64 / all.len() as f64;
-    println!(
-        "compound tasks: {right:.1} % right of {} episodes",
-        all.len()
-    );
-    assert_eq!(
-        count(&all, Outcome::Wrong),
-        0,
-        "compound tasks: a wrong action reported as success"
-    );
-    assert!(
-        right >= COMPOUND_FLOOR,
-        "compound tasks {right:.1} % < floor {COMPOUND_FLOOR} %"
-    );
+    never_wrong_and_above("compound tasks", &all, COMPOUND_FLOOR);
 }

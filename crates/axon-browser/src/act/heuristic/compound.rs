@@ -99,10 +99,10 @@ pub(super) fn masked(step: &str, quotes: &[String]) -> String {
 pub(super) fn compound(input: &StepInput, step: &str) -> Option<Result<Decision, ToolError>> {
     let quotes = quoted(step);
     let split = split(step, &quotes);
+    let was_split = split.is_some();
     // Each part may name several targets of one verb ("into both fields",
     // "Select A, B and C" over checkboxes): those are actions too.
     let parts: Vec<String> = split
-        .clone()
         .unwrap_or_else(|| vec![step.to_string()])
         .into_iter()
         .flat_map(|part| several(input, &part).unwrap_or_else(|| vec![part]))
@@ -111,7 +111,7 @@ pub(super) fn compound(input: &StepInput, step: &str) -> Option<Result<Decision,
         return None;
     }
     if let [first, second] = parts.as_slice()
-        && split.is_some()
+        && was_split
         && let Some(done) = one_call(input, first, second)
     {
         return Some(Ok(done));
