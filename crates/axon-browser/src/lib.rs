@@ -37,6 +37,7 @@ mod input;
 mod journal;
 mod locate;
 mod profile;
+mod routes;
 mod session;
 mod settle;
 mod snapshot;

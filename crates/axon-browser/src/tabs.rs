@@ -140,6 +140,8 @@ pub(crate) struct Tab {
     journal: Journal,
     /// Saves its downloads (downloads.rs).
     _downloads: Listener,
+    /// Answers its requests by the session's routes (routes.rs).
+    _routes: crate::routes::Listener,
     /// The tab whose page opened it.
     opener: Option<TargetId>,
 }
@@ -156,22 +158,26 @@ impl Tab {
         let dialogs = crate::dialogs::answer(&page, shared.mode.clone()).await?;
         let journal = crate::journal::keep(&page).await?;
         let downloads = shared.downloads.listen(&page).await?;
+        let routes = shared.routes.listen(&page).await?;
         Ok(Tab {
             page,
             dialogs,
             journal,
             _downloads: downloads,
+            _routes: routes,
             opener,
         })
     }
 }
 
-/// What a session's tabs share: how they answer dialogs (dialogs.rs) and
-/// where their downloads go (downloads.rs).
+/// What a session's tabs share: how they answer dialogs (dialogs.rs),
+/// where their downloads go (downloads.rs) and the routes their requests
+/// take (routes.rs).
 #[derive(Clone)]
 pub(crate) struct Shared {
     pub(crate) mode: Arc<Mode>,
     pub(crate) downloads: Arc<Downloads>,
+    pub(crate) routes: Arc<crate::routes::Routes>,
 }
 
 /// One tab as the tools show it.
@@ -239,6 +245,11 @@ impl Tabs {
     /// The session's downloads.
     pub(crate) fn downloads(&self) -> Arc<Downloads> {
         self.shared.downloads.clone()
+    }
+
+    /// The session's network routes.
+    pub(crate) fn routes(&self) -> Arc<crate::routes::Routes> {
+        self.shared.routes.clone()
     }
 
     /// A dialog held open in one of the tabs, if any.

@@ -137,7 +137,7 @@ async fn episode(
     session: &str,
     task: &str,
     seed: u32,
-) -> (String, String, Outcome) {
+) -> (String, String, Outcome, bool) {
     let call = |tool: &str, args: Value| {
         f.executor
             .call(ToolCall::new(tool, args).correlation_id(session))
@@ -165,7 +165,7 @@ async fn episode(
         .to_string();
     assert!(!instruction.is_empty(), "{task} {seed}: no instruction");
 
-    let (acted, did) = act(&call, &instruction).await;
+    let (acted, did, bare) = act(&call, &instruction).await;
     // A task whose page ends the episode on a Submit its instruction does
     // not ask for: the harness presses it, after a step that succeeded, as
     // MiniWoB++'s own agents must (docs/act-miniwob.md).
@@ -190,14 +190,15 @@ async fn episode(
         (false, false) => Outcome::Declined,
         (true, false) => Outcome::Wrong,
     };
-    (instruction, did, outcome)
+    (instruction, did, outcome, bare)
 }
 
 /// Give `instruction` to `browser_act` as an agent would: a step refused
 /// with the steps it holds (a compound step, `error.steps`) is given again
 /// as those steps, one at a time, in order. Whether every action reported
-/// success, and what each did.
-async fn act<F, Fut>(call: &F, instruction: &str) -> (bool, String)
+/// success, what each did, and whether a refusal came bare: without an
+/// element to act on next (no candidates).
+async fn act<F, Fut>(call: &F, instruction: &str) -> (bool, String, bool)
 where
     F: Fn(&'static str, Value) -> Fut,
     Fut: std::future::Future<Output = CallResult>,
@@ -223,11 +224,11 @@ where
             continue;
         }
         done.push(did(&acted));
-        if !acted.success {
-            return (false, done.join("; "));
+        if let Some(e) = acted.error.as_ref().filter(|_| !acted.success) {
+            return (false, done.join("; "), e.candidates.is_empty());
         }
     }
-    (true, done.join("; "))
+    (true, done.join("; "), false)
 }
 
 /// What a step did, in a few words: its action and arguments, or its error.
@@ -239,20 +240,27 @@ fn did(acted: &CallResult) -> String {
 }
 
 /// Each task's outcomes, printed as they come.
-async fn run(f: &support::Fixture, base: &str, tasks: &[&str]) -> BTreeMap<String, Vec<Outcome>> {
+async fn run(
+    f: &support::Fixture,
+    base: &str,
+    tasks: &[&str],
+) -> BTreeMap<String, (Vec<Outcome>, usize)> {
     let mut outcomes = BTreeMap::new();
     for task in tasks {
         let mut episodes = Vec::new();
+        let mut bare = 0;
         for seed in 1..=EPISODES {
             let session = format!("{task}-{seed}");
-            let (instruction, did, outcome) = episode(f, base, &session, task, seed).await;
+            let (instruction, did, outcome, unlisted) =
+                episode(f, base, &session, task, seed).await;
+            bare += usize::from(unlisted);
             println!("  {task} #{seed} {outcome:?}: {instruction:?} → {did}");
             f.executor
                 .call(ToolCall::new("browser_session_close", json!({})).correlation_id(&session))
                 .await;
             episodes.push(outcome);
         }
-        outcomes.insert(task.to_string(), episodes);
+        outcomes.insert(task.to_string(), (episodes, bare));
     }
     outcomes
 }
@@ -289,16 +297,23 @@ async fn run_tasks(tasks: &[&str]) -> Vec<Outcome> {
     let outcomes = run(&f, &base, &tasks).await;
     f.browsers.shutdown().await;
 
-    println!("task                 right declined wrong");
-    for (task, episodes) in &outcomes {
+    // "bare": declined with no element named to act on next.
+    println!("task                 right declined (bare) wrong");
+    for (task, (episodes, bare)) in &outcomes {
         println!(
-            "  {task:<20} {:>5} {:>8} {:>5}",
+            "  {task:<20} {:>5} {:>8} {:>6} {:>5}",
             count(episodes, Outcome::Right),
             count(episodes, Outcome::Declined),
+            bare,
             count(episodes, Outcome::Wrong),
         );
     }
-    outcomes.into_values().flatten().collect()
+    let bare: usize = outcomes.values().map(|(_, bare)| bare).sum();
+    println!("declined with no candidates: {bare}");
+    outcomes
+        .into_values()
+        .flat_map(|(episodes, _)| episodes)
+        .collect()
 }
 
 /// Print how `what` did, and fail on a wrong action reported as success (a

@@ -118,12 +118,17 @@ const STEPS: [(&str, &str); 5] = [
 ];
 
 /// The codes a step may fail with (docs/design.md, `browser_act`).
-const CODES: [&str; 6] = [
+const CODES: [&str; 11] = [
     "element_not_found",
     "ambiguous_step",
     "tool_limit",
     "navigation_blocked",
     "dialog_open",
+    "disabled",
+    "not_editable",
+    "not_a_select",
+    "element_not_interactable",
+    "element_detached",
     "unknown",
 ];
 

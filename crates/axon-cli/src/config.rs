@@ -380,8 +380,9 @@ pub struct Mcp {
     pub tools: Vec<String>,
     /// Tools never served over MCP.
     pub exclude: Vec<String>,
-    /// Optional tool groups served besides the core ones (`pdf`:
-    /// `browser_pdf_save`); `axon mcp --caps` adds to them.
+    /// Optional tool groups served besides the core ones (`pdf`, `testing`,
+    /// `storage`, `vision`: `axon_mcp::CAPABILITIES`); `axon mcp --caps`
+    /// adds to them.
     pub caps: Vec<String>,
     /// MCP sessions `/mcp` keeps open at once; one more `initialize` is
     /// refused with 503 and `Retry-After`. Default 1024.

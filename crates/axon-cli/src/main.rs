@@ -120,8 +120,8 @@ enum Command {
     Stats,
     /// Serve every tool (and run_plan) to an MCP client over stdio.
     Mcp {
-        /// Optional tool groups to serve too, comma-separated (pdf), as
-        /// `[mcp] caps`.
+        /// Optional tool groups to serve too, comma-separated (pdf,
+        /// testing, storage, vision), as `[mcp] caps`.
         #[arg(long, value_delimiter = ',')]
         caps: Vec<String>,
     },

@@ -393,6 +393,78 @@ const MATRIX: &[Row] = &[
         ],
     },
     Row {
+        resource: "browser cookies (issue 63)",
+        op: "read",
+        setup: &[
+            Step(
+                Who::A,
+                Act::Call("browser_session_new", "{}", "k-read"),
+                Expect::Ok,
+            ),
+            Step(
+                Who::A,
+                Act::Call(
+                    "browser_cookies",
+                    r#"{"session": "$handle", "action": "set", "name": "sid", "value": "a-cookie-1", "url": "http://a.example/"}"#,
+                    "k-read",
+                ),
+                Expect::Ok,
+            ),
+        ],
+        attack: Step(
+            Who::B,
+            Act::Call("browser_cookies", r#"{"session": "$handle"}"#, "k-read-b"),
+            Expect::Code("unknown_session"),
+        ),
+        after: &[Step(
+            Who::A,
+            Act::Call("browser_cookies", r#"{"session": "$handle"}"#, "k-read"),
+            Expect::Holds("a-cookie-1", ""),
+        )],
+    },
+    Row {
+        resource: "browser cookies (issue 63)",
+        op: "read through a default session's name",
+        setup: &[Step(
+            Who::A,
+            Act::Call(
+                "browser_cookies",
+                r#"{"action": "set", "name": "sid", "value": "a-cookie-2", "url": "http://a.example/"}"#,
+                "k-squat",
+            ),
+            Expect::Ok,
+        )],
+        attack: Step(
+            Who::B,
+            Act::Call("browser_cookies", "{}", "k-squat"),
+            Expect::Holds("cookies", "a-cookie-2"),
+        ),
+        after: &[],
+    },
+    Row {
+        resource: "browser routes (issue 63)",
+        op: "write",
+        setup: &[Step(
+            Who::A,
+            Act::Call("browser_session_new", "{}", "r-write"),
+            Expect::Ok,
+        )],
+        attack: Step(
+            Who::B,
+            Act::Call(
+                "browser_route",
+                r#"{"session": "$handle", "pattern": "*", "action": "block"}"#,
+                "r-write-b",
+            ),
+            Expect::Code("unknown_session"),
+        ),
+        after: &[Step(
+            Who::A,
+            Act::Call("browser_unroute", r#"{"session": "$handle"}"#, "r-write"),
+            Expect::Holds(r#""removed":0"#, ""),
+        )],
+    },
+    Row {
         resource: "runs",
         op: "list",
         setup: &[Step(

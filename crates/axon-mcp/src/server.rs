@@ -59,7 +59,17 @@ pub struct ToolFilter {
 /// (`[mcp] caps`, `axon mcp --caps`), as Playwright MCP's `--caps` does: rare
 /// tools stay out of the listing every agent pays for on every turn. The
 /// HTTP API and plans can call them whatever the capabilities.
-pub const CAPABILITIES: &[(&str, &[&str])] = &[("pdf", &["browser_pdf_save"])];
+pub const CAPABILITIES: &[(&str, &[&str])] = &[
+    ("pdf", &["browser_pdf_save"]),
+    (
+        "testing",
+        &["browser_verify_text_visible", "browser_verify_value"],
+    ),
+    ("storage", &["browser_cookies", "browser_storage"]),
+    ("vision", &["browser_mouse_click_xy"]),
+    ("emulation", &["browser_emulate"]),
+    ("network", &["browser_route", "browser_unroute"]),
+];
 
 impl ToolFilter {
     /// Whether `name` is listed and served over MCP: allowed, and in the

@@ -7,6 +7,7 @@
 
 use axon_core::{Candidate, ToolError};
 
+use super::Action;
 use crate::snapshot::SnapshotNode;
 
 /// Roles that say where an element is: the row, item, form or section
@@ -49,6 +50,11 @@ pub(crate) fn of(nodes: &[SnapshotNode], picked: &[&SnapshotNode]) -> Vec<Candid
 /// actionable ones whose names share the most words with the step (at most
 /// five, none that shares nothing). What `element_not_found` offers.
 pub(crate) fn closest(nodes: &[SnapshotNode], step: &str) -> Vec<Candidate> {
+    of(nodes, &closest_nodes(nodes, step))
+}
+
+/// The nodes [`closest`] names, best first.
+fn closest_nodes<'a>(nodes: &'a [SnapshotNode], step: &str) -> Vec<&'a SnapshotNode> {
     let words = words(step);
     let mut scored: Vec<(&SnapshotNode, usize)> = nodes
         .iter()
@@ -62,8 +68,54 @@ pub(crate) fn closest(nodes: &[SnapshotNode], step: &str) -> Vec<Candidate> {
         .collect();
     // Most words shared first; the page's order among equals.
     scored.sort_by_key(|(_, shared)| std::cmp::Reverse(*shared));
-    let picked: Vec<&SnapshotNode> = scored.into_iter().take(5).map(|(n, _)| n).collect();
-    of(nodes, &picked)
+    scored.into_iter().take(5).map(|(n, _)| n).collect()
+}
+
+/// The codes of an element that was found but could not take the action.
+const STATE_CODES: [&str; 5] = [
+    "disabled",
+    "not_editable",
+    "not_a_select",
+    "element_not_interactable",
+    "element_detached",
+];
+
+/// `e`, the failure of a decided action, with the candidates the agent
+/// chooses its next call from. An element found but unable to take the
+/// action (disabled, read-only, not a `<select>`, covered) comes first: the
+/// agent may reach it another way (the calendar beside a read-only date, the
+/// control that unlocks a disabled button), followed by the closest others.
+/// An element gone from the page gets the closest; other failures are left
+/// as they are.
+pub(crate) fn after_acting(
+    e: ToolError,
+    action: &Action,
+    nodes: &[SnapshotNode],
+    step: &str,
+) -> ToolError {
+    let state = e
+        .code
+        .as_deref()
+        .is_some_and(|code| STATE_CODES.contains(&code));
+    if !state || !e.candidates().is_empty() {
+        return offer(e, nodes, step);
+    }
+    let a = &action.args;
+    let tried = nodes
+        .iter()
+        .find(|n| match (&a.reference, &a.role, &a.name) {
+            (Some(r), _, _) => n.reference.as_ref() == Some(r),
+            (None, Some(role), Some(name)) => &n.role == role && n.name.eq_ignore_ascii_case(name),
+            _ => false,
+        });
+    let mut picked: Vec<&SnapshotNode> = tried.into_iter().collect();
+    for n in closest_nodes(nodes, step) {
+        if picked.len() < 5 && !picked.iter().any(|p| std::ptr::eq(*p, n)) {
+            picked.push(n);
+        }
+    }
+    let candidates = of(nodes, &picked);
+    e.with_candidates(candidates)
 }
 
 /// `e` with the candidates a refusal should offer, when it has none yet:
@@ -252,5 +304,41 @@ mod tests {
             "book",
         );
         assert!(other.candidates().is_empty());
+    }
+
+    #[test]
+    fn an_element_that_could_not_take_the_action_is_offered_first() {
+        use super::super::{ActionArgs, ActionKind};
+        let nodes = page();
+        let tried = Action {
+            action: ActionKind::Click,
+            args: ActionArgs {
+                reference: Some("e5".into()),
+                ..ActionArgs::default()
+            },
+        };
+        let e = ToolError::failed("link: disabled").with_code("disabled");
+        let e = in_message(after_acting(e, &tried, &nodes, "open the async book"));
+        let refs: Vec<_> = e
+            .candidates()
+            .iter()
+            .map(|c| c.reference.as_deref().unwrap_or_default())
+            .collect();
+        assert_eq!(refs, ["e5", "e7"], "the one tried, then the closest");
+        assert!(e.message.contains("[ref=e5]"), "{}", e.message);
+        // An element gone: the closest; a failure of the page: nothing.
+        let gone = ToolError::failed("gone").with_code("element_not_found");
+        assert_eq!(
+            after_acting(gone, &tried, &nodes, "async book")
+                .candidates()
+                .len(),
+            2
+        );
+        let page_error = ToolError::failed("crashed").with_code("browser_crashed");
+        assert!(
+            after_acting(page_error, &tried, &nodes, "async book")
+                .candidates()
+                .is_empty()
+        );
     }
 }

@@ -356,6 +356,14 @@ pub struct ReplayCall {
 }
 
 /// The `error_type` of the browser taxonomy for a tool error code.
+///
+/// The seed's six types, widened by the element-state codes the explicit
+/// browser tools already answer with: an element that was found but could
+/// not take the action (`disabled`, `not_editable`, `not_a_select`,
+/// `element_not_interactable`, `element_detached`) is no "unexpected error"
+/// — the agent can act on what it says, and it reads the same word from
+/// `browser_act` as from `browser_click` (docs/browser-act.md, "Refusals an
+/// agent can act on").
 pub fn error_type(code: Option<&str>) -> &'static str {
     match code {
         Some("element_not_found") => "element_not_found",
@@ -365,6 +373,11 @@ pub fn error_type(code: Option<&str>) -> &'static str {
         Some("navigation_blocked" | "navigation_failed" | "navigation_timeout") => {
             "navigation_blocked"
         }
+        Some("disabled") => "disabled",
+        Some("not_editable") => "not_editable",
+        Some("not_a_select") => "not_a_select",
+        Some("element_not_interactable") => "element_not_interactable",
+        Some("element_detached") => "element_detached",
         _ => "unknown",
     }
 }
@@ -395,7 +408,7 @@ pub fn register_with_cache(
     registry.register(crate::handles::WithSession::new(
         tool_fn(
             "browser_act",
-            "Carries out one plan step given in words (\"Click the Log in button\"): reads the page, picks one action and runs it; one action per step. Failure codes: element_not_found, ambiguous_step (both list the candidate elements with refs to act on), tool_limit, navigation_blocked, unknown.",
+            "Carries out one plan step given in words (\"Click the Log in button\"): reads the page, picks one action and runs it; one action per step. Failure codes: element_not_found, ambiguous_step (both list the candidate elements with refs to act on), disabled, not_editable, not_a_select, element_not_interactable (the element found could not take the action; it is the first candidate), tool_limit, navigation_blocked, unknown.",
             move |args: ActArgs, ctx: ToolContext| {
                 let b = browsers.clone();
                 let t = translator.clone();
@@ -490,7 +503,9 @@ async fn act(
         _ => {}
     }
     if let Err(e) = outcome {
-        return Err(failed(&decision.action, e));
+        let e = failed(&decision.action, e);
+        let e = candidates::after_acting(e, &decision.action, &snap.nodes, &input.plan_step);
+        return Err(candidates::in_message(e));
     }
     count(decision.action.action.as_str(), "none");
     Ok(ExecutionOutput {

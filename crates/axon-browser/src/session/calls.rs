@@ -104,6 +104,34 @@ impl Browsers {
         slot.tabs.answer_held(accept, prompt_text).await
     }
 
+    /// Change the network routes of the session a call works on (routes.rs)
+    /// and switch its tabs' interception to match; the routes after.
+    pub(crate) async fn routes(
+        &self,
+        ctx: &axon_core::ToolContext,
+        change: impl FnOnce(&crate::routes::Routes) -> Result<(), ToolError>,
+    ) -> Result<Vec<crate::routes::Route>, ToolError> {
+        // Opens the session (or refuses it) as every tool does.
+        self.page_for(ctx).await?;
+        let session = Self::session_for(ctx);
+        let (routes, pages) = {
+            let live = self.live.lock().await;
+            let slot = live
+                .as_ref()
+                .and_then(|l| l.pages.get(&session))
+                .filter(|slot| slot.visible_to(ctx.owner()))
+                .ok_or_else(|| no_session(&session))?;
+            (
+                slot.tabs.routes(),
+                slot.tabs.pages().cloned().collect::<Vec<_>>(),
+            )
+        };
+        change(&routes)?;
+        // Outside the pool's lock: other sessions go on meanwhile.
+        routes.apply(&pages).await?;
+        Ok(routes.list())
+    }
+
     /// Run `action` on the tabs of the session a call works on (after
     /// catching up with the tabs its page opened) and list them.
     pub(crate) async fn tabs(

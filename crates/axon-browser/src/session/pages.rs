@@ -182,6 +182,7 @@ impl Browsers {
                 }),
                 context.clone(),
             ),
+            routes: Arc::default(),
         };
         match crate::tabs::Tab::equip(page.clone(), None, &shared).await {
             Ok(tab) => Ok((page, context, tab, shared)),

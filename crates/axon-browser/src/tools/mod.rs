@@ -13,7 +13,11 @@
 //!   `browser_scroll`, `browser_wait`, `browser_resize`, `browser_pdf_save`;
 //! - [`tabs`](self::tabs): `browser_tabs`;
 //! - [`history`]: `browser_navigate_back`, `browser_navigate_forward`;
-//! - [`pointer`]: `browser_hover`, `browser_drag`;
+//! - [`pointer`]: `browser_hover`, `browser_drag`, `browser_mouse_click_xy`;
+//! - [`verify`](self::verify): `browser_verify_text_visible`, `browser_verify_value`;
+//! - [`site_data`](self::site_data): `browser_cookies`, `browser_storage`;
+//! - [`emulation`](self::emulation): `browser_emulate`;
+//! - [`routing`](self::routing): `browser_route`, `browser_unroute`;
 //! - [`dialog`](self::dialog): `browser_handle_dialog`;
 //! - [`devtools`]: `browser_console_messages`, `browser_network_requests`,
 //!   `browser_evaluate` (only with `[browser] allow_evaluate`).
@@ -87,13 +91,17 @@ macro_rules! browser_tool {
 pub(crate) mod devtools;
 pub(crate) mod dialog;
 pub(crate) mod elements;
+pub(crate) mod emulation;
 pub(crate) mod forms;
 pub(crate) mod history;
 pub(crate) mod navigation;
 pub(crate) mod page;
 pub(crate) mod pointer;
 pub(crate) mod reading;
+pub(crate) mod routing;
+pub(crate) mod site_data;
 pub(crate) mod tabs;
+pub(crate) mod verify;
 pub(crate) mod widgets;
 
 pub use elements::{ClickArgs, ElementState, PressKeyArgs, TypeArgs, WaitForElementArgs};
@@ -116,6 +124,10 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
     pointer::register(registry, &browsers)?;
     devtools::register(registry, &browsers)?;
     dialog::register(registry, &browsers)?;
+    verify::register(registry, &browsers)?;
+    site_data::register(registry, &browsers)?;
+    emulation::register(registry, &browsers)?;
+    routing::register(registry, &browsers)?;
     page::register(registry, &browsers)
 }
 

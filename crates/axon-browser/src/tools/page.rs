@@ -390,7 +390,7 @@ pub struct WaitArgs {
 
 /// Whether the page's visible text holds the text given (case and runs of
 /// spaces aside).
-const SHOWS_TEXT: &str = "(want) => { const n = (s) => String(s || '').replace(/\\s+/g, ' ').trim().toLowerCase(); \
+pub(crate) const SHOWS_TEXT: &str = "(want) => { const n = (s) => String(s || '').replace(/\\s+/g, ' ').trim().toLowerCase(); \
     return !!document.body && n(document.body.innerText).includes(n(want)); }";
 
 pub(crate) async fn wait(

@@ -1,6 +1,6 @@
-//! The pointer without a click: `browser_hover` (menus that open while the
-//! pointer is over them) and `browser_drag` (a list item dragged onto
-//! another, a card onto a column).
+//! The pointer: `browser_hover` (menus that open while the pointer is over
+//! them), `browser_drag` (a list item dragged onto another, a card onto a
+//! column) and `browser_mouse_click_xy` (a point of a canvas).
 //!
 //! A drag is what a person's mouse does: press on the source, move, release
 //! on the target. Pages that drag on pointer events see exactly that. Pages
@@ -142,10 +142,98 @@ fn point(found: &Found) -> (f64, f64) {
     )
 }
 
+/// Which mouse button.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Button {
+    /// The primary button (default).
+    #[default]
+    Left,
+    /// The context-menu button.
+    Right,
+    /// The wheel.
+    Middle,
+}
+
+/// `browser_mouse_click_xy` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClickXyArgs {
+    /// CSS pixels from the viewport's left edge.
+    pub x: f64,
+    /// CSS pixels from the viewport's top edge.
+    pub y: f64,
+    /// left (default), right or middle.
+    #[serde(default)]
+    pub button: Button,
+    /// A double click.
+    #[serde(default)]
+    pub double: bool,
+}
+
+/// The viewport's size and what is drawn at a point: `(x, y)`.
+const AT_POINT_JS: &str = "(x, y) => { const e = document.elementFromPoint(x, y); \
+  const name = e ? e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') : null; \
+  return {width: innerWidth, height: innerHeight, element: name}; }";
+
+/// Click at a point of the viewport, for pages drawn on a canvas or an
+/// element no snapshot names (MCP capability `vision`, as Playwright MCP's
+/// `browser_mouse_click_xy`). A point outside the viewport is refused, not
+/// clicked at the edge; the answer names the element that was there.
+pub(crate) async fn click_xy(
+    b: &Browsers,
+    args: ClickXyArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    let page = b.page_for(ctx).await?;
+    let (x, y) = (args.x, args.y);
+    let js = format!("({AT_POINT_JS})({}, {})", json!(x), json!(y));
+    let at = super::page::eval(&page, &js).await?;
+    let (width, height) = (
+        at["width"].as_f64().unwrap_or(0.0),
+        at["height"].as_f64().unwrap_or(0.0),
+    );
+    for (pointer, v, edge) in [("/x", x, width), ("/y", y, height)] {
+        if !v.is_finite() || v < 0.0 || v >= edge {
+            return Err(ToolError::invalid_arguments(format!(
+                "{pointer}: {v} is outside the viewport ({width}×{height})"
+            )));
+        }
+    }
+    let button = match args.button {
+        Button::Left => "left",
+        Button::Right => "right",
+        Button::Middle => "middle",
+    };
+    let clicks = if args.double { 2 } else { 1 };
+    cdp::send(
+        &page,
+        "Input.dispatchMouseEvent",
+        json!({"type": "mouseMoved", "x": x, "y": y}),
+    )
+    .await?;
+    for count in 1..=clicks {
+        for kind in ["mousePressed", "mouseReleased"] {
+            let event =
+                json!({"type": kind, "x": x, "y": y, "button": button, "clickCount": count});
+            cdp::send(&page, "Input.dispatchMouseEvent", event).await?;
+        }
+    }
+    Ok(json!({"x": x, "y": y, "element": at["element"]}))
+}
+
 pub(super) fn register(
     registry: &mut ToolRegistry,
     browsers: &Arc<Browsers>,
 ) -> Result<(), RegistryError> {
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_mouse_click_xy",
+        acting(),
+        "Clicks at a point of the viewport (x, y in CSS pixels; button, double), for canvas apps; answers the element there.",
+        click_xy
+    );
     browser_tool!(
         registry,
         browsers,

@@ -1,0 +1,430 @@
+//! The capability tools (issue 63) on a real page in real Chromium:
+//! assertions that answer pass/fail (`testing`), cookies and web storage
+//! (`storage`), a click at a point of a canvas (`vision`). What is stored
+//! for a cookie or storage value is `"***"`; one session never sees
+//! another's cookies or storage.
+
+mod support;
+
+use axon_browser::BrowserConfig;
+use axon_core::ErrorKind;
+use serde_json::{Value, json};
+use support::{failure, fixture};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn assertions_answer_passed_and_never_fail_on_a_check_that_does_not_hold() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "capabilities.html").await;
+    let verify = |tool: &'static str, args: Value| f.call("s", tool, args);
+
+    let shown = verify(
+        "browser_verify_text_visible",
+        json!({"text": "welcome  BACK, ada"}),
+    )
+    .await;
+    assert!(shown.success, "{shown:?}");
+    assert_eq!(shown.data["passed"], true, "case and spaces aside");
+    let absent = verify("browser_verify_text_visible", json!({"text": "Goodbye"})).await;
+    assert!(
+        absent.success,
+        "a check that fails is an answer: {absent:?}"
+    );
+    assert_eq!(absent.data["passed"], false);
+
+    let cases = [
+        (
+            json!({"label": "City", "value": "New York"}),
+            true,
+            json!("New York"),
+        ),
+        (
+            json!({"label": "City", "value": "new york"}),
+            false,
+            json!("New York"),
+        ),
+        (
+            json!({"label": "Size", "value": "Medium"}),
+            true,
+            json!("Medium"),
+        ),
+        (
+            json!({"label": "Size", "value": "m"}),
+            true,
+            json!("Medium"),
+        ),
+        (
+            json!({"selector": "#terms", "value": "true"}),
+            true,
+            json!("true"),
+        ),
+        (
+            json!({"role": "slider", "name": "Volume", "value": "30"}),
+            true,
+            json!("30"),
+        ),
+        (
+            json!({"role": "slider", "name": "Volume", "value": "31"}),
+            false,
+            json!("30"),
+        ),
+    ];
+    for (args, passed, actual) in cases {
+        let r = verify("browser_verify_value", args.clone()).await;
+        assert!(r.success, "{args}: {r:?}");
+        assert_eq!(r.data["passed"], passed, "{args}: {}", r.data);
+        assert_eq!(r.data["actual"], actual, "{args}: {}", r.data);
+    }
+    let missing = verify(
+        "browser_verify_value",
+        json!({"selector": "#nope", "value": "x"}),
+    )
+    .await;
+    assert!(missing.success, "{missing:?}");
+    assert_eq!(missing.data["found"], false);
+    assert_eq!(missing.data["passed"], false);
+    let bad = verify("browser_verify_text_visible", json!({"text": " "})).await;
+    assert_eq!(failure(&bad).0, ErrorKind::InvalidArguments);
+
+    // A password is checked, never answered, and never kept.
+    let pin = verify(
+        "browser_verify_value",
+        json!({"label": "PIN", "value": "4711"}),
+    )
+    .await;
+    assert_eq!(pin.data["passed"], true, "{pin:?}");
+    assert!(pin.data.get("actual").is_none(), "{}", pin.data);
+    let history = f.executor.history().by_correlation("s").await.unwrap();
+    let kept = history
+        .iter()
+        .find(|h| h.args.get("label") == Some(&json!("PIN")))
+        .unwrap();
+    assert_eq!(kept.args["value"], "***");
+    assert_eq!(kept.result.data["expected"], "***");
+    assert!(!serde_json::to_string(&history).unwrap().contains("4711"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cookies_and_storage_are_the_sessions_own_and_their_values_are_not_kept() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("a", "capabilities.html").await;
+    f.open("b", "capabilities.html").await;
+
+    let set = f
+        .call(
+            "a",
+            "browser_cookies",
+            json!({"action": "set", "name": "sid", "value": "s3cr3t-cookie"}),
+        )
+        .await;
+    assert!(set.success, "{set:?}");
+    let listed = f.call("a", "browser_cookies", json!({"name": "sid"})).await;
+    assert!(listed.success, "{listed:?}");
+    assert_eq!(
+        listed.data["cookies"][0]["value"], "s3cr3t-cookie",
+        "{}",
+        listed.data
+    );
+    assert_eq!(listed.data["cookies"][0]["domain"], "127.0.0.1");
+    let other = f.call("b", "browser_cookies", json!({})).await;
+    assert!(other.success, "{other:?}");
+    assert_eq!(
+        other.data["cookies"],
+        json!([]),
+        "session b sees a's cookie"
+    );
+
+    let stored = f
+        .call(
+            "a",
+            "browser_storage",
+            json!({"action": "set", "key": "token", "value": "tok-123"}),
+        )
+        .await;
+    assert!(stored.success, "{stored:?}");
+    let got = f
+        .call(
+            "a",
+            "browser_storage",
+            json!({"action": "get", "key": "token"}),
+        )
+        .await;
+    assert_eq!(got.data["value"], "tok-123", "{got:?}");
+    let session_area = f
+        .call(
+            "a",
+            "browser_storage",
+            json!({"area": "session", "action": "list"}),
+        )
+        .await;
+    assert_eq!(session_area.data["items"], json!([]), "{session_area:?}");
+    let theirs = f
+        .call(
+            "b",
+            "browser_storage",
+            json!({"action": "get", "key": "token"}),
+        )
+        .await;
+    assert_eq!(
+        theirs.data["value"],
+        Value::Null,
+        "session b reads a's storage: {theirs:?}"
+    );
+
+    let history = f.executor.history().by_correlation("a").await.unwrap();
+    let kept = serde_json::to_string(&history).unwrap();
+    assert!(
+        !kept.contains("s3cr3t-cookie") && !kept.contains("tok-123"),
+        "{kept}"
+    );
+
+    let deleted = f
+        .call(
+            "a",
+            "browser_cookies",
+            json!({"action": "delete", "name": "sid"}),
+        )
+        .await;
+    assert_eq!(deleted.data["deleted"], 1, "{deleted:?}");
+    let none = f.call("a", "browser_cookies", json!({})).await;
+    assert_eq!(none.data["cookies"], json!([]));
+    let cleared = f
+        .call("a", "browser_storage", json!({"action": "clear"}))
+        .await;
+    assert_eq!(cleared.data["deleted"], 1, "{cleared:?}");
+
+    // Bad arguments name the field; a page without an origin has no storage.
+    let nameless = f
+        .call(
+            "a",
+            "browser_cookies",
+            json!({"action": "set", "value": "v"}),
+        )
+        .await;
+    let e = nameless.error.as_ref().unwrap();
+    assert!(e.message.starts_with("/name"), "{e:?}");
+    let site = f
+        .call(
+            "a",
+            "browser_cookies",
+            json!({"action": "set", "name": "n", "value": "v", "same_site": "sometimes"}),
+        )
+        .await;
+    assert!(
+        site.error
+            .as_ref()
+            .unwrap()
+            .message
+            .starts_with("/same_site"),
+        "{site:?}"
+    );
+    let blank = f
+        .call("a", "browser_navigate", json!({"url": "about:blank"}))
+        .await;
+    assert!(blank.success, "{blank:?}");
+    let nowhere = f.once("a", "browser_storage", json!({})).await;
+    assert_eq!(
+        failure(&nowhere).1.as_deref(),
+        Some("no_storage"),
+        "{nowhere:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_at_a_point_reaches_the_canvas_and_a_point_outside_is_refused() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "capabilities.html").await;
+    let clicked = f
+        .call("s", "browser_mouse_click_xy", json!({"x": 50, "y": 40}))
+        .await;
+    assert!(clicked.success, "{clicked:?}");
+    assert_eq!(clicked.data["element"], "canvas#board", "{}", clicked.data);
+    assert_eq!(f.text("s", "#hit").await, "clicked 50,40 button 0 detail 1");
+
+    let double = f
+        .call(
+            "s",
+            "browser_mouse_click_xy",
+            json!({"x": 10, "y": 10, "double": true}),
+        )
+        .await;
+    assert!(double.success, "{double:?}");
+    assert_eq!(f.text("s", "#hit").await, "clicked 10,10 button 0 detail 2");
+    let right = f
+        .call(
+            "s",
+            "browser_mouse_click_xy",
+            json!({"x": 20, "y": 30, "button": "right"}),
+        )
+        .await;
+    assert!(right.success, "{right:?}");
+    assert_eq!(f.text("s", "#hit").await, "context menu at 20,30");
+
+    for args in [json!({"x": -1, "y": 10}), json!({"x": 10, "y": 100000})] {
+        let outside = f.once("s", "browser_mouse_click_xy", args.clone()).await;
+        assert_eq!(
+            failure(&outside).0,
+            ErrorKind::InvalidArguments,
+            "{args}: {outside:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emulation_shows_the_page_as_another_users_browser_and_a_call_clears_what_it_leaves_out() {
+    let f = fixture(BrowserConfig {
+        allow_evaluate: true,
+        ..BrowserConfig::default()
+    })
+    .await;
+    f.open("s", "capabilities.html").await;
+    let read = |expression: &'static str| {
+        f.call(
+            "s",
+            "browser_evaluate",
+            json!({"function": format!("() => {expression}")}),
+        )
+    };
+    let original_agent = read("navigator.userAgent").await.data["result"].clone();
+    let set = f
+        .call(
+            "s",
+            "browser_emulate",
+            json!({
+                "color_scheme": "dark", "media": "print", "timezone": "Asia/Tokyo",
+                "locale": "de-DE", "user_agent": "AxonTest/1.0",
+                "geolocation": {"latitude": 48.85, "longitude": 2.35},
+            }),
+        )
+        .await;
+    assert!(set.success, "{set:?}");
+    let seen = read(
+        "({dark: matchMedia('(prefers-color-scheme: dark)').matches, print: matchMedia('print').matches, \
+          zone: Intl.DateTimeFormat().resolvedOptions().timeZone, number: (1234.5).toLocaleString(), \
+          agent: navigator.userAgent})",
+    )
+    .await;
+    assert_eq!(
+        seen.data["result"],
+        json!({"dark": true, "print": true, "zone": "Asia/Tokyo", "number": "1.234,5", "agent": "AxonTest/1.0"}),
+        "{seen:?}"
+    );
+    let place = f
+        .call(
+            "s",
+            "browser_evaluate",
+            json!({"function": "() => new Promise((ok, no) => navigator.geolocation.getCurrentPosition(p => ok([p.coords.latitude, p.coords.longitude]), e => ok(String(e.message)), {timeout: 3000}))"}),
+        )
+        .await;
+    assert_eq!(place.data["result"], json!([48.85, 2.35]), "{place:?}");
+
+    // A call sets all of it: what it leaves out is cleared.
+    let light = f
+        .call("s", "browser_emulate", json!({"color_scheme": "light"}))
+        .await;
+    assert!(light.success, "{light:?}");
+    let now = read(
+        "({dark: matchMedia('(prefers-color-scheme: dark)').matches, print: matchMedia('print').matches, agent: navigator.userAgent})",
+    )
+    .await;
+    assert_eq!(now.data["result"]["dark"], false, "{now:?}");
+    assert_eq!(now.data["result"]["print"], false, "{now:?}");
+    assert_eq!(now.data["result"]["agent"], original_agent, "{now:?}");
+
+    let zone = f
+        .once("s", "browser_emulate", json!({"timezone": "Mars/Olympus"}))
+        .await;
+    let e = zone.error.as_ref().unwrap();
+    assert!(e.message.starts_with("/timezone"), "{e:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_route_answers_the_sessions_requests_from_the_browser_until_it_is_removed() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "routes.html").await;
+    let load = || async {
+        let clicked = f
+            .call(
+                "s",
+                "browser_click",
+                json!({"role": "button", "name": "Load"}),
+            )
+            .await;
+        assert!(clicked.success, "{clicked:?}");
+        let waited = f
+            .call(
+                "s",
+                "browser_wait",
+                json!({"text_gone": "nothing yet", "seconds": 5}),
+            )
+            .await;
+        assert!(waited.success, "{waited:?}");
+        let text = f.text("s", "#out").await;
+        // Ready for the next load.
+        let reset = f
+            .call(
+                "s",
+                "browser_navigate",
+                json!({"url": format!("{}/routes.html", f.base)}),
+            )
+            .await;
+        assert!(reset.success, "{reset:?}");
+        text
+    };
+    let added = f
+        .call(
+            "s",
+            "browser_route",
+            json!({"pattern": "*/api/data", "status": 201, "body": "{\"name\":\"stub\"}"}),
+        )
+        .await;
+    assert!(added.success, "{added:?}");
+    assert_eq!(added.data["routes"].as_array().map(Vec::len), Some(1));
+    assert_eq!(load().await, "201 application/json {\"name\":\"stub\"}");
+
+    // The same pattern again replaces the route; a block fails the request.
+    let block = f
+        .call(
+            "s",
+            "browser_route",
+            json!({"pattern": "*/api/data", "action": "block"}),
+        )
+        .await;
+    assert_eq!(
+        block.data["routes"].as_array().map(Vec::len),
+        Some(1),
+        "{block:?}"
+    );
+    assert_eq!(load().await, "failed");
+
+    // Another session's requests are its own: no route there.
+    f.open("other", "routes.html").await;
+    let theirs = f.call("other", "browser_unroute", json!({})).await;
+    assert_eq!(theirs.data["removed"], 0, "{theirs:?}");
+
+    // A tab opened later takes the session's routes too.
+    let stub = f
+        .call(
+            "s",
+            "browser_route",
+            json!({"pattern": "*/api/data", "body": "later"}),
+        )
+        .await;
+    assert!(stub.success, "{stub:?}");
+    let tab = f.call("s", "browser_tabs", json!({"action": "new"})).await;
+    assert!(tab.success, "{tab:?}");
+    f.open("s", "routes.html").await;
+    assert_eq!(load().await, "200 text/plain later");
+
+    // Removed, the request reaches the server again (which has no such file).
+    let removed = f
+        .call("s", "browser_unroute", json!({"pattern": "*/api/data"}))
+        .await;
+    assert_eq!(removed.data["removed"], 1, "{removed:?}");
+    assert!(load().await.starts_with("404"));
+
+    let bad = f
+        .once("s", "browser_route", json!({"pattern": "*", "status": 42}))
+        .await;
+    assert_eq!(failure(&bad).0, ErrorKind::InvalidArguments, "{bad:?}");
+    assert!(bad.error.as_ref().unwrap().message.starts_with("/status"));
+}
