@@ -815,3 +815,57 @@ async fn llm_navigations_go_only_where_the_step_says() {
     assert!(a.url().await.ends_with("welcome.html"));
     a.browsers.shutdown().await;
 }
+
+/// The model gets what is left of the step (issue 61): too little for a
+/// completion, and none is started — the step is refused at once, naming
+/// the candidates; a completion that runs past what was left is cut there,
+/// refused the same way, not reported as an unknown failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_is_asked_only_with_time_to_answer() {
+    let m = model().await;
+    let config = LlmConfig {
+        base_url: m.url.clone(),
+        model: "scripted".into(),
+        timeout_ms: 10_000,
+        max_attempts: 1,
+        ..LlmConfig::default()
+    };
+    let translator = Arc::new(LlmTranslator::new(config, None).unwrap());
+    let a = setup_with(translator, Arc::new(act::NoActStore)).await;
+    a.open("login.html").await;
+    let within = |timeout_ms: u64| {
+        a.executor.call(
+            ToolCall::new(
+                "browser_act",
+                json!({"plan_step": "Click the Log in button"}),
+            )
+            .correlation_id("s")
+            .policy(json!({"timeout_ms": timeout_ms, "retry": {"max_attempts": 1}})),
+        )
+    };
+    let started = std::time::Instant::now();
+    let r = within(1500).await;
+    let e = r.error.as_ref().expect("refused");
+    assert_eq!(e.code.as_deref(), Some("ambiguous_step"), "{r:#?}");
+    assert!(e.message.contains("not asking the model"), "{}", e.message);
+    assert!(
+        m.requests.lock().unwrap().is_empty(),
+        "a completion was started"
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "refused at once"
+    );
+
+    // 4 s for the step: the completion gets about 3 s, and the model takes 5.
+    m.script
+        .lock()
+        .unwrap()
+        .push_back(Reply::Slow(Duration::from_secs(5), CLICK_LOG_IN));
+    let r = within(4000).await;
+    let e = r.error.as_ref().expect("refused");
+    assert_eq!(e.code.as_deref(), Some("ambiguous_step"), "{r:#?}");
+    assert!(e.message.contains("ms the step had left"), "{}", e.message);
+    assert_eq!(m.requests.lock().unwrap().len(), 1);
+    a.browsers.shutdown().await;
+}

@@ -614,13 +614,23 @@ async fn capabilities_add_their_tools_and_unknown_ones_are_refused() {
     let dir = std::env::temp_dir().join(format!("axon-mcp-caps-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&dir).unwrap();
     let config = dir.join("axon.toml");
-    std::fs::write(&config, "[mcp]\ncaps = [\"pdf\"]\n").unwrap();
+    std::fs::write(&config, "[mcp]\ncaps = [\"pdf\", \"storage\"]\n").unwrap();
     let client = client_with(Some(&config)).await;
     let tools = client.list_all_tools().await.unwrap();
-    assert!(tools.iter().any(|t| t.name == "browser_pdf_save"));
+    let listed = |name: &str| tools.iter().any(|t| t.name == name);
+    assert!(listed("browser_pdf_save") && listed("browser_cookies") && listed("browser_storage"));
+    // The capabilities not asked for stay out of the listing.
+    for name in [
+        "browser_route",
+        "browser_emulate",
+        "browser_mouse_click_xy",
+        "browser_verify_value",
+    ] {
+        assert!(!listed(name), "{name} is listed without its capability");
+    }
     client.cancel().await.unwrap();
 
-    std::fs::write(&config, "[mcp]\ncaps = [\"pdf\", \"vision\"]\n").unwrap();
+    std::fs::write(&config, "[mcp]\ncaps = [\"pdf\", \"telepathy\"]\n").unwrap();
     let check = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
         .args(["config", "check"])
         .arg(&config)
@@ -629,7 +639,7 @@ async fn capabilities_add_their_tools_and_unknown_ones_are_refused() {
     let stderr = String::from_utf8_lossy(&check.stderr);
     assert!(!check.status.success());
     assert!(
-        stderr.contains("mcp.caps[1]") && stderr.contains("vision"),
+        stderr.contains("mcp.caps[1]") && stderr.contains("telepathy"),
         "{stderr}"
     );
 

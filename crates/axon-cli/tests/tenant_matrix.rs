@@ -30,6 +30,10 @@ env = "AXON_TEST_TOKEN_B"
 tools = ["echo", "sleep", "browser_*", "axon_result_more"]
 [history]
 max_per_correlation = 3
+# Each row opens its own sessions and leaves them open (a row's "after"
+# still reads them): room for every row's.
+[browser]
+max_pages_per_client = 24
 [mcp]
 max_sessions = 2
 [secrets]
@@ -129,6 +133,18 @@ struct Found {
 impl Found {
     /// `text` with `$handle`, `$cut` and `$approval` filled in.
     fn fill(&self, text: &str) -> String {
+        // A name the row never learned would match anything (every text
+        // holds ""): a row that cannot fail.
+        for (name, value) in [
+            ("$handle", &self.session),
+            ("$cut", &self.cut),
+            ("$approval", &self.approval),
+        ] {
+            assert!(
+                !text.contains(name) || !value.is_empty(),
+                "{name} used before the row learned it: {text}"
+            );
+        }
         text.replace("$handle", &self.session)
             .replace("$cut", &self.cut)
             .replace("$approval", &self.approval)
@@ -137,7 +153,8 @@ impl Found {
     /// Remember what `body` (a step's answer) opened.
     fn learn(&mut self, body: &Value) {
         let at = |pointer: &str| body.pointer(pointer).and_then(Value::as_str);
-        if let Some(session) = at("/result/data/session") {
+        // A call's result is the body itself, or its `result` (a problem).
+        if let Some(session) = at("/data/session").or_else(|| at("/result/data/session")) {
             self.session = session.to_string();
         }
         if let Some(cut) = cut_handle(body) {

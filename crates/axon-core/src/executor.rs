@@ -561,6 +561,18 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
         Err(e) => return Attempt::Refused(e),
     };
     observer.attempt_started(n);
+    // A first attempt that nothing held up (no wait for a slot, the rate
+    // limit, the cluster or a cached call's leader) starts when the call did:
+    // one clock read fewer. Its timeout and latency then include the argument
+    // check, which is microseconds.
+    let began =
+        if n == 1 && !slot.waited() && entry.shared_breakers.is_none() && !policy.cache.enabled() {
+            call.started
+        } else {
+            Instant::now()
+        };
+    // What the tool is told of its time: the attempt's end.
+    let ends = began + limit;
     let answer = async {
         if policy.chaos.enabled() {
             Box::pin(chaos::inject(&policy.chaos, &entry.chaos, n, |note| {
@@ -575,25 +587,15 @@ async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -
                 Box::pin(hedge::race(
                     after,
                     policy.hedge.max_hedges,
-                    |_| run_tool(&entry.tool, args, scope, n),
+                    |_| run_tool(&entry.tool, args, scope, n, ends),
                     |k| observer.hedged(n, k),
                 ))
                 .await
             }
-            _ => run_tool(&entry.tool, args, scope, n).await,
+            _ => run_tool(&entry.tool, args, scope, n, ends).await,
         }
     };
     let soft = (policy.soft_timeout_ms > 0).then(|| Duration::from_millis(policy.soft_timeout_ms));
-    // A first attempt that nothing held up (no wait for a slot, the rate
-    // limit, the cluster or a cached call's leader) starts when the call did:
-    // one clock read fewer. Its timeout and latency then include the argument
-    // check, which is microseconds.
-    let began =
-        if n == 1 && !slot.waited() && entry.shared_breakers.is_none() && !policy.cache.enabled() {
-            call.started
-        } else {
-            Instant::now()
-        };
     let timed = timeout::within(
         began,
         limit,
@@ -651,8 +653,9 @@ async fn run_tool(
     args: &Value,
     scope: &Arc<CallScope>,
     n: u32,
+    ends: Instant,
 ) -> Result<Value, ToolError> {
-    let ctx = ToolContext::new(scope.clone(), n);
+    let ctx = ToolContext::new(scope.clone(), n, Some(ends));
     match AssertUnwindSafe(tool.tool.call(args, ctx))
         .catch_unwind()
         .await

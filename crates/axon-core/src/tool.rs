@@ -141,6 +141,8 @@ impl ToolSpec {
 pub struct ToolContext {
     shared: Arc<CallScope>,
     attempt: u32,
+    /// When the attempt's timeout ends it (none outside an executor).
+    ends: Option<tokio::time::Instant>,
 }
 
 /// Per-call data shared by every attempt of one call.
@@ -209,8 +211,16 @@ impl std::fmt::Debug for CallScope {
 }
 
 impl ToolContext {
-    pub(crate) fn new(shared: Arc<CallScope>, attempt: u32) -> Self {
-        ToolContext { shared, attempt }
+    pub(crate) fn new(
+        shared: Arc<CallScope>,
+        attempt: u32,
+        ends: Option<tokio::time::Instant>,
+    ) -> Self {
+        ToolContext {
+            shared,
+            attempt,
+            ends,
+        }
     }
 
     /// A context for calling a tool outside an executor (tests, benchmarks).
@@ -230,6 +240,7 @@ impl ToolContext {
                 owner: crate::Owner::Process,
             }),
             attempt: 1,
+            ends: None,
         }
     }
 
@@ -260,6 +271,15 @@ impl ToolContext {
     /// 1 for the first attempt, 2 for the first retry, and so on.
     pub fn attempt(&self) -> u32 {
         self.attempt
+    }
+
+    /// How long this attempt has before its timeout ends it (`None` outside
+    /// an executor: no bound). A tool that is about to start work it cannot
+    /// finish in time (a model completion) can decline at once instead, with
+    /// an answer the caller can act on, rather than be cut off mid-way.
+    pub fn remaining(&self) -> Option<std::time::Duration> {
+        self.ends
+            .map(|ends| ends.saturating_duration_since(tokio::time::Instant::now()))
     }
 
     /// Fires when the caller cancels the call.

@@ -322,3 +322,35 @@ async fn retries_after_a_timeout_the_caller_chose_leave_the_shared_budget_alone(
     );
     assert_eq!(r.attempts, 2);
 }
+
+/// A tool is told how long its attempt has left (`ToolContext::remaining`):
+/// the attempt's timeout, or less when the call's deadline comes first, so
+/// that it need not start work it cannot finish.
+#[tokio::test(start_paused = true)]
+async fn a_tool_is_told_how_long_its_attempt_has_left() {
+    let mut registry = axon_core::ToolRegistry::new();
+    registry
+        .register(axon_core::tool_fn(
+            "left",
+            "Says how long it has",
+            |_: serde_json::Value, ctx: axon_core::ToolContext| async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Ok::<_, ToolError>(json!(ctx.remaining().map(|d| d.as_millis() as u64)))
+            },
+        ))
+        .unwrap();
+    let ex = axon_core::Executor::builder(registry).build().unwrap();
+    let r = ex
+        .call(ToolCall::new("left", json!({})).policy(json!({"timeout_ms": 2000})))
+        .await;
+    assert_eq!(r.data, json!(1900), "{r:?}");
+    let r = ex
+        .call(
+            ToolCall::new("left", json!({}))
+                .policy(json!({"timeout_ms": 2000, "deadline_ms": 500})),
+        )
+        .await;
+    assert_eq!(r.data, json!(400), "the call's deadline is nearer: {r:?}");
+    let detached = axon_core::ToolContext::detached("c");
+    assert_eq!(detached.remaining(), None, "outside an executor: no bound");
+}

@@ -350,7 +350,15 @@ fn chat_tool(config: LlmConfig) -> impl axon_core::Tool {
 /// The LLM translator (see the module docs).
 pub struct LlmTranslator {
     executor: Executor,
+    /// One completion's own timeout (`[llm] timeout_ms`).
+    timeout: Duration,
 }
+
+/// What a step keeps back from its model call for acting and settling.
+const ACT_RESERVE: Duration = Duration::from_millis(1_000);
+
+/// Less than this left for a completion, and none is started.
+const MIN_COMPLETION: Duration = Duration::from_millis(1_000);
 
 impl std::fmt::Debug for LlmTranslator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -388,6 +396,7 @@ impl LlmTranslator {
                 problem: format!("${var} is not set"),
             });
         }
+        let timeout = Duration::from_millis(config.timeout_ms);
         let mut registry = ToolRegistry::new();
         let defaults = json!({
             "timeout_ms": config.timeout_ms,
@@ -404,6 +413,7 @@ impl LlmTranslator {
             executor: builder
                 .build()
                 .map_err(|e| LlmConfigError::Executor(e.to_string()))?,
+            timeout,
         })
     }
 
@@ -413,10 +423,36 @@ impl LlmTranslator {
     }
 
     async fn chat(&self, messages: &[Message], ctx: &ToolContext) -> Result<String, ToolError> {
-        let call = ToolCall::new("llm_chat", json!({"messages": messages}))
+        let mut call = ToolCall::new("llm_chat", json!({"messages": messages}))
             .correlation_id(ctx.correlation_id());
+        // The completion gets what is left of the step, less the time acting
+        // takes; too little for one, and none is started: a step cut off
+        // mid-completion tells the agent less than an honest refusal.
+        let mut cut = None;
+        if let Some(left) = ctx.remaining() {
+            let budget = left.saturating_sub(ACT_RESERVE);
+            if budget < MIN_COMPLETION {
+                return Err(ToolError::failed(format!(
+                    "not asking the model: {} ms of the step are left, and a completion needs more",
+                    left.as_millis()
+                ))
+                .with_code("ambiguous_step"));
+            }
+            if budget < self.timeout {
+                // Every attempt and retry of the completion within it.
+                let ms = budget.as_millis() as u64;
+                call = call.policy(json!({"timeout_ms": ms, "deadline_ms": ms}));
+                cut = Some(ms);
+            }
+        }
         let result = self.executor.call(call).await;
         let data = result.into_result().map_err(|e| {
+            if let Some(ms) = cut.filter(|_| e.kind == ErrorKind::Timeout) {
+                return ToolError::failed(format!(
+                    "the model did not answer within the {ms} ms the step had left"
+                ))
+                .with_code("ambiguous_step");
+            }
             let message = format!("the model call failed: {}", e.message);
             ToolError { message, ..e }
         })?;
