@@ -76,6 +76,26 @@ pub struct BrowserConfig {
     /// session's last snapshot, so the agent needs no snapshot call), `full`
     /// (the whole snapshot) or `none`. A call's `snapshot` argument wins.
     pub snapshot_after_action: AfterAction,
+    /// Whether a session keeps a filmstrip of its actions
+    /// (`crate::recording`): `off` (default), `on_failure` (the frame before
+    /// a failed action and the failure's) or `always`;
+    /// `browser_session_new {record}` wins.
+    pub record: Record,
+}
+
+/// Which frames a session keeps (`crate::recording`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Record {
+    /// None: no screenshot is taken.
+    #[default]
+    Off,
+    /// The frame before a failed action and the failure's own.
+    OnFailure,
+    /// A frame after every action.
+    Always,
 }
 
 /// What an action answers about the page after it (`crate::changes`).
@@ -152,6 +172,7 @@ impl Default for BrowserConfig {
             max_download_bytes: 25 * 1024 * 1024,
             sandbox: None,
             snapshot_after_action: AfterAction::Changes,
+            record: Record::Off,
         }
     }
 }

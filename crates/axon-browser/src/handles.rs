@@ -92,11 +92,30 @@ impl Tool for WithSession {
                 })?;
             }
         }
+        // A recorded action keeps a frame (recording.rs); a read-only tool
+        // changes nothing worth one.
+        let recorded = !self.spec.annotations.read_only && self.browsers.may_record(&session).await;
+        let kept = recorded.then(|| ctx.clone());
         let work = self.acted(&session, &rest, ctx, show);
-        let out = match handle {
-            Some(handle) => HANDLE.scope(Arc::from(handle), work).await,
-            None => work.await,
+        let work = async {
+            match handle {
+                Some(handle) => HANDLE.scope(Arc::from(handle), work).await,
+                None => work.await,
+            }
         };
+        let (out, target) = match recorded {
+            true => crate::recording::watching(work).await,
+            false => (work.await, None),
+        };
+        if let Some(ctx) = kept {
+            let action = crate::recording::Action {
+                tool: &self.spec.name,
+                args: ctx.masked(&rest),
+                error: out.as_ref().err(),
+                target,
+            };
+            self.browsers.record(&session, ctx.owner(), action).await;
+        }
         self.report(&session, out).await
     }
 
@@ -234,6 +253,9 @@ pub struct NewSessionArgs {
     /// Keep dialogs open for browser_handle_dialog (default: [browser]
     /// hold_dialogs, off: answered at once).
     pub hold_dialogs: Option<bool>,
+    /// Keep a filmstrip of its actions: off, on_failure or always (default:
+    /// [browser] record, off); browser_recording exports it.
+    pub record: Option<crate::config::Record>,
 }
 
 /// A viewport size in CSS pixels.
@@ -422,6 +444,7 @@ async fn new_session(
             owner: ctx.owner().clone(),
             follow_new_tabs: args.follow_new_tabs,
             hold_dialogs: args.hold_dialogs,
+            record: args.record,
         },
     )
     .await?;

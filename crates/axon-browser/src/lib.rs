@@ -37,6 +37,7 @@ mod input;
 mod journal;
 mod locate;
 mod profile;
+mod recording;
 mod routes;
 mod session;
 mod settle;
@@ -45,7 +46,7 @@ mod storage;
 mod tabs;
 mod tools;
 
-pub use config::{AfterAction, HostRefused};
+pub use config::{AfterAction, HostRefused, Record};
 pub use handles::{NewSessionArgs, SaveArgs};
 pub use locate::Address;
 pub use session::{ActionTimeouts, BrowserConfig, Browsers, SessionInfo, SessionOptions};

@@ -422,9 +422,9 @@ pub(crate) async fn wait_for(
             Ok(Some(object)) => match check(page, &object, want).await {
                 Ok(info) if info["framed"] == json!(true) => {
                     let info = in_page_coordinates(page, &object, info).await;
-                    return Ok(Found { object, info });
+                    return Ok(noted(page, Found { object, info }).await);
                 }
-                Ok(info) => return Ok(Found { object, info }),
+                Ok(info) => return Ok(noted(page, Found { object, info }).await),
                 Err(reason) if reason.starts_with('!') => {
                     let reason = &reason[1..];
                     return Err(ToolError::failed(format!("{target}: {reason}"))
@@ -464,6 +464,27 @@ pub(crate) async fn wait_for(
             .with_code(state_code(&reason))
             .before_acting(),
     })
+}
+
+/// `found`, its box noted when the action is recorded (recording.rs: the
+/// frame draws it); nothing is asked of the page otherwise.
+async fn noted(page: &Page, found: Found) -> Found {
+    if !crate::recording::wants_target() {
+        return found;
+    }
+    const RECT: &str = "function() { const r = this.getBoundingClientRect(); \
+        return {x: r.left, y: r.top, width: r.width, height: r.height}; }";
+    if let Ok(crate::cdp::Evaluated::Value(r)) = cdp::call_on(page, &found.object, RECT, &[]).await
+    {
+        let at = |k: &str| r[k].as_f64().unwrap_or(0.0);
+        crate::recording::note_target(crate::recording::Rect {
+            x: at("x"),
+            y: at("y"),
+            width: at("width"),
+            height: at("height"),
+        });
+    }
+    found
 }
 
 /// The code of an element that never became ready, by the check's reason:

@@ -128,6 +128,8 @@ pub struct SessionOptions {
     /// Whether dialogs stay open for `browser_handle_dialog`, instead of
     /// `[browser] hold_dialogs`.
     pub hold_dialogs: Option<bool>,
+    /// Which frames it records, instead of `[browser] record`.
+    pub record: Option<crate::config::Record>,
 }
 
 /// One session as `browser_session_list` shows it.

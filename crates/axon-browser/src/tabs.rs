@@ -178,6 +178,8 @@ pub(crate) struct Shared {
     pub(crate) mode: Arc<Mode>,
     pub(crate) downloads: Arc<Downloads>,
     pub(crate) routes: Arc<crate::routes::Routes>,
+    /// Its filmstrip, when it records (recording.rs).
+    pub(crate) recording: Option<Arc<crate::recording::Recording>>,
 }
 
 /// One tab as the tools show it.
@@ -245,6 +247,11 @@ impl Tabs {
     /// The session's downloads.
     pub(crate) fn downloads(&self) -> Arc<Downloads> {
         self.shared.downloads.clone()
+    }
+
+    /// The session's filmstrip, when it records.
+    pub(crate) fn recording(&self) -> Option<Arc<crate::recording::Recording>> {
+        self.shared.recording.clone()
     }
 
     /// The session's network routes.

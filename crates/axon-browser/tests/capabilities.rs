@@ -428,3 +428,106 @@ async fn a_route_answers_the_sessions_requests_from_the_browser_until_it_is_remo
     assert_eq!(failure(&bad).0, ErrorKind::InvalidArguments, "{bad:?}");
     assert!(bad.error.as_ref().unwrap().message.starts_with("/status"));
 }
+
+/// The filmstrip (issue 63): a session that records keeps a frame per
+/// action (not per read), with the element it took; what is typed into a
+/// password field is masked; `on_failure` keeps only a failure and the frame
+/// before it; a session that does not record says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_session_exports_its_frames_and_masks_what_was_typed() {
+    let f = fixture(BrowserConfig::default()).await;
+    let open = |record: &str| {
+        let record = record.to_string();
+        let f = &f;
+        async move {
+            let r = f
+                .call("s", "browser_session_new", json!({"record": record}))
+                .await;
+            assert!(r.success, "{r:?}");
+            r.data["session"].as_str().unwrap().to_string()
+        }
+    };
+    let login = format!("{}/login.html", f.base);
+    let always = open("always").await;
+    let on = |tool: &'static str, args: Value| {
+        let mut args = args;
+        args["session"] = json!(always.clone());
+        f.call("s", tool, args)
+    };
+    assert!(on("browser_navigate", json!({"url": login})).await.success);
+    assert!(
+        on(
+            "browser_type",
+            json!({"label": "Password", "text": "hunter2-secret"})
+        )
+        .await
+        .success
+    );
+    assert!(
+        on("browser_snapshot", json!({})).await.success,
+        "a read: no frame"
+    );
+    let missing = on(
+        "browser_click",
+        json!({"selector": "#nope", "timeout_ms": 100}),
+    )
+    .await;
+    assert!(!missing.success);
+    let exported = on("browser_recording", json!({"path": "run.html"})).await;
+    assert!(exported.success, "{exported:?}");
+    assert_eq!(exported.data["frames"], 3, "{}", exported.data);
+    assert_eq!(exported.data["failed"], 1);
+    let html = std::fs::read_to_string(f.files.join("run.html")).unwrap();
+    assert_eq!(html.matches("<section").count(), 3);
+    assert!(
+        html.contains("data:image/jpeg;base64,"),
+        "frames carry their screenshots"
+    );
+    assert!(
+        html.contains("class=\"box\""),
+        "the typed-into field is boxed"
+    );
+    assert!(html.contains("login.html"));
+    assert!(html.contains("element_not_found"));
+    assert!(
+        !html.contains("hunter2-secret"),
+        "a password typed is masked"
+    );
+
+    let on_failure = open("on_failure").await;
+    let step = |tool: &'static str, args: Value| {
+        let mut args = args;
+        args["session"] = json!(on_failure.clone());
+        f.call("s", tool, args)
+    };
+    assert!(
+        step("browser_navigate", json!({"url": login}))
+            .await
+            .success
+    );
+    assert!(
+        step("browser_type", json!({"label": "Username", "text": "ada"}))
+            .await
+            .success
+    );
+    assert!(
+        !step(
+            "browser_click",
+            json!({"selector": "#nope", "timeout_ms": 100})
+        )
+        .await
+        .success
+    );
+    let kept = step("browser_recording", json!({"path": "failure.html"})).await;
+    assert_eq!(
+        kept.data["frames"], 2,
+        "the failure and the frame before: {kept:?}"
+    );
+
+    let plain = f.once("s", "browser_recording", json!({})).await;
+    assert_eq!(
+        failure(&plain).1.as_deref(),
+        Some("not_recording"),
+        "{plain:?}"
+    );
+}

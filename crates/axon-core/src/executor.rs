@@ -781,6 +781,7 @@ mod tests {
             cancel: OnceLock::new(),
             secret_pointers: Mutex::new(Vec::new()),
             output_secrets: Mutex::new(Vec::new()),
+            secrets: Vec::new(),
             chaos: Mutex::new(Vec::new()),
             approval: Mutex::new(None),
             tool: entry.name.clone(),

@@ -159,6 +159,9 @@ pub(crate) struct CallScope {
     pub(crate) secret_pointers: Mutex<Vec<String>>,
     /// JSON pointers into the result's data that must be stored as `"***"`.
     pub(crate) output_secrets: Mutex<Vec<String>>,
+    /// The secret values the call carries (a plan's `${secret.*}`), masked
+    /// wherever they appear in what a tool keeps of the call.
+    pub(crate) secrets: Vec<String>,
     /// What chaos injected into the call, for its provenance.
     pub(crate) chaos: Mutex<Vec<String>>,
     /// The tool's name, for progress events and the result (the executor's
@@ -233,6 +236,7 @@ impl ToolContext {
                 cancel: OnceLock::new(),
                 secret_pointers: Mutex::new(Vec::new()),
                 output_secrets: Mutex::new(Vec::new()),
+                secrets: Vec::new(),
                 chaos: Mutex::new(Vec::new()),
                 approval: Mutex::new(None),
                 tool: SmolStr::default(),
@@ -311,6 +315,25 @@ impl ToolContext {
         if let Ok(mut list) = self.shared.secret_pointers.lock() {
             list.push(pointer.into());
         }
+    }
+
+    /// `args` as history keeps them: the fields the tool marked secret
+    /// ([`ToolContext::mark_secret`]) and secret-looking names as `"***"`,
+    /// and the call's secret values masked wherever they appear. For what a
+    /// tool keeps of a call itself (a browser recording's frames).
+    pub fn masked(&self, args: &Value) -> Value {
+        let pointers = self
+            .shared
+            .secret_pointers
+            .lock()
+            .map(|list| list.clone())
+            .unwrap_or_default();
+        let mut shown = crate::redact::redact(args, &pointers);
+        if !self.shared.secrets.is_empty() {
+            let secrets = crate::redact::with_encoded_forms(self.shared.secrets.clone());
+            crate::redact::scrub_values(&mut shown, &secrets);
+        }
+        shown
     }
 
     /// Ask for part of the result's `data` to be stored as `"***"` in history

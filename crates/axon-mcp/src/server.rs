@@ -69,6 +69,7 @@ pub const CAPABILITIES: &[(&str, &[&str])] = &[
     ("vision", &["browser_mouse_click_xy"]),
     ("emulation", &["browser_emulate"]),
     ("network", &["browser_route", "browser_unroute"]),
+    ("recording", &["browser_recording"]),
 ];
 
 impl ToolFilter {

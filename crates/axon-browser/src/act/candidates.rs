@@ -130,7 +130,19 @@ pub(crate) fn offer(e: ToolError, nodes: &[SnapshotNode], step: &str) -> ToolErr
         return e;
     }
     let candidates = closest(nodes, step);
-    e.with_candidates(candidates)
+    if !candidates.is_empty() {
+        return e.with_candidates(candidates);
+    }
+    // Nothing shares a word with the step: what the page has, so that the
+    // agent still chooses in one turn rather than asking for a snapshot.
+    let first: Vec<&SnapshotNode> = nodes.iter().filter(|n| n.actionable()).take(5).collect();
+    if first.is_empty() {
+        return e;
+    }
+    let mut e = e.with_candidates(of(nodes, &first));
+    e.message
+        .push_str("; no element shares a word with the step: the page's first controls follow");
+    e
 }
 
 /// The candidates as lines under the message: what an agent reading only
@@ -284,6 +296,20 @@ mod tests {
         assert_eq!(c[0].name, "Async book");
         assert_eq!(c[1].name, "Rust book");
         assert!(closest(&nodes, "Click the weather widget").is_empty());
+        // A refusal still names what the page has: its first controls.
+        let e = ToolError::failed("nothing fits").with_code("element_not_found");
+        let e = offer(e, &nodes, "Click the weather widget");
+        let refs: Vec<_> = e
+            .candidates()
+            .iter()
+            .filter_map(|c| c.reference.clone())
+            .collect();
+        assert_eq!(refs, ["e2", "e3", "e5", "e7"], "{e:?}");
+        assert!(
+            e.message.contains("the page's first controls"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

@@ -104,6 +104,77 @@ impl Browsers {
         slot.tabs.answer_held(accept, prompt_text).await
     }
 
+    /// Whether an action on `session` may keep a frame: it records, or it
+    /// is not open yet and `[browser] record` is on (recording.rs).
+    pub(crate) async fn may_record(&self, session: &str) -> bool {
+        if self.config.record != crate::config::Record::Off {
+            return true;
+        }
+        let live = self.live.lock().await;
+        live.as_ref()
+            .and_then(|l| l.pages.get(session))
+            .is_some_and(|slot| slot.tabs.recording().is_some())
+    }
+
+    /// Keep the frame of `action` on `session`, when it records and is
+    /// `owner`'s (a call on another's handle failed, and is no frame of
+    /// theirs).
+    pub(crate) async fn record(
+        &self,
+        session: &str,
+        owner: &axon_core::Owner,
+        action: crate::recording::Action<'_>,
+    ) {
+        let (recording, page, console, requests) = {
+            let live = self.live.lock().await;
+            let Some(slot) = live
+                .as_ref()
+                .and_then(|l| l.pages.get(session))
+                .filter(|slot| slot.visible_to(owner))
+            else {
+                return;
+            };
+            let Some(recording) = slot.tabs.recording() else {
+                return;
+            };
+            let journal = slot.tabs.journal();
+            let console: Vec<String> = journal
+                .messages(crate::journal::Level::Error)
+                .into_iter()
+                .map(|m| m.text)
+                .collect();
+            let requests: Vec<String> = journal
+                .requests()
+                .into_iter()
+                .filter(|r| r.failure.is_some() || r.status.is_some_and(|s| s >= 400))
+                .map(|r| match (&r.failure, r.status) {
+                    (Some(why), _) => format!("{} {} ({why})", r.method, r.url),
+                    (None, status) => format!("{} {} ({})", r.method, r.url, status.unwrap_or(0)),
+                })
+                .collect();
+            (recording, slot.tabs.page().clone(), console, requests)
+        };
+        // Outside the pool's lock: the screenshot takes milliseconds.
+        recording.capture(&page, action, console, requests).await;
+    }
+
+    /// The frames of the session a call works on: `None` when it does not
+    /// record.
+    pub(crate) async fn frames(
+        &self,
+        ctx: &axon_core::ToolContext,
+    ) -> Result<Option<Vec<crate::recording::Frame>>, ToolError> {
+        self.page_for(ctx).await?;
+        let session = Self::session_for(ctx);
+        let live = self.live.lock().await;
+        let slot = live
+            .as_ref()
+            .and_then(|l| l.pages.get(&session))
+            .filter(|slot| slot.visible_to(ctx.owner()))
+            .ok_or_else(|| no_session(&session))?;
+        Ok(slot.tabs.recording().map(|r| r.frames()))
+    }
+
     /// Change the network routes of the session a call works on (routes.rs)
     /// and switch its tabs' interception to match; the routes after.
     pub(crate) async fn routes(

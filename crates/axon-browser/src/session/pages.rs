@@ -169,6 +169,11 @@ impl Browsers {
             _ => None,
         }
         .unwrap_or(self.config.hold_dialogs);
+        let record = match open {
+            Open::New(options) => options.record,
+            _ => None,
+        }
+        .unwrap_or(self.config.record);
         let shared = crate::tabs::Shared {
             mode: Arc::new(crate::dialogs::Mode {
                 hold,
@@ -183,6 +188,7 @@ impl Browsers {
                 context.clone(),
             ),
             routes: Arc::default(),
+            recording: crate::recording::Recording::new(record).map(Arc::new),
         };
         match crate::tabs::Tab::equip(page.clone(), None, &shared).await {
             Ok(tab) => Ok((page, context, tab, shared)),

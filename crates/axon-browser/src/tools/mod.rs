@@ -18,6 +18,7 @@
 //! - [`site_data`](self::site_data): `browser_cookies`, `browser_storage`;
 //! - [`emulation`](self::emulation): `browser_emulate`;
 //! - [`routing`](self::routing): `browser_route`, `browser_unroute`;
+//! - [`recording`](self::recording): `browser_recording`;
 //! - [`dialog`](self::dialog): `browser_handle_dialog`;
 //! - [`devtools`]: `browser_console_messages`, `browser_network_requests`,
 //!   `browser_evaluate` (only with `[browser] allow_evaluate`).
@@ -98,6 +99,7 @@ pub(crate) mod navigation;
 pub(crate) mod page;
 pub(crate) mod pointer;
 pub(crate) mod reading;
+pub(crate) mod recording;
 pub(crate) mod routing;
 pub(crate) mod site_data;
 pub(crate) mod tabs;
@@ -128,6 +130,7 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
     site_data::register(registry, &browsers)?;
     emulation::register(registry, &browsers)?;
     routing::register(registry, &browsers)?;
+    recording::register(registry, &browsers)?;
     page::register(registry, &browsers)
 }
 

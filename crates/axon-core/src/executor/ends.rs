@@ -56,6 +56,7 @@ pub(super) fn scope_of(call: &mut ToolCall, call_id: SmolStr, tool: SmolStr) -> 
         cancel: call.cancel.clone().map(OnceLock::from).unwrap_or_default(),
         secret_pointers: Mutex::new(Vec::new()),
         output_secrets: Mutex::new(Vec::new()),
+        secrets: call.secrets.clone(),
         chaos: Mutex::new(Vec::new()),
         approval: Mutex::new(None),
         tool,
