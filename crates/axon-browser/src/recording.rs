@@ -16,7 +16,7 @@
 //! they go when it closes, and only its owner reaches them.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use chromiumoxide::page::Page;
@@ -110,13 +110,15 @@ pub(crate) struct Action<'a> {
 pub(crate) struct Recording {
     mode: Record,
     began: Instant,
-    state: Mutex<State>,
+    state: Arc<Mutex<State>>,
 }
 
 #[derive(Default)]
 struct State {
     seq: u64,
     frames: VecDeque<Frame>,
+    /// Screenshots still being taken.
+    pending: usize,
     /// `on_failure`: the last successful action's frame, kept until the
     /// next action shows whether it is needed.
     before: Option<Frame>,
@@ -130,21 +132,28 @@ impl Recording {
         (mode != Record::Off).then(|| Recording {
             mode,
             began: Instant::now(),
-            state: Mutex::new(State::default()),
+            state: Arc::default(),
         })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
-    /// The frames kept, oldest first.
-    pub(crate) fn frames(&self) -> Vec<Frame> {
+    /// The frames kept, oldest first, once the screenshots under way are
+    /// in (waiting at most [`SHOT_WAIT`]).
+    pub(crate) async fn frames(&self) -> Vec<Frame> {
+        let until = Instant::now() + SHOT_WAIT;
+        while self.lock().pending > 0 && Instant::now() < until {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
         self.lock().frames.iter().cloned().collect()
     }
 
     /// Take the frame of `action` on `page`, whose console errors and failed
-    /// requests are `console` and `requests` (the tab's journal now).
+    /// requests are `console` and `requests` (the tab's journal now). The
+    /// screenshot is taken beside the caller, which goes on at once: an
+    /// action answers as fast recorded as not (docs/benchmarks.md).
     pub(crate) async fn capture(
         &self,
         page: &Page,
@@ -152,7 +161,6 @@ impl Recording {
         console: Vec<String>,
         requests: Vec<String>,
     ) {
-        let (image, scale) = screenshot(page).await;
         let url = page.url().await.ok().flatten().unwrap_or_default();
         let mut state = self.lock();
         state.seq += 1;
@@ -169,11 +177,12 @@ impl Recording {
                 .map(|e| json!({"code": e.code, "message": e.message})),
             url: crate::journal::masked(&url),
             target: action.target,
-            scale,
+            scale: SCALE,
             console_errors,
             failed_requests,
-            image,
+            image: None,
         };
+        let seq = frame.seq;
         match (self.mode, frame.ok) {
             (Record::OnFailure, true) => state.before = Some(frame),
             (Record::OnFailure, false) => {
@@ -184,8 +193,34 @@ impl Recording {
             }
             _ => keep(&mut state.frames, frame),
         }
+        state.pending += 1;
+        drop(state);
+        let (page, shared) = (page.clone(), self.state.clone());
+        tokio::spawn(async move {
+            let image = screenshot(&page).await;
+            let mut state = lock(&shared);
+            state.pending -= 1;
+            let State { frames, before, .. } = &mut *state;
+            if let Some(frame) = frames
+                .iter_mut()
+                .chain(before.as_mut())
+                .find(|f| f.seq == seq)
+            {
+                frame.image = image;
+            }
+        });
     }
 }
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The longest an export waits for the screenshots under way.
+const SHOT_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The size of a frame's image against the viewport's CSS pixels.
+const SCALE: f64 = 0.5;
 
 /// Keep `frame`, the oldest going past [`MAX_FRAMES`].
 fn keep(frames: &mut VecDeque<Frame>, frame: Frame) {
@@ -209,11 +244,9 @@ fn new_since(seen: &mut Vec<String>, now: Vec<String>) -> Vec<String> {
     fresh
 }
 
-/// The viewport as a JPEG at half its size (quality 50): the image, or
-/// none when the page cannot be shot or the image is too big, and its
-/// scale.
-async fn screenshot(page: &Page) -> (Option<Vec<u8>>, f64) {
-    const SCALE: f64 = 0.5;
+/// The viewport as a JPEG at half its size (quality 50), or none when the
+/// page cannot be shot or the image is too big.
+async fn screenshot(page: &Page) -> Option<Vec<u8>> {
     let size = crate::tools::page::eval(page, "({w: innerWidth, h: innerHeight})").await;
     let (w, h) = match &size {
         Ok(v) => (
@@ -223,7 +256,7 @@ async fn screenshot(page: &Page) -> (Option<Vec<u8>>, f64) {
         Err(_) => (0.0, 0.0),
     };
     if w <= 0.0 || h <= 0.0 {
-        return (None, SCALE);
+        return None;
     }
     let params = json!({
         "format": "jpeg", "quality": 50,
@@ -235,7 +268,7 @@ async fn screenshot(page: &Page) -> (Option<Vec<u8>>, f64) {
         let data = v["data"].as_str()?;
         base64::engine::general_purpose::STANDARD.decode(data).ok()
     });
-    (image.filter(|i| i.len() <= MAX_IMAGE), SCALE)
+    image.filter(|i| i.len() <= MAX_IMAGE)
 }
 
 #[cfg(test)]

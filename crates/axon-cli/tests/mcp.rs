@@ -289,12 +289,12 @@ async fn the_tool_filter_lists_and_serves_only_what_it_allows() {
     let client = client_with(Some(&config)).await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    let expected: Vec<&str> = common::BUILT_IN_TOOLS
+    // The default listing, less what the filter leaves out.
+    let expected: Vec<&str> = common::mcp_tools()
         .into_iter()
         .filter(|n| {
             (n.starts_with("browser_") || *n == "http_request")
                 && *n != "browser_act"
-                && *n != "browser_pdf_save"
                 && !n.starts_with("browser_session_")
         })
         .collect();

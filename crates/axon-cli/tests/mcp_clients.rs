@@ -84,7 +84,7 @@ fn config_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("axon-mcp-clients-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&dir).unwrap();
     let text = format!(
-        "[store]\npath = {:?}\n[files]\ndir = {:?}\n[browser]\nallow_evaluate = true\n[mcp]\ncaps = [\"pdf\"]\n[[mcp.servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
+        "[store]\npath = {:?}\n[files]\ndir = {:?}\n[browser]\nallow_evaluate = true\n[mcp]\ncaps = [\"pdf\", \"testing\", \"storage\", \"vision\", \"emulation\", \"network\", \"recording\"]\n[[mcp.servers]]\nname = \"everything\"\ncommand = \"node\"\nargs = [{:?}, \"stdio\"]\n",
         dir.join("axon.db").display().to_string(),
         dir.join("files").display().to_string(),
         js.display().to_string()
@@ -187,6 +187,19 @@ fn script(site: &str, tools: &[Value]) -> Vec<Value> {
         json!({"tool": "browser_drag", "args": {"source": {"selector": "#name"}, "target": {"selector": "#go"}}}),
         json!({"tool": "browser_resize", "args": {"width": 800, "height": 600}}),
         json!({"tool": "browser_pdf_save", "args": {"path": "page.pdf", "overwrite": true}}),
+        // The capabilities of issue 63, all asked for in this config.
+        json!({"tool": "browser_verify_text_visible", "args": {"text": "Name"}}),
+        json!({"tool": "browser_verify_value", "args": {"selector": "#name", "value": "Ada"}}),
+        json!({"tool": "browser_cookies", "args": {"action": "set", "name": "k", "value": "v"}}),
+        json!({"tool": "browser_cookies", "args": {}}),
+        json!({"tool": "browser_storage", "args": {"action": "set", "key": "k", "value": "v"}}),
+        json!({"tool": "browser_storage", "args": {}}),
+        json!({"tool": "browser_mouse_click_xy", "args": {"x": 5, "y": 5}}),
+        json!({"tool": "browser_emulate", "args": {"color_scheme": "dark"}}),
+        json!({"tool": "browser_emulate", "args": {}}),
+        json!({"tool": "browser_route", "args": {"pattern": "*/never-fetched", "body": "x"}}),
+        json!({"tool": "browser_unroute", "args": {}}),
+        json!({"tool": "browser_recording", "args": {}}),
         json!({"tool": "browser_click", "args": {"selector": "#blank"}}),
         json!({"tool": "browser_tabs", "args": {"action": "list"}}),
         json!({"tool": "browser_tabs", "args": {"action": "close"}}),

@@ -172,7 +172,12 @@ impl Browsers {
             .and_then(|l| l.pages.get(&session))
             .filter(|slot| slot.visible_to(ctx.owner()))
             .ok_or_else(|| no_session(&session))?;
-        Ok(slot.tabs.recording().map(|r| r.frames()))
+        let recording = slot.tabs.recording();
+        drop(live);
+        match recording {
+            Some(r) => Ok(Some(r.frames().await)),
+            None => Ok(None),
+        }
     }
 
     /// Change the network routes of the session a call works on (routes.rs)

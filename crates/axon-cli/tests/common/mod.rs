@@ -18,12 +18,14 @@ pub use axon_testkit::repo_root;
 /// The tools every `axon` registry has, in listing order (sorted by name):
 /// the browser tools, the utilities and `http_request`. MCP listings add
 /// `run_plan` after them.
-pub const BUILT_IN_TOOLS: [&str; 40] = [
+pub const BUILT_IN_TOOLS: [&str; 49] = [
     "browser_act",
     "browser_clear_input",
     "browser_click",
     "browser_console_messages",
+    "browser_cookies",
     "browser_drag",
+    "browser_emulate",
     "browser_extract_table",
     "browser_fill_form",
     "browser_get_page_html",
@@ -31,13 +33,16 @@ pub const BUILT_IN_TOOLS: [&str; 40] = [
     "browser_get_text",
     "browser_handle_dialog",
     "browser_hover",
+    "browser_mouse_click_xy",
     "browser_navigate",
     "browser_navigate_back",
     "browser_navigate_forward",
     "browser_network_requests",
     "browser_pdf_save",
     "browser_press_key",
+    "browser_recording",
     "browser_resize",
+    "browser_route",
     "browser_scroll",
     "browser_search",
     "browser_select_option",
@@ -46,12 +51,16 @@ pub const BUILT_IN_TOOLS: [&str; 40] = [
     "browser_session_new",
     "browser_session_save",
     "browser_snapshot",
+    "browser_storage",
     "browser_submit_form",
     "browser_tabs",
     "browser_take_screenshot",
     "browser_type",
+    "browser_unroute",
     "browser_upload_file",
     "browser_verify_element_exists",
+    "browser_verify_text_visible",
+    "browser_verify_value",
     "browser_wait",
     "browser_wait_for_element",
     "browser_wait_for_url_change",
@@ -66,9 +75,13 @@ pub const BUILT_IN_TOOLS: [&str; 40] = [
 /// by default.
 #[allow(dead_code)] // each test file is its own crate; not all of them list MCP tools
 pub fn mcp_tools() -> Vec<&'static str> {
+    let gated: Vec<&str> = axon_mcp::CAPABILITIES
+        .iter()
+        .flat_map(|(_, tools)| tools.iter().copied())
+        .collect();
     let mut tools: Vec<&str> = BUILT_IN_TOOLS
         .into_iter()
-        .filter(|t| *t != "browser_pdf_save")
+        .filter(|t| !gated.contains(t))
         .collect();
     tools.push("run_plan");
     tools.push("axon_result_more");
