@@ -89,7 +89,11 @@ async fn run() {
     let url = format!("http://{}/", listener.local_addr().expect("an address"));
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let browsers = Arc::new(Browsers::new(BrowserConfig::default()));
+    let files = std::env::temp_dir().join(format!("axon-bench-recording-{}", std::process::id()));
+    let browsers = Arc::new(
+        Browsers::new(BrowserConfig::default())
+            .with_files(axon_core::files::FileDir::new(&files)),
+    );
     let mut registry = ToolRegistry::new();
     axon_browser::register(&mut registry, browsers.clone()).expect("the browser tools");
     let executor = Executor::builder(registry)
