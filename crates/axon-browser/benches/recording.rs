@@ -91,8 +91,7 @@ async fn run() {
 
     let files = std::env::temp_dir().join(format!("axon-bench-recording-{}", std::process::id()));
     let browsers = Arc::new(
-        Browsers::new(BrowserConfig::default())
-            .with_files(axon_core::files::FileDir::new(&files)),
+        Browsers::new(BrowserConfig::default()).with_files(axon_core::files::FileDir::new(&files)),
     );
     let mut registry = ToolRegistry::new();
     axon_browser::register(&mut registry, browsers.clone()).expect("the browser tools");

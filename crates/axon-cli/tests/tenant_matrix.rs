@@ -482,6 +482,59 @@ const MATRIX: &[Row] = &[
         )],
     },
     Row {
+        resource: "browser recordings (issue 63)",
+        op: "write (a frame of another's call)",
+        setup: &[
+            Step(
+                Who::A,
+                Act::Call("browser_session_new", r#"{"record": "always"}"#, "v-write"),
+                Expect::Ok,
+            ),
+            Step(
+                Who::A,
+                Act::Call(
+                    "browser_navigate",
+                    r#"{"session": "$handle", "url": "about:blank"}"#,
+                    "v-write",
+                ),
+                Expect::Ok,
+            ),
+        ],
+        attack: Step(
+            Who::B,
+            Act::Call(
+                "browser_click",
+                r#"{"session": "$handle", "selector": "button", "timeout_ms": 100}"#,
+                "v-write-b",
+            ),
+            Expect::Code("unknown_session"),
+        ),
+        after: &[Step(
+            Who::A,
+            Act::Call(
+                "browser_recording",
+                r#"{"session": "$handle", "path": "a-rec.html", "overwrite": true}"#,
+                "v-write",
+            ),
+            Expect::Holds(r#""frames":1"#, ""),
+        )],
+    },
+    Row {
+        resource: "browser recordings (issue 63)",
+        op: "read",
+        setup: &[Step(
+            Who::A,
+            Act::Call("browser_session_new", r#"{"record": "always"}"#, "v-read"),
+            Expect::Ok,
+        )],
+        attack: Step(
+            Who::B,
+            Act::Call("browser_recording", r#"{"session": "$handle"}"#, "v-read-b"),
+            Expect::Code("unknown_session"),
+        ),
+        after: &[],
+    },
+    Row {
         resource: "runs",
         op: "list",
         setup: &[Step(
