@@ -104,6 +104,23 @@ impl Browsers {
         slot.tabs.answer_held(accept, prompt_text).await
     }
 
+    /// `read` of `session`'s slot under the pool's lock, when it is open and
+    /// `owner` may see it (else `unknown_session`, the same words as for
+    /// none).
+    async fn with_slot<T>(
+        &self,
+        session: &str,
+        owner: &axon_core::Owner,
+        read: impl FnOnce(&super::Slot) -> T,
+    ) -> Result<T, ToolError> {
+        let live = self.live.lock().await;
+        live.as_ref()
+            .and_then(|l| l.pages.get(session))
+            .filter(|slot| slot.visible_to(owner))
+            .map(read)
+            .ok_or_else(|| no_session(session))
+    }
+
     /// Whether an action on `session` may keep a frame: it records, or it
     /// is not open yet and `[browser] record` is on (recording.rs).
     pub(crate) async fn may_record(&self, session: &str) -> bool {
@@ -125,34 +142,31 @@ impl Browsers {
         owner: &axon_core::Owner,
         action: crate::recording::Action<'_>,
     ) {
-        let (recording, page, console, requests) = {
-            let live = self.live.lock().await;
-            let Some(slot) = live
-                .as_ref()
-                .and_then(|l| l.pages.get(session))
-                .filter(|slot| slot.visible_to(owner))
-            else {
-                return;
-            };
-            let Some(recording) = slot.tabs.recording() else {
-                return;
-            };
-            let journal = slot.tabs.journal();
-            let console: Vec<String> = journal
-                .messages(crate::journal::Level::Error)
-                .into_iter()
-                .map(|m| m.text)
-                .collect();
-            let requests: Vec<String> = journal
-                .requests()
-                .into_iter()
-                .filter(|r| r.failure.is_some() || r.status.is_some_and(|s| s >= 400))
-                .map(|r| match (&r.failure, r.status) {
-                    (Some(why), _) => format!("{} {} ({why})", r.method, r.url),
-                    (None, status) => format!("{} {} ({})", r.method, r.url, status.unwrap_or(0)),
-                })
-                .collect();
-            (recording, slot.tabs.page().clone(), console, requests)
+        let seen = self
+            .with_slot(session, owner, |slot| {
+                let recording = slot.tabs.recording()?;
+                let journal = slot.tabs.journal();
+                let console: Vec<String> = journal
+                    .messages(crate::journal::Level::Error)
+                    .into_iter()
+                    .map(|m| m.text)
+                    .collect();
+                let requests: Vec<String> = journal
+                    .requests()
+                    .into_iter()
+                    .filter(|r| r.failure.is_some() || r.status.is_some_and(|s| s >= 400))
+                    .map(|r| match (&r.failure, r.status) {
+                        (Some(why), _) => format!("{} {} ({why})", r.method, r.url),
+                        (None, status) => {
+                            format!("{} {} ({})", r.method, r.url, status.unwrap_or(0))
+                        }
+                    })
+                    .collect();
+                Some((recording, slot.tabs.page().clone(), console, requests))
+            })
+            .await;
+        let Ok(Some((recording, page, console, requests))) = seen else {
+            return;
         };
         // Outside the pool's lock: the screenshot takes milliseconds.
         recording.capture(&page, action, console, requests).await;
@@ -166,14 +180,9 @@ impl Browsers {
     ) -> Result<Option<Vec<crate::recording::Frame>>, ToolError> {
         self.page_for(ctx).await?;
         let session = Self::session_for(ctx);
-        let live = self.live.lock().await;
-        let slot = live
-            .as_ref()
-            .and_then(|l| l.pages.get(&session))
-            .filter(|slot| slot.visible_to(ctx.owner()))
-            .ok_or_else(|| no_session(&session))?;
-        let recording = slot.tabs.recording();
-        drop(live);
+        let recording = self
+            .with_slot(&session, ctx.owner(), |slot| slot.tabs.recording())
+            .await?;
         match recording {
             Some(r) => Ok(Some(r.frames().await)),
             None => Ok(None),
@@ -190,18 +199,12 @@ impl Browsers {
         // Opens the session (or refuses it) as every tool does.
         self.page_for(ctx).await?;
         let session = Self::session_for(ctx);
-        let (routes, pages) = {
-            let live = self.live.lock().await;
-            let slot = live
-                .as_ref()
-                .and_then(|l| l.pages.get(&session))
-                .filter(|slot| slot.visible_to(ctx.owner()))
-                .ok_or_else(|| no_session(&session))?;
-            (
-                slot.tabs.routes(),
-                slot.tabs.pages().cloned().collect::<Vec<_>>(),
-            )
-        };
+        let (routes, pages) = self
+            .with_slot(&session, ctx.owner(), |slot| {
+                let pages: Vec<_> = slot.tabs.pages().cloned().collect();
+                (slot.tabs.routes(), pages)
+            })
+            .await?;
         change(&routes)?;
         // Outside the pool's lock: other sessions go on meanwhile.
         routes.apply(&pages).await?;
