@@ -109,6 +109,7 @@ impl Tool for WithSession {
         };
         if let Some(ctx) = kept {
             let action = crate::recording::Action {
+                call_id: ctx.call_id(),
                 tool: &self.spec.name,
                 args: ctx.masked(&rest),
                 error: out.as_ref().err(),

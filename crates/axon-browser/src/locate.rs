@@ -416,6 +416,8 @@ pub(crate) async fn wait_for(
     let start = Instant::now();
     let deadline = start + timeout;
     let mut last_reason: Option<String> = None;
+    // The element that matched but was not ready: a recorded frame boxes it.
+    let mut unready = None;
     let mut attempt = 0usize;
     loop {
         match locate(page, target).await {
@@ -426,11 +428,15 @@ pub(crate) async fn wait_for(
                 }
                 Ok(info) => return Ok(noted(page, Found { object, info }).await),
                 Err(reason) if reason.starts_with('!') => {
+                    note_box(page, &object).await;
                     let reason = &reason[1..];
                     return Err(ToolError::failed(format!("{target}: {reason}"))
                         .with_code(state_code(reason)));
                 }
-                Err(reason) => last_reason = Some(reason),
+                Err(reason) => {
+                    last_reason = Some(reason);
+                    unready = Some(object);
+                }
             },
             Ok(None) => {}
             // The page is between documents, or its script threw under the
@@ -452,6 +458,9 @@ pub(crate) async fn wait_for(
         next_change(page, delay.min(deadline - now)).await;
     }
     let waited = start.elapsed().as_millis();
+    if let Some(object) = &unready {
+        note_box(page, object).await;
+    }
     Err(match last_reason {
         None => ToolError::failed(format!("no element matches {target} (waited {waited} ms)"))
             .with_code("element_not_found"),
@@ -469,13 +478,18 @@ pub(crate) async fn wait_for(
 /// `found`, its box noted when the action is recorded (recording.rs: the
 /// frame draws it); nothing is asked of the page otherwise.
 async fn noted(page: &Page, found: Found) -> Found {
+    note_box(page, &found.object).await;
+    found
+}
+
+/// Note `object`'s box when the action is recorded.
+async fn note_box(page: &Page, object: &str) {
     if !crate::recording::wants_target() {
-        return found;
+        return;
     }
     const RECT: &str = "function() { const r = this.getBoundingClientRect(); \
         return {x: r.left, y: r.top, width: r.width, height: r.height}; }";
-    if let Ok(crate::cdp::Evaluated::Value(r)) = cdp::call_on(page, &found.object, RECT, &[]).await
-    {
+    if let Ok(crate::cdp::Evaluated::Value(r)) = cdp::call_on(page, object, RECT, &[]).await {
         let at = |k: &str| r[k].as_f64().unwrap_or(0.0);
         crate::recording::note_target(crate::recording::Rect {
             x: at("x"),
@@ -484,7 +498,6 @@ async fn noted(page: &Page, found: Found) -> Found {
             height: at("height"),
         });
     }
-    found
 }
 
 /// The code of an element that never became ready, by the check's reason:

@@ -13,7 +13,10 @@
 //! plan's `${secret.*}` values). A session keeps at most [`MAX_FRAMES`]
 //! (the oldest go first); a frame's image is at most [`MAX_IMAGE`] bytes
 //! (a bigger one is kept without its image). Frames are the session's:
-//! they go when it closes, and only its owner reaches them.
+//! they go when it closes, and only its owner reaches them. With a files
+//! folder, each frame kept is also stored under its call's id
+//! ([`axon_core::frames`]), where the dashboard finds it after the session
+//! closed, until history's retention drops it.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -74,6 +77,11 @@ pub(crate) async fn watching<T>(work: impl std::future::Future<Output = T>) -> (
 pub(crate) struct Frame {
     /// 1, 2, … in the session's order.
     pub(crate) seq: u64,
+    /// The action's call.
+    pub(crate) call_id: String,
+    /// The call of the frame before this one in the session, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) previous: Option<String>,
     /// Milliseconds since the recording began.
     pub(crate) at_ms: u64,
     pub(crate) tool: String,
@@ -96,10 +104,47 @@ pub(crate) struct Frame {
     /// The JPEG, when the screenshot was taken and not too big.
     #[serde(skip)]
     pub(crate) image: Option<Vec<u8>>,
+    /// Whether the screenshot is over (taken or not).
+    #[serde(skip)]
+    pub(crate) shot: bool,
+}
+
+impl Frame {
+    /// The frame as stored with history: its fields and its image in
+    /// base64 (`image`, when it has one).
+    fn stored(&self) -> Value {
+        let mut value = serde_json::to_value(self).unwrap_or_default();
+        if let (Some(image), Some(map)) = (&self.image, value.as_object_mut()) {
+            use base64::Engine;
+            let data = base64::engine::general_purpose::STANDARD.encode(image);
+            map.insert("image".into(), Value::String(data));
+        }
+        value
+    }
+}
+
+/// Where a kept frame is stored beside the session's memory.
+#[derive(Clone)]
+pub(crate) struct Keep {
+    pub(crate) store: axon_core::frames::FrameStore,
+    pub(crate) owner: axon_core::Owner,
+}
+
+impl Keep {
+    /// Store `frame` (in the background: the caller goes on).
+    fn store(&self, frame: &Frame) {
+        let (keep, call_id, value) = (self.clone(), frame.call_id.clone(), frame.stored());
+        tokio::spawn(async move {
+            if let Err(e) = keep.store.write(&keep.owner, &call_id, &value).await {
+                tracing::warn!(call_id, error = %e, "a browser frame was not stored");
+            }
+        });
+    }
 }
 
 /// What one action was, for its frame.
 pub(crate) struct Action<'a> {
+    pub(crate) call_id: &'a str,
     pub(crate) tool: &'a str,
     pub(crate) args: Value,
     pub(crate) error: Option<&'a axon_core::ToolError>,
@@ -124,6 +169,8 @@ struct State {
     before: Option<Frame>,
     seen_console: Vec<String>,
     seen_requests: Vec<String>,
+    /// The call of the last frame taken (kept or not yet).
+    last_call: Option<String>,
 }
 
 impl Recording {
@@ -158,16 +205,20 @@ impl Recording {
         &self,
         page: &Page,
         action: Action<'_>,
-        console: Vec<String>,
-        requests: Vec<String>,
+        notes: (Vec<String>, Vec<String>),
+        keep: Option<Keep>,
     ) {
+        let (console, requests) = notes;
         let url = page.url().await.ok().flatten().unwrap_or_default();
         let mut state = self.lock();
         state.seq += 1;
         let console_errors = new_since(&mut state.seen_console, console);
         let failed_requests = new_since(&mut state.seen_requests, requests);
+        let previous = state.last_call.replace(action.call_id.to_string());
         let frame = Frame {
             seq: state.seq,
+            call_id: action.call_id.to_string(),
+            previous,
             at_ms: self.began.elapsed().as_millis() as u64,
             tool: action.tool.to_string(),
             args: action.args,
@@ -181,17 +232,22 @@ impl Recording {
             console_errors,
             failed_requests,
             image: None,
+            shot: false,
         };
         let seq = frame.seq;
         match (self.mode, frame.ok) {
             (Record::OnFailure, true) => state.before = Some(frame),
             (Record::OnFailure, false) => {
                 if let Some(before) = state.before.take() {
-                    keep(&mut state.frames, before);
+                    // Its screenshot over, it is stored now; else when it is.
+                    if let (true, Some(keep)) = (before.shot, &keep) {
+                        keep.store(&before);
+                    }
+                    keep_frame(&mut state.frames, before);
                 }
-                keep(&mut state.frames, frame);
+                keep_frame(&mut state.frames, frame);
             }
-            _ => keep(&mut state.frames, frame),
+            _ => keep_frame(&mut state.frames, frame),
         }
         state.pending += 1;
         drop(state);
@@ -201,12 +257,16 @@ impl Recording {
             let mut state = lock(&shared);
             state.pending -= 1;
             let State { frames, before, .. } = &mut *state;
-            if let Some(frame) = frames
-                .iter_mut()
-                .chain(before.as_mut())
-                .find(|f| f.seq == seq)
-            {
+            if let Some(frame) = frames.iter_mut().find(|f| f.seq == seq) {
                 frame.image = image;
+                frame.shot = true;
+                if let Some(keep) = &keep {
+                    keep.store(frame);
+                }
+            } else if let Some(frame) = before.as_mut().filter(|f| f.seq == seq) {
+                // Stored only if the next action fails.
+                frame.image = image;
+                frame.shot = true;
             }
         });
     }
@@ -223,7 +283,7 @@ const SHOT_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 const SCALE: f64 = 0.5;
 
 /// Keep `frame`, the oldest going past [`MAX_FRAMES`].
-fn keep(frames: &mut VecDeque<Frame>, frame: Frame) {
+fn keep_frame(frames: &mut VecDeque<Frame>, frame: Frame) {
     if frames.len() >= MAX_FRAMES {
         frames.pop_front();
     }
@@ -278,6 +338,8 @@ mod tests {
     fn frame(seq: u64, ok: bool) -> Frame {
         Frame {
             seq,
+            call_id: format!("c{seq}"),
+            previous: None,
             at_ms: 0,
             tool: "browser_click".into(),
             args: json!({}),
@@ -289,6 +351,7 @@ mod tests {
             console_errors: Vec::new(),
             failed_requests: Vec::new(),
             image: None,
+            shot: false,
         }
     }
 
@@ -297,7 +360,7 @@ mod tests {
         assert!(Recording::new(Record::Off).is_none());
         let mut frames = VecDeque::new();
         for seq in 0..(MAX_FRAMES as u64 + 5) {
-            keep(&mut frames, frame(seq, true));
+            keep_frame(&mut frames, frame(seq, true));
         }
         assert_eq!(frames.len(), MAX_FRAMES);
         assert_eq!(frames.front().map(|f| f.seq), Some(5), "the oldest went");

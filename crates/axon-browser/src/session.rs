@@ -166,6 +166,8 @@ pub struct Browsers {
     /// Where files that calls name are written and read (`[files] dir`);
     /// none: no tool writes or reads a file.
     files: Option<axon_core::files::FileDir>,
+    /// Where recorded frames are kept with history ([`Browsers::with_frames`]).
+    frame_store: Option<axon_core::frames::FrameStore>,
     /// How many calls work on each session now ([`Browsers::lease`]): a
     /// session in use is never closed to make room.
     busy: std::sync::Mutex<HashMap<String, usize>>,
@@ -212,6 +214,7 @@ impl Browsers {
             config,
             live: tokio::sync::Mutex::new(None),
             files: None,
+            frame_store: None,
             busy: std::sync::Mutex::new(HashMap::new()),
             lost: std::sync::Mutex::new(VecDeque::new()),
         }
@@ -261,6 +264,13 @@ impl Browsers {
     /// call that names a file is refused.
     pub fn with_files(mut self, dir: axon_core::files::FileDir) -> Self {
         self.files = Some(dir);
+        self
+    }
+
+    /// Keep each recorded frame in `store` too, under its call's id, for
+    /// the dashboard (`axon_core::frames`; `[browser] record`).
+    pub fn with_frames(mut self, store: axon_core::frames::FrameStore) -> Self {
+        self.frame_store = Some(store);
         self
     }
 

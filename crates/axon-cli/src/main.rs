@@ -610,6 +610,7 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
     };
     let mut server = axon_server::Server::new(runner, store.clone(), options)
         .with_metrics(metrics)
+        .with_frames(wiring::frame_store(config))
         .taking_over_runs(config.takeover());
     if let Some(check) = wiring::shared_health() {
         server = server.with_component("shared", check);

@@ -66,7 +66,8 @@ async fn registry(
     // Chromium starts on the first browser call, not here.
     let browsers = Arc::new(
         axon_browser::Browsers::new(config.browser.clone())
-            .with_files(axon_core::files::FileDir::new(config.files_dir())),
+            .with_files(axon_core::files::FileDir::new(config.files_dir()))
+            .with_frames(frame_store(config)),
     );
     axon_browser::register(&mut registry, browsers.clone()).map_err(|e| infra(e.to_string()))?;
     // browser_act decides with the model in [llm], else offline.
@@ -160,6 +161,23 @@ impl ActStore for StoreActCache {
     }
 }
 
+/// How long history keeps a call (`[history] max_age_days`; 0: for ever).
+fn history_age(config: &Config) -> Option<std::time::Duration> {
+    (config.history.max_age_days > 0).then(|| {
+        std::time::Duration::from_secs(config.history.max_age_days.saturating_mul(24 * 3600))
+    })
+}
+
+/// Where recorded browser frames are kept: each owner's files folder, for
+/// as long as history keeps calls (`axon_core::frames`). The browser tools
+/// write there and `axon serve`'s dashboard reads.
+pub(crate) fn frame_store(config: &Config) -> axon_core::frames::FrameStore {
+    axon_core::frames::FrameStore::new(
+        axon_core::files::FileDir::new(config.files_dir()),
+        history_age(config),
+    )
+}
+
 /// The store: the PostgreSQL database of `[store] url`, else the SQLite file
 /// (`[store] path`), with `[history]`'s retention and durability. A server
 /// that takes runs over (`[store] takeover`) hands its own runs to the other
@@ -168,9 +186,7 @@ pub(crate) async fn open_store(config: &Config) -> Result<Arc<dyn Store>, Fail> 
     let retention = Retention {
         max_per_correlation: config.history.max_per_correlation,
         max_calls: config.history.max_calls,
-        max_age: (config.history.max_age_days > 0).then(|| {
-            std::time::Duration::from_secs(config.history.max_age_days.saturating_mul(24 * 3600))
-        }),
+        max_age: history_age(config),
         max_runs: config.history.max_runs,
     };
     let durability = config

@@ -24,10 +24,15 @@ impl Drop for Served {
 }
 
 fn serve(dir: &std::path::Path) -> Served {
+    serve_with(dir, "")
+}
+
+/// `axon serve` with `extra` at the end of its config.
+fn serve_with(dir: &std::path::Path, extra: &str) -> Served {
     let config = dir.join("axon.toml");
     std::fs::write(
         &config,
-        "[defaults.retry]\ninitial_delay_ms = 10\njitter = \"none\"\n\n[tools.flaky.breaker]\nfailure_threshold = 2\nopen_ms = 600000\n",
+        format!("[defaults.retry]\ninitial_delay_ms = 10\njitter = \"none\"\n\n[tools.flaky.breaker]\nfailure_threshold = 2\nopen_ms = 600000\n{extra}"),
     )
     .unwrap();
     let mut child = axon_testkit::command(env!("CARGO_BIN_EXE_axon"))
@@ -353,5 +358,149 @@ async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
     let text = page.data["text"].as_str().unwrap_or_default();
     assert!(text.contains("flaky") && text.contains("echo"), "{text}");
     screenshot(&b, "history").await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A shop page for the recorded run: Add works, Pay is disabled, and the page
+/// logs a console error.
+const SHOP: &str = "<!doctype html><title>Shop</title>\
+<style>body{font:32px sans-serif;margin:48px}button{font-size:32px;padding:12px 32px;margin-right:16px}</style>\
+<h1>Shop</h1>\
+<p id=cart>Cart: empty</p>\
+<button id=add onclick=\"document.getElementById('cart').textContent='Cart: 1 book'\">Add</button>\
+<button id=pay disabled>Pay</button><script>console.error('payment widget failed to load')</script>";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_browser_step_shows_the_page_before_and_after_it() {
+    axon_http::install_crypto_provider();
+    let dir = std::env::temp_dir().join(format!("axon-dash-{}", ulid::Ulid::new()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let files = dir.join("files");
+    let s = serve_with(
+        &dir,
+        &format!(
+            "[browser]\nrecord = \"always\"\n[files]\ndir = {:?}\n",
+            files.display().to_string()
+        ),
+    );
+    let shop = common::served::spawn_app(axum::Router::new().route(
+        "/",
+        axum::routing::get(|| async { axum::response::Html(SHOP) }),
+    ))
+    .await;
+    let plan = json!({"name": "checkout", "steps": [
+        {"id": "open", "tool": "browser_navigate", "params": {"url": format!("http://{shop}/")}},
+        {"id": "add", "tool": "browser_click", "depends_on": ["open"], "params": {"selector": "#add"}},
+        {"id": "pay", "tool": "browser_click", "depends_on": ["add"],
+         "params": {"selector": "#pay", "timeout_ms": 1000}},
+    ]});
+    let http = reqwest::Client::new();
+    let run: Value = http
+        .post(format!("{}/v1/runs?run_id=shop-1&wait=true", s.base))
+        .json(&plan)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(run["status"], "failed", "{run}");
+    let steps = run["steps"].as_array().unwrap();
+    let pay = steps.iter().find(|x| x["id"] == "pay").unwrap();
+    let add = steps.iter().find(|x| x["id"] == "add").unwrap();
+    let pay_call = pay["result"]["call_id"].as_str().unwrap();
+
+    // The API: the failed step's frame, with the frame before it, stored in
+    // the files folder (the session is gone with the run).
+    let frame: Value = http
+        .get(format!("{}/v1/calls/{pay_call}/frame", s.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(frame["ok"], false, "{frame}");
+    assert_eq!(frame["error"]["code"], "disabled", "{frame}");
+    assert!(frame["image"].as_str().is_some_and(|i| i.len() > 1000));
+    assert_eq!(frame["before"]["call_id"], add["result"]["call_id"]);
+    assert!(frame["before"]["image"].as_str().is_some());
+    assert!(files.join(".frames").is_dir(), "kept in the files folder");
+    let missing = http
+        .get(format!("{}/v1/calls/01NOSUCHCALL/frame", s.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+
+    // The run page: the failed step's panel shows both frames.
+    let b = browser();
+    act(
+        &b,
+        "browser_navigate",
+        json!({"url": format!("{}/runs/shop-1?step=pay", s.base)}),
+    )
+    .await;
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"selector": "figure.frame.failed .shot img", "timeout_ms": 10000}),
+    )
+    .await;
+    let panel = act(&b, "browser_get_text", json!({"selector": "#step-detail"})).await;
+    let text = panel.data["text"].as_str().unwrap_or_default();
+    for wanted in ["Before", "After (failed)", "disabled", "browser_click"] {
+        assert!(text.contains(wanted), "{wanted:?} in {text}");
+    }
+    // Each frame boxes the element its action took.
+    for frame in ["figure.frame:not(.failed)", "figure.frame.failed"] {
+        act(
+            &b,
+            "browser_wait_for_element",
+            json!({"selector": format!("{frame} .target:not([hidden])"), "timeout_ms": 5000}),
+        )
+        .await;
+    }
+    screenshot(&b, "step-frames").await;
+
+    // The history page plays the run's frames as a strip.
+    act(
+        &b,
+        "browser_navigate",
+        json!({"url": format!("{}/history/shop-1", s.base)}),
+    )
+    .await;
+    act(
+        &b,
+        "browser_wait_for_element",
+        json!({"selector": ".strip button", "timeout_ms": 10000}),
+    )
+    .await;
+    let tree = act(&b, "browser_snapshot", json!({}))
+        .await
+        .data
+        .to_string();
+    for name in [
+        "Frame 1: browser_navigate",
+        "Frame 2: browser_click",
+        "Frame 3: browser_click (failed)",
+    ] {
+        assert!(tree.contains(name), "{name:?} in {tree}");
+    }
+    // The failed frame is open first; the first frame holds the page's
+    // console error.
+    screenshot(&b, "history-frames").await;
+    act(
+        &b,
+        "browser_click",
+        json!({"role": "button", "name": "Frame 1: browser_navigate"}),
+    )
+    .await;
+    let page = act(&b, "browser_get_text", json!({"selector": "main"})).await;
+    let text = page.data["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("Frame 1 of 3") && text.contains("payment widget failed to load"),
+        "{text}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

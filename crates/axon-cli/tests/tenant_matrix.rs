@@ -71,8 +71,8 @@ impl Who {
 /// What one step does: its request (JSON texts, so the table stays data).
 /// In a text, `$handle` stands for the browser session the row's last
 /// `browser_session_new` opened, `$cut` for the handle of the row's last cut
-/// result, and `$approval` for the approval its last parked call waits for
-/// ([`Found`]).
+/// result, `$approval` for the approval its last parked call waits for, and
+/// `$call` for the id of its last call ([`Found`]).
 #[derive(Clone, Copy, Debug)]
 enum Act {
     /// `POST /v1/tools/{tool}/call` with `{"args": ARGS, "correlation_id": ID}`.
@@ -128,10 +128,11 @@ struct Found {
     session: String,
     cut: String,
     approval: String,
+    call: String,
 }
 
 impl Found {
-    /// `text` with `$handle`, `$cut` and `$approval` filled in.
+    /// `text` with `$handle`, `$cut`, `$approval` and `$call` filled in.
     fn fill(&self, text: &str) -> String {
         // A name the row never learned would match anything (every text
         // holds ""): a row that cannot fail.
@@ -139,6 +140,7 @@ impl Found {
             ("$handle", &self.session),
             ("$cut", &self.cut),
             ("$approval", &self.approval),
+            ("$call", &self.call),
         ] {
             assert!(
                 !text.contains(name) || !value.is_empty(),
@@ -148,6 +150,7 @@ impl Found {
         text.replace("$handle", &self.session)
             .replace("$cut", &self.cut)
             .replace("$approval", &self.approval)
+            .replace("$call", &self.call)
     }
 
     /// Remember what `body` (a step's answer) opened.
@@ -162,6 +165,9 @@ impl Found {
         }
         if let Some(approval) = at("/approval/id") {
             self.approval = approval.to_string();
+        }
+        if let Some(call) = at("/call_id").or_else(|| at("/result/call_id")) {
+            self.call = call.to_string();
         }
     }
 }
@@ -191,6 +197,24 @@ struct Row {
 }
 
 const NAVIGATE: &str = r#"{"url": "about:blank"}"#;
+
+/// A recorded action of A's: its frame is kept in A's files folder.
+const FRAMED: &[Step] = &[
+    Step(
+        Who::A,
+        Act::Call("browser_session_new", r#"{"record": "always"}"#, "f-frame"),
+        Expect::Ok,
+    ),
+    Step(
+        Who::A,
+        Act::Call(
+            "browser_navigate",
+            r#"{"session": "$handle", "url": "about:blank"}"#,
+            "f-frame",
+        ),
+        Expect::Ok,
+    ),
+];
 
 const MATRIX: &[Row] = &[
     Row {
@@ -533,6 +557,36 @@ const MATRIX: &[Row] = &[
             Expect::Code("unknown_session"),
         ),
         after: &[],
+    },
+    Row {
+        resource: "browser frames kept with history (issue 63)",
+        op: "read (another's call id)",
+        setup: FRAMED,
+        attack: Step(
+            Who::B,
+            Act::Get("/v1/calls/$call/frame"),
+            Expect::Status(404),
+        ),
+        after: &[Step(
+            Who::A,
+            Act::Get("/v1/calls/$call/frame"),
+            Expect::Holds(r#""image""#, ""),
+        )],
+    },
+    Row {
+        resource: "browser frames kept with history (issue 63)",
+        op: "list (another's correlation id)",
+        setup: FRAMED,
+        attack: Step(
+            Who::B,
+            Act::Get("/v1/history/f-frame/frames"),
+            Expect::Holds(r#""frames":[]"#, ""),
+        ),
+        after: &[Step(
+            Who::Admin,
+            Act::Get("/v1/history/f-frame/frames"),
+            Expect::Holds(r#""image""#, ""),
+        )],
     },
     Row {
         resource: "runs",

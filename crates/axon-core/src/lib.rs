@@ -29,6 +29,7 @@ pub mod error;
 pub mod events;
 pub mod executor;
 pub mod files;
+pub mod frames;
 pub mod glob;
 pub mod history;
 pub mod hosts;

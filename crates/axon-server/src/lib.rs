@@ -43,6 +43,7 @@ mod approvals;
 mod connections;
 mod dashboard;
 mod edge;
+mod frames;
 mod idempotency;
 mod idp;
 mod openapi;
@@ -188,6 +189,8 @@ pub(crate) struct AppState {
     /// Held while a queued run is counted and stored, so that the queue's
     /// cap holds under concurrent requests (`runs.rs`).
     enqueueing: tokio::sync::Mutex<()>,
+    /// Where the browser tools keep recorded frames (`frames.rs`).
+    frames: Option<axon_core::frames::FrameStore>,
 }
 
 /// A component's health for `/healthz`: `Ok(target)` when it answers,
@@ -249,6 +252,7 @@ impl Server {
                 components: Vec::new(),
                 takeover: false,
                 enqueueing: tokio::sync::Mutex::new(()),
+                frames: None,
             }),
         }
     }
@@ -270,6 +274,15 @@ impl Server {
     pub fn taking_over_runs(mut self, takeover: bool) -> Self {
         if let Some(state) = Arc::get_mut(&mut self.state) {
             state.takeover = takeover;
+        }
+        self
+    }
+
+    /// Serve the browser frames kept in `store` (the one the browser tools
+    /// write, `axon_browser::Browsers::with_frames`) to the dashboard.
+    pub fn with_frames(mut self, store: axon_core::frames::FrameStore) -> Self {
+        if let Some(state) = Arc::get_mut(&mut self.state) {
+            state.frames = Some(store);
         }
         self
     }
@@ -350,7 +363,9 @@ impl Server {
             .route("/v1/runs/{id}/plan", get(runs::plan))
             .route("/v1/runs/{id}/events", get(runs::follow))
             .route("/v1/runs/{id}/resume", post(runs::resume))
+            .route("/v1/calls/{call_id}/frame", get(frames::frame))
             .route("/v1/history/{correlation_id}", get(api::history))
+            .route("/v1/history/{correlation_id}/frames", get(frames::strip))
             .route("/v1/stats", get(api::stats))
             .route("/v1/breakers", get(api::breakers))
             .route("/v1/breakers/{tool}/reset", post(api::reset_breaker))

@@ -6,6 +6,8 @@
 //! envelopes around them are written here, and a test checks real responses
 //! against every schema.
 
+mod paths;
+
 use std::sync::LazyLock;
 
 use schemars::generate::SchemaSettings;
@@ -161,61 +163,6 @@ fn denied_or_forbidden(mut responses: Value) -> Value {
     responses
 }
 
-/// The approval routes (docs/design.md, "Approval").
-fn approval_paths() -> Value {
-    let id = path_param("id", "The approval's id (the parked call's id).");
-    json!({
-        "/v1/approvals": {"get": {
-            "operationId": "listApprovals",
-            "summary": "Calls waiting for a person, newest first (a scoped token: its own calls only).",
-            "parameters": [
-                query_param("status", "pending (default) or all.", json!({"type": "string", "enum": ["pending", "all"]})),
-                query_param("limit", "At most this many (1 to 1000, default 100).", json!({"type": "integer", "minimum": 1, "maximum": 1000})),
-            ],
-            "responses": guarded(responses(vec![
-                ("200", json_response("The approvals.", json!({
-                    "type": "object", "required": ["approvals"],
-                    "properties": {"approvals": {"type": "array", "items": reference("Approval")}},
-                }))),
-                ("400", problem("An unknown status, or a limit out of range.")),
-                ("503", problem("The store cannot be read.")),
-            ])),
-        }},
-        "/v1/approvals/{id}": {
-            "get": {
-                "operationId": "getApproval",
-                "summary": "One approval.",
-                "parameters": [id.clone()],
-                "responses": guarded(responses(vec![
-                    ("200", json_response("The approval.", reference("Approval"))),
-                    ("404", problem("No such approval (or another client's).")),
-                    ("503", problem("The store cannot be read.")),
-                ])),
-            },
-            "post": {
-                "operationId": "decideApproval",
-                "summary": "Approve (optionally with edited arguments) or deny a parked call (an admin action). The first decision stands.",
-                "parameters": [id],
-                "requestBody": {"required": true, "content": {"application/json": {"schema": {
-                    "type": "object", "required": ["decision"], "additionalProperties": false,
-                    "properties": {
-                        "decision": {"type": "string", "enum": ["approve", "deny"]},
-                        "args": {"type": "object", "description": "Run the call with these arguments instead (approve only; checked against the tool's input schema)."},
-                        "comment": {"type": ["string", "null"], "description": "For history; with deny, the reason the caller is told."},
-                    },
-                }}}},
-                "responses": guarded(responses(vec![
-                    ("200", json_response("The approval, decided.", reference("Approval"))),
-                    ("400", problem("A malformed decision.")),
-                    ("404", problem("No such approval.")),
-                    ("409", problem("It was decided already, or expired.")),
-                    ("503", problem("The store cannot be read.")),
-                ])),
-            },
-        },
-    })
-}
-
 /// A plan body: JSON, or the same document in YAML.
 fn plan_body() -> Value {
     json!({
@@ -231,39 +178,6 @@ fn plan_body() -> Value {
 pub fn document() -> &'static Value {
     static DOCUMENT: LazyLock<Value> = LazyLock::new(build);
     &DOCUMENT
-}
-
-/// The pinned-imports routes (docs/design.md, "Pinned imports").
-fn pin_paths() -> Value {
-    json!({
-    "/v1/tools/{name}/accept": {"post": {
-        "operationId": "acceptTool",
-        "summary": "Accept a held imported tool's definition as it is listed now (an admin action), after reading its diff.",
-        "parameters": [
-            path_param("name", "The tool's name."),
-            query_param("fingerprint", "Accept only if the listed definition is still this one (the `fingerprint` the diff was read with).", json!({"type": "string"})),
-        ],
-        "responses": guarded(responses(vec![
-            ("200", json_response("The pin, now accepted.", reference("Pin"))),
-            ("404", problem("No pinned tool of that name.")),
-            ("409", problem("The definition changed again since that fingerprint.")),
-            ("503", problem("The store cannot be read.")),
-        ])),
-    }},
-    "/v1/pins": {"get": {
-        "operationId": "listPins",
-        "summary": "Imported tools' pins, of the tools the caller may call: by default those held (changed, flagged or new).",
-        "parameters": [query_param("status", "held (default), changed, flagged, new, pinned or all.", json!({"type": "string", "enum": ["held", "changed", "flagged", "new", "pinned", "all"]}))],
-        "responses": guarded(responses(vec![
-            ("200", json_response("The pins, by tool name.", json!({
-                "type": "object", "required": ["pins"],
-                "properties": {"pins": {"type": "array", "items": reference("Pin")}},
-            }))),
-            ("400", problem("An unknown status.")),
-            ("503", problem("The store cannot be read.")),
-        ])),
-    }}
-    })
 }
 
 fn build() -> Value {
@@ -772,7 +686,7 @@ fn build() -> Value {
             "/.well-known/oauth-protected-resource": protected_resource("protectedResource", "this server"),
             "/.well-known/oauth-protected-resource/mcp": protected_resource("protectedResourceMcp", "`/mcp`"),
         });
-        for more in [pin_paths(), approval_paths(), metadata] {
+        for more in [paths::pins(), paths::approvals(), paths::frames(), metadata] {
             if let Value::Object(more) = more {
                 all.extend(more);
             }

@@ -168,8 +168,17 @@ impl Browsers {
         let Ok(Some((recording, page, console, requests))) = seen else {
             return;
         };
+        let keep = self
+            .frame_store
+            .clone()
+            .map(|store| crate::recording::Keep {
+                store,
+                owner: owner.clone(),
+            });
         // Outside the pool's lock: the screenshot takes milliseconds.
-        recording.capture(&page, action, console, requests).await;
+        recording
+            .capture(&page, action, (console, requests), keep)
+            .await;
     }
 
     /// The frames of the session a call works on: `None` when it does not

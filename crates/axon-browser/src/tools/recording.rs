@@ -201,6 +201,8 @@ mod tests {
     fn page_text_is_escaped_and_the_report_runs_no_script() {
         let frame = Frame {
             seq: 1,
+            call_id: "c1".into(),
+            previous: None,
             at_ms: 5,
             tool: "browser_click".into(),
             args: json!({"name": "<img src=x onerror=alert(1)>"}),
@@ -217,6 +219,7 @@ mod tests {
             console_errors: vec!["<b>boom</b>".into()],
             failed_requests: Vec::new(),
             image: Some(vec![0xff, 0xd8, 0xff]),
+            shot: true,
         };
         let html = report(&[frame]);
         assert!(

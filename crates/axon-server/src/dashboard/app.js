@@ -249,7 +249,11 @@ async function runPage(id, picked) {
   const detail = el("div", {});
   const pick = (i) => {
     const s = steps[i] && steps[i].result ? steps[i] : steps[i] && steps[i].status !== "running" ? steps[i] : null;
-    detail.replaceChildren(stepDetail(graph.nodes[i], s, s && s.result ? argsOf[s.result.call_id] : undefined));
+    const panel = stepDetail(graph.nodes[i], s, s && s.result ? argsOf[s.result.call_id] : undefined);
+    detail.replaceChildren(panel);
+    if (s && s.result && String(graph.nodes[i].tool).startsWith("browser_")) {
+      stepFrames(s.result.call_id).then((frames) => frames && panel.append(frames));
+    }
     history.replaceState({ picked: i }, "", location.pathname + "?step=" + encodeURIComponent(graph.nodes[i].label));
   };
   const actions = el("div", { class: "controls" },
@@ -395,7 +399,10 @@ async function historyPage(id) {
   } }, el("label", { for: "history-id" }, "Correlation or run id"),
   el("input", { id: "history-id", value: id || "", required: true }), el("button", { type: "submit" }, "Search"));
   if (!id) return show("History", form);
-  const found = await api("/v1/history/" + encodeURIComponent(id));
+  const [found, recorded] = await Promise.all([
+    api("/v1/history/" + encodeURIComponent(id)),
+    api("/v1/history/" + encodeURIComponent(id) + "/frames").catch(() => ({ frames: [] })),
+  ]);
   // A history entry is a call result with the stored arguments beside it.
   const rows = found.calls.map((c) => el("tr", {},
     el("td", {}, c.call_id), el("td", {}, c.tool), el("td", {}, badge(c.success ? "succeeded" : "failed")),
@@ -403,9 +410,73 @@ async function historyPage(id) {
     el("td", {}, ms(c.duration_ms))));
   show(`History of ${id}`, form,
     el("p", {}, `${found.calls.length} call(s)`),
+    recorded.frames.length ? filmstrip(recorded.frames) : null,
     el("div", { class: "scroll" }, el("table", { "aria-label": "Calls" },
       el("thead", {}, el("tr", {}, ["Call", "Tool", "Outcome", "Attempts", "Retry reasons", "Duration"].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, rows.length ? rows : el("tr", {}, el("td", { colspan: 6 }, "No calls with that id."))))));
+}
+
+// ---- Browser frames (issue 63) -----------------------------------------------
+
+// A recorded browser action's frame (GET /v1/calls/{id}/frame): the page right
+// after it, the element it took boxed (placed once the image's size is known),
+// the URL, the error and the console errors and failed requests of that step.
+function shot(frame, caption) {
+  const box = el("div", { class: "target", hidden: true });
+  const image = frame.image ? el("img", {
+    src: "data:image/jpeg;base64," + frame.image, alt: `${caption}: the page after ${frame.tool}`,
+    onload: (e) => {
+      const t = frame.target, img = e.target;
+      if (!t || !img.naturalWidth) return;
+      const x = (v) => (100 * v * frame.scale / img.naturalWidth) + "%";
+      const y = (v) => (100 * v * frame.scale / img.naturalHeight) + "%";
+      box.setAttribute("style", `left:${x(t.x)};top:${y(t.y)};width:${x(t.width)};height:${y(t.height)}`);
+      box.hidden = false;
+    },
+  }) : el("p", {}, "(no screenshot)");
+  const notes = [...(frame.console_errors || []).map((n) => "console: " + n), ...(frame.failed_requests || []).map((n) => "request: " + n)];
+  return el("figure", { class: "frame" + (frame.ok ? "" : " failed") },
+    el("figcaption", {}, el("strong", {}, caption), ` — #${frame.seq} ${frame.tool} `, badge(frame.ok ? "succeeded" : "failed")),
+    el("div", { class: "shot" }, image, box),
+    el("p", { class: "url" }, frame.url),
+    frame.error ? el("p", { class: "error" }, `${frame.error.code}: ${frame.error.message}`) : null,
+    notes.length ? el("ul", {}, notes.map((n) => el("li", {}, n))) : null);
+}
+
+// A step's frame: the page after it; for a failed step, the frame before too.
+async function stepFrames(callId) {
+  const frame = await api("/v1/calls/" + encodeURIComponent(callId) + "/frame").catch(() => null);
+  if (!frame) return null;
+  const shots = frame.ok ? [shot(frame, "After this step")]
+    : [frame.before ? shot(frame.before, "Before") : el("p", {}, "No frame before this step."), shot(frame, "After (failed)")];
+  return el("div", { class: "frames" }, el("h3", {}, "The page"), el("div", { class: "pair" }, shots));
+}
+
+// A session's frames as a strip of thumbnails, one shown large; Play steps
+// through them.
+function filmstrip(frames) {
+  const large = el("div", {});
+  let playing = null;
+  const open = (i) => {
+    large.replaceChildren(shot(frames[i], `Frame ${i + 1} of ${frames.length}`));
+    strip.querySelectorAll("button").forEach((b, j) => b.setAttribute("aria-pressed", String(i === j)));
+  };
+  const strip = el("div", { class: "strip", role: "group", "aria-label": "Frames" }, frames.map((f, i) =>
+    el("button", { type: "button", class: f.ok ? "" : "failed", "aria-label": `Frame ${i + 1}: ${f.tool}${f.ok ? "" : " (failed)"}`, onclick: () => open(i) },
+      f.image ? el("img", { src: "data:image/jpeg;base64," + f.image, alt: "" }) : `#${f.seq}`)));
+  const play = el("button", { type: "button", onclick: () => {
+    if (playing) { clearInterval(playing); playing = null; play.textContent = "Play"; return; }
+    let i = 0;
+    open(i);
+    play.textContent = "Stop";
+    playing = setInterval(() => {
+      i += 1;
+      if (i >= frames.length || !play.isConnected) { clearInterval(playing); playing = null; play.textContent = "Play"; return; }
+      open(i);
+    }, 800);
+  } }, "Play");
+  open(frames.findIndex((f) => !f.ok) >= 0 ? frames.findIndex((f) => !f.ok) : 0);
+  return el("div", { class: "panel" }, el("h2", {}, "Browser frames"), el("div", { class: "controls" }, play), strip, large);
 }
 
 // ---- Approvals -------------------------------------------------------------
