@@ -259,6 +259,68 @@ async fn a_click_at_a_point_reaches_the_canvas_and_a_point_outside_is_refused() 
     assert!(right.success, "{right:?}");
     assert_eq!(f.text("s", "#hit").await, "context menu at 20,30");
 
+    let moved = f
+        .call("s", "browser_mouse_move_xy", json!({"x": 70, "y": 20}))
+        .await;
+    assert!(moved.success, "{moved:?}");
+    assert_eq!(f.text("s", "#hit").await, "pointer at 70,20");
+    let stroke = f
+        .call(
+            "s",
+            "browser_mouse_drag_xy",
+            json!({"start_x": 10, "start_y": 10, "end_x": 110, "end_y": 60, "steps": 5}),
+        )
+        .await;
+    assert!(stroke.success, "{stroke:?}");
+    assert_eq!(
+        f.text("s", "#hit").await,
+        "stroke of 6 points from 10,10 to 110,60"
+    );
+    let wheel = f
+        .call(
+            "s",
+            "browser_mouse_wheel",
+            json!({"x": 30, "y": 40, "delta_y": 120}),
+        )
+        .await;
+    assert!(wheel.success, "{wheel:?}");
+    assert_eq!(f.text("s", "#hit").await, "wheel 0,120 at 30,40");
+
+    for (tool, args, at) in [
+        ("browser_mouse_click_xy", json!({"x": -1, "y": 10}), "/x"),
+        (
+            "browser_mouse_click_xy",
+            json!({"x": 10, "y": 100000}),
+            "/y",
+        ),
+        (
+            "browser_mouse_move_xy",
+            json!({"x": f64::MAX, "y": 10}),
+            "/x",
+        ),
+        (
+            "browser_mouse_drag_xy",
+            json!({"start_x": 1, "start_y": 1, "end_x": 5000, "end_y": 1}),
+            "/end_x",
+        ),
+        (
+            "browser_mouse_drag_xy",
+            json!({"start_x": 1, "start_y": 1, "end_x": 5, "end_y": 1, "steps": 0}),
+            "/steps",
+        ),
+        (
+            "browser_mouse_wheel",
+            json!({"x": 1, "y": 1, "delta_y": 1e9}),
+            "/delta_y",
+        ),
+    ] {
+        let outside = f.once("s", tool, args.clone()).await;
+        assert_eq!(
+            outside.error.as_ref().and_then(|e| e.pointer.as_deref()),
+            Some(at),
+            "{tool} {args}: {outside:?}"
+        );
+    }
     for args in [json!({"x": -1, "y": 10}), json!({"x": 10, "y": 100000})] {
         let outside = f.once("s", "browser_mouse_click_xy", args.clone()).await;
         assert_eq!(

@@ -66,7 +66,15 @@ pub const CAPABILITIES: &[(&str, &[&str])] = &[
         &["browser_verify_text_visible", "browser_verify_value"],
     ),
     ("storage", &["browser_cookies", "browser_storage"]),
-    ("vision", &["browser_mouse_click_xy"]),
+    (
+        "vision",
+        &[
+            "browser_mouse_click_xy",
+            "browser_mouse_move_xy",
+            "browser_mouse_drag_xy",
+            "browser_mouse_wheel",
+        ],
+    ),
     ("emulation", &["browser_emulate"]),
     ("network", &["browser_route", "browser_unroute"]),
     ("recording", &["browser_recording"]),

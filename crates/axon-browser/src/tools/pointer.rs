@@ -1,6 +1,9 @@
 //! The pointer: `browser_hover` (menus that open while the pointer is over
 //! them), `browser_drag` (a list item dragged onto another, a card onto a
-//! column) and `browser_mouse_click_xy` (a point of a canvas).
+//! column), and for pages drawn on a canvas (MCP capability `vision`),
+//! points of the viewport: `browser_mouse_click_xy`, `browser_mouse_move_xy`,
+//! `browser_mouse_drag_xy` (press, move, release: a stroke) and
+//! `browser_mouse_wheel`.
 //!
 //! A drag is what a person's mouse does: press on the source, move, release
 //! on the target. Pages that drag on pointer events see exactly that. Pages
@@ -187,19 +190,7 @@ pub(crate) async fn click_xy(
 ) -> Result<Value, ToolError> {
     let page = b.page_for(ctx).await?;
     let (x, y) = (args.x, args.y);
-    let js = format!("({AT_POINT_JS})({}, {})", json!(x), json!(y));
-    let at = super::page::eval(&page, &js).await?;
-    let (width, height) = (
-        at["width"].as_f64().unwrap_or(0.0),
-        at["height"].as_f64().unwrap_or(0.0),
-    );
-    for (pointer, v, edge) in [("/x", x, width), ("/y", y, height)] {
-        if !v.is_finite() || v < 0.0 || v >= edge {
-            return Err(ToolError::invalid_arguments(format!(
-                "{pointer}: {v} is outside the viewport ({width}×{height})"
-            )));
-        }
-    }
+    let at = inside(&page, [("/x", x), ("/y", y)]).await?;
     let button = match args.button {
         Button::Left => "left",
         Button::Right => "right",
@@ -222,6 +213,151 @@ pub(crate) async fn click_xy(
     Ok(json!({"x": x, "y": y, "element": at["element"]}))
 }
 
+/// What is drawn at the first point, once every point is checked inside
+/// the viewport (`invalid_arguments` at the first outside).
+async fn inside<const N: usize>(page: &Page, points: [(&str, f64); N]) -> Result<Value, ToolError> {
+    let (x, y) = (points[0].1, points.get(1).map_or(0.0, |p| p.1));
+    let js = format!("({AT_POINT_JS})({}, {})", json!(x), json!(y));
+    let at = super::page::eval(page, &js).await?;
+    let (width, height) = (
+        at["width"].as_f64().unwrap_or(0.0),
+        at["height"].as_f64().unwrap_or(0.0),
+    );
+    for (i, (pointer, v)) in points.into_iter().enumerate() {
+        // x, y, x, y, …
+        let edge = if i % 2 == 0 { width } else { height };
+        if !v.is_finite() || v < 0.0 || v >= edge {
+            return Err(ToolError::invalid_arguments(format!(
+                "{pointer}: {v} is outside the viewport ({width}×{height})"
+            ))
+            .at(pointer));
+        }
+    }
+    Ok(at)
+}
+
+/// `browser_mouse_move_xy` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveXyArgs {
+    /// CSS pixels from the viewport's left edge.
+    pub x: f64,
+    /// CSS pixels from the viewport's top edge.
+    pub y: f64,
+}
+
+/// Move the pointer to a point (a canvas that draws where the pointer is).
+pub(crate) async fn move_xy(
+    b: &Browsers,
+    args: MoveXyArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    let page = b.page_for(ctx).await?;
+    let at = inside(&page, [("/x", args.x), ("/y", args.y)]).await?;
+    mouse(&page, "mouseMoved", args.x, args.y, false).await?;
+    Ok(json!({"x": args.x, "y": args.y, "element": at["element"]}))
+}
+
+/// `browser_mouse_drag_xy` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DragXyArgs {
+    /// Where the button is pressed (CSS pixels of the viewport).
+    pub start_x: f64,
+    /// Where the button is pressed.
+    pub start_y: f64,
+    /// Where it is released.
+    pub end_x: f64,
+    /// Where it is released.
+    pub end_y: f64,
+    /// Moves between the two (default 10, 1 to 100): a page that draws
+    /// the stroke sees this many points.
+    pub steps: Option<u32>,
+}
+
+/// Press at one point, move to another in `steps`, release there: a stroke
+/// on a canvas, a slider's thumb, a selection box. The button is never
+/// left pressed between calls.
+pub(crate) async fn drag_xy(
+    b: &Browsers,
+    args: DragXyArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    let steps = args.steps.unwrap_or(10);
+    if !(1..=100).contains(&steps) {
+        return Err(ToolError::invalid_arguments(format!(
+            "/steps: {steps} is not within 1 to 100"
+        ))
+        .at("/steps"));
+    }
+    let page = b.page_for(ctx).await?;
+    let (x1, y1, x2, y2) = (args.start_x, args.start_y, args.end_x, args.end_y);
+    let at = inside(
+        &page,
+        [
+            ("/start_x", x1),
+            ("/start_y", y1),
+            ("/end_x", x2),
+            ("/end_y", y2),
+        ],
+    )
+    .await?;
+    mouse(&page, "mouseMoved", x1, y1, false).await?;
+    mouse(&page, "mousePressed", x1, y1, true).await?;
+    let mut moved = Ok(());
+    for i in 1..=steps {
+        let t = f64::from(i) / f64::from(steps);
+        let (x, y) = (x1 + (x2 - x1) * t, y1 + (y2 - y1) * t);
+        moved = mouse(&page, "mouseMoved", x, y, true).await;
+        if moved.is_err() {
+            break;
+        }
+    }
+    // Released even when a move failed, so no button stays down.
+    let released = mouse(&page, "mouseReleased", x2, y2, false).await;
+    moved.and(released)?;
+    Ok(json!({"from": [x1, y1], "to": [x2, y2], "steps": steps, "element": at["element"]}))
+}
+
+/// `browser_mouse_wheel` arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WheelArgs {
+    /// Where the pointer is (CSS pixels of the viewport).
+    pub x: f64,
+    /// Where the pointer is.
+    pub y: f64,
+    /// Pixels to scroll right (negative: left).
+    #[serde(default)]
+    pub delta_x: f64,
+    /// Pixels to scroll down (negative: up).
+    #[serde(default)]
+    pub delta_y: f64,
+}
+
+/// Turn the wheel over a point: a map that zooms, a canvas that pans, a
+/// list that scrolls only under the pointer.
+pub(crate) async fn wheel(
+    b: &Browsers,
+    args: WheelArgs,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
+    for (pointer, v) in [("/delta_x", args.delta_x), ("/delta_y", args.delta_y)] {
+        if !v.is_finite() || v.abs() > 100_000.0 {
+            return Err(ToolError::invalid_arguments(format!(
+                "{pointer}: {v} is not a distance within ±100000"
+            ))
+            .at(pointer));
+        }
+    }
+    let page = b.page_for(ctx).await?;
+    let at = inside(&page, [("/x", args.x), ("/y", args.y)]).await?;
+    let event = json!({"type": "mouseWheel", "x": args.x, "y": args.y,
+        "deltaX": args.delta_x, "deltaY": args.delta_y});
+    cdp::send(&page, "Input.dispatchMouseEvent", event).await?;
+    Ok(json!({"x": args.x, "y": args.y, "element": at["element"]}))
+}
+
 pub(super) fn register(
     registry: &mut ToolRegistry,
     browsers: &Arc<Browsers>,
@@ -233,6 +369,30 @@ pub(super) fn register(
         acting(),
         "Clicks at a point of the viewport (x, y in CSS pixels; button, double), for canvas apps; answers the element there.",
         click_xy
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_mouse_move_xy",
+        idempotent(),
+        "Moves the pointer to a point of the viewport (x, y in CSS pixels), for canvas apps; answers the element there.",
+        move_xy
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_mouse_drag_xy",
+        acting(),
+        "Presses at (start_x, start_y), moves to (end_x, end_y) in steps and releases: a stroke on a canvas; answers the element at the start.",
+        drag_xy
+    );
+    browser_tool!(
+        registry,
+        browsers,
+        "browser_mouse_wheel",
+        acting(),
+        "Turns the wheel (delta_x, delta_y pixels) with the pointer at a point of the viewport (x, y).",
+        wheel
     );
     browser_tool!(
         registry,

@@ -18,7 +18,7 @@ pub use axon_testkit::repo_root;
 /// The tools every `axon` registry has, in listing order (sorted by name):
 /// the browser tools, the utilities and `http_request`. MCP listings add
 /// `run_plan` after them.
-pub const BUILT_IN_TOOLS: [&str; 49] = [
+pub const BUILT_IN_TOOLS: [&str; 52] = [
     "browser_act",
     "browser_clear_input",
     "browser_click",
@@ -34,6 +34,9 @@ pub const BUILT_IN_TOOLS: [&str; 49] = [
     "browser_handle_dialog",
     "browser_hover",
     "browser_mouse_click_xy",
+    "browser_mouse_drag_xy",
+    "browser_mouse_move_xy",
+    "browser_mouse_wheel",
     "browser_navigate",
     "browser_navigate_back",
     "browser_navigate_forward",
