@@ -145,11 +145,15 @@ async fn a_browser_that_keeps_crashing_opens_the_breaker() {
     .await;
     assert!(navigate.success, "{navigate:?}");
     // A killed browser fails the calls that meet it (`transient`: the next
-    // one relaunches it); two such failures open the breaker.
+    // one relaunches it); two such failures open the breaker. A call that
+    // comes after the kill was seen (the process reaped) relaunches at once
+    // and succeeds, and is killed under again: the order is failure,
+    // success, failure, open — or success, failure, success, failure, open,
+    // when the first call already finds the browser gone.
     kill_9(browsers.pid().await.expect("a browser runs"));
     let mut kinds = Vec::new();
     let mut open = None;
-    for _ in 0..4 {
+    for _ in 0..5 {
         let r = call("browser_get_page_state", json!({})).await;
         match r.error {
             Some(e) if e.kind == ErrorKind::CircuitOpen => {
