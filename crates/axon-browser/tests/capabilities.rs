@@ -497,7 +497,11 @@ async fn a_route_answers_the_sessions_requests_from_the_browser_until_it_is_remo
 /// before it; a session that does not record says so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_recorded_session_exports_its_frames_and_masks_what_was_typed() {
-    let f = fixture(BrowserConfig::default()).await;
+    let f = fixture(BrowserConfig {
+        allow_evaluate: true,
+        ..BrowserConfig::default()
+    })
+    .await;
     let open = |record: &str| {
         let record = record.to_string();
         let f = &f;
@@ -555,6 +559,7 @@ async fn a_recorded_session_exports_its_frames_and_masks_what_was_typed() {
         !html.contains("hunter2-secret"),
         "a password typed is masked"
     );
+    rendered(&f, html).await;
 
     let on_failure = open("on_failure").await;
     let step = |tool: &'static str, args: Value| {
@@ -591,5 +596,41 @@ async fn a_recorded_session_exports_its_frames_and_masks_what_was_typed() {
         failure(&plain).1.as_deref(),
         Some("not_recording"),
         "{plain:?}"
+    );
+}
+
+/// The report renders in Chromium under its own Content-Security-Policy:
+/// every image decodes (three thumbnails, three frames) and the boxes are
+/// drawn (the typed-into field; a navigation and a click that found
+/// nothing took no element).
+async fn rendered(f: &support::Fixture, html: String) {
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::get(move || {
+            let html = html.clone();
+            async move { axum::response::Html(html) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let opened = f
+        .call("report", "browser_navigate", json!({"url": url}))
+        .await;
+    assert!(opened.success, "{opened:?}");
+    let seen = f
+        .call(
+            "report",
+            "browser_evaluate",
+            json!({"function": "async () => { await Promise.all([...document.images].map(i => i.decode().catch(() => null))); \
+                return {decoded: [...document.images].filter(i => i.naturalWidth > 0).length, \
+                images: document.images.length, boxes: document.querySelectorAll('.box').length}; }"}),
+        )
+        .await;
+    assert!(seen.success, "{seen:?}");
+    assert_eq!(
+        seen.data["result"],
+        json!({"decoded": 6, "images": 6, "boxes": 1}),
+        "the report as Chromium draws it"
     );
 }
