@@ -39,6 +39,7 @@ mod locate;
 mod profile;
 mod recording;
 mod routes;
+mod screencast;
 mod session;
 mod settle;
 mod snapshot;

@@ -1,5 +1,5 @@
-//! A session's filmstrip (issue 63): after each action a small screenshot
-//! with the action, the element it took (a box drawn over the frame, never
+//! A session's filmstrip (issue 63): after each action a small image of the
+//! page (from the tab's screencast, `screencast.rs`) with the action, the element it took (a box drawn over the frame, never
 //! on the page), the URL, and the console errors and failed requests that
 //! came with it — so that the builder of an agent whose run went wrong sees
 //! what the page looked like at that step. `browser_recording` exports it as
@@ -16,17 +16,19 @@
 //! they go when it closes, and only its owner reaches them. With a files
 //! folder, each frame kept is also stored under its call's id
 //! ([`axon_core::frames`]), where the dashboard finds it after the session
-//! closed, until history's retention drops it.
+//! closed, until history's retention drops it. The image is taken beside
+//! the action, which answers at once.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use chromiumoxide::page::Page;
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::config::Record;
+use crate::screencast::{Cast, Shot};
 
 /// Frames a session keeps.
 pub(crate) const MAX_FRAMES: usize = 200;
@@ -96,6 +98,10 @@ pub(crate) struct Frame {
     pub(crate) target: Option<Rect>,
     /// The scale of the image against the viewport's CSS pixels.
     pub(crate) scale: f64,
+    /// Milliseconds since the recording began when the page looked as the
+    /// image shows (its paint; at or after the action answered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) shot_at_ms: Option<u64>,
     /// Console errors new since the previous frame.
     pub(crate) console_errors: Vec<String>,
     /// Requests that failed (or answered 4xx/5xx) new since the previous
@@ -155,6 +161,8 @@ pub(crate) struct Action<'a> {
 pub(crate) struct Recording {
     mode: Record,
     began: Instant,
+    /// `began` on the wall clock, which frames' paint times are on.
+    began_at: SystemTime,
     state: Arc<Mutex<State>>,
 }
 
@@ -179,6 +187,7 @@ impl Recording {
         (mode != Record::Off).then(|| Recording {
             mode,
             began: Instant::now(),
+            began_at: SystemTime::now(),
             state: Arc::default(),
         })
     }
@@ -197,18 +206,19 @@ impl Recording {
         self.lock().frames.iter().cloned().collect()
     }
 
-    /// Take the frame of `action` on `page`, whose console errors and failed
-    /// requests are `console` and `requests` (the tab's journal now). The
-    /// screenshot is taken beside the caller, which goes on at once: an
-    /// action answers as fast recorded as not (docs/benchmarks.md).
+    /// Take the frame of `action` on `page` (with its tab's screencast),
+    /// whose console errors and failed requests are `console` and
+    /// `requests` (the tab's journal now). The image is taken beside the
+    /// caller, which goes on at once (docs/benchmarks.md, "Recording").
     pub(crate) async fn capture(
         &self,
-        page: &Page,
+        page: (&Page, Option<Arc<Cast>>),
         action: Action<'_>,
         notes: (Vec<String>, Vec<String>),
         keep: Option<Keep>,
     ) {
-        let (console, requests) = notes;
+        let ended = SystemTime::now();
+        let ((page, cast), (console, requests)) = (page, notes);
         let url = page.url().await.ok().flatten().unwrap_or_default();
         let mut state = self.lock();
         state.seq += 1;
@@ -229,6 +239,7 @@ impl Recording {
             url: crate::journal::masked(&url),
             target: action.target,
             scale: SCALE,
+            shot_at_ms: None,
             console_errors,
             failed_requests,
             image: None,
@@ -251,22 +262,29 @@ impl Recording {
         }
         state.pending += 1;
         drop(state);
-        let (page, shared) = (page.clone(), self.state.clone());
+        let (page, shared, began) = (page.clone(), self.state.clone(), self.began_at);
         tokio::spawn(async move {
-            let image = screenshot(&page).await;
+            let shot = shoot(&page, cast.as_deref(), ended).await;
             let mut state = lock(&shared);
             state.pending -= 1;
             let State { frames, before, .. } = &mut *state;
-            if let Some(frame) = frames.iter_mut().find(|f| f.seq == seq) {
-                frame.image = image;
+            let taken = |frame: &mut Frame| {
+                if let Some(shot) = shot {
+                    let at = shot.swapped.duration_since(began).unwrap_or_default();
+                    frame.shot_at_ms = Some(at.as_millis() as u64);
+                    frame.scale = shot.scale;
+                    frame.image = Some(shot.image.to_vec()).filter(|i| i.len() <= MAX_IMAGE);
+                }
                 frame.shot = true;
+            };
+            if let Some(frame) = frames.iter_mut().find(|f| f.seq == seq) {
+                taken(frame);
                 if let Some(keep) = &keep {
                     keep.store(frame);
                 }
             } else if let Some(frame) = before.as_mut().filter(|f| f.seq == seq) {
                 // Stored only if the next action fails.
-                frame.image = image;
-                frame.shot = true;
+                taken(frame);
             }
         });
     }
@@ -302,6 +320,19 @@ fn new_since(seen: &mut Vec<String>, now: Vec<String>) -> Vec<String> {
         .collect();
     *seen = now;
     fresh
+}
+
+/// The page as the action left it: from the screencast when it can tell
+/// (screencast.rs), else a screenshot.
+async fn shoot(page: &Page, cast: Option<&Cast>, ended: SystemTime) -> Option<Shot> {
+    if let Some(shot) = match cast {
+        Some(cast) => cast.after(ended).await,
+        None => None,
+    } {
+        return Some(shot);
+    }
+    let image = screenshot(page).await?;
+    Some(Shot::screenshot(image, SCALE))
 }
 
 /// The viewport as a JPEG at half its size (quality 50), or none when the
@@ -348,6 +379,7 @@ mod tests {
             url: String::new(),
             target: None,
             scale: 0.5,
+            shot_at_ms: None,
             console_errors: Vec::new(),
             failed_requests: Vec::new(),
             image: None,

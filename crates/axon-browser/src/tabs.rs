@@ -142,6 +142,8 @@ pub(crate) struct Tab {
     _downloads: Listener,
     /// Answers its requests by the session's routes (routes.rs).
     _routes: crate::routes::Listener,
+    /// Its screencast, when the session records (screencast.rs).
+    cast: Option<Arc<crate::screencast::Cast>>,
     /// The tab whose page opened it.
     opener: Option<TargetId>,
 }
@@ -159,12 +161,17 @@ impl Tab {
         let journal = crate::journal::keep(&page).await?;
         let downloads = shared.downloads.listen(&page).await?;
         let routes = shared.routes.listen(&page).await?;
+        let cast = match shared.recording {
+            Some(_) => Some(Arc::new(crate::screencast::start(&page).await?)),
+            None => None,
+        };
         Ok(Tab {
             page,
             dialogs,
             journal,
             _downloads: downloads,
             _routes: routes,
+            cast,
             opener,
         })
     }
@@ -221,6 +228,11 @@ impl Tabs {
     /// The current tab's page.
     pub(crate) fn page(&self) -> &Page {
         &self.list[self.current].page
+    }
+
+    /// The current tab's screencast, when the session records.
+    pub(crate) fn cast(&self) -> Option<Arc<crate::screencast::Cast>> {
+        self.list[self.current].cast.clone()
     }
 
     /// The current tab's journal.

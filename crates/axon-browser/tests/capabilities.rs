@@ -599,21 +599,110 @@ async fn a_recorded_session_exports_its_frames_and_masks_what_was_typed() {
     );
 }
 
+/// A recorded action's frame shows the page as the action left it — after
+/// the page painted on its own while no action came too, when the
+/// screencast rests — and its box sits on the element at the image's own
+/// scale (a button half the viewport wide is half the image wide).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_actions_frame_shows_what_the_action_did() {
+    let f = fixture(BrowserConfig {
+        allow_evaluate: true,
+        // Wider than 2× the screencast's 640: its frames' scale is 0.4.
+        viewport_width: 1600,
+        viewport_height: 900,
+        ..BrowserConfig::default()
+    })
+    .await;
+    let opened = f
+        .call("s", "browser_session_new", json!({"record": "always"}))
+        .await;
+    let session = opened.data["session"].as_str().unwrap().to_string();
+    let on = |tool: &'static str, args: Value| {
+        let mut args = args;
+        args["session"] = json!(session.clone());
+        f.call("s", tool, args)
+    };
+    let page = format!("{}/paint.html", f.base);
+    assert!(on("browser_navigate", json!({"url": page})).await.success);
+    assert!(
+        on("browser_click", json!({"selector": "#red"}))
+            .await
+            .success
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        on("browser_click", json!({"selector": "#blue"}))
+            .await
+            .success
+    );
+    // The page paints three times while no action comes (the screencast
+    // rests then); the next action's frame shows the last of them.
+    assert!(
+        on("browser_click", json!({"selector": "#later"}))
+            .await
+            .success
+    );
+    let done = json!({"selector": "body.done", "timeout_ms": 10_000});
+    assert!(on("browser_wait_for_element", done).await.success);
+    assert!(
+        on("browser_press_key", json!({"key": "Shift"}))
+            .await
+            .success
+    );
+    let exported = on("browser_recording", json!({"path": "paint.html"})).await;
+    assert_eq!(exported.data["frames"], 5, "{exported:?}");
+    let html = std::fs::read_to_string(f.files.join("paint.html")).unwrap();
+    let seen = shown(&f, html).await;
+    let colours: Vec<&str> = seen["colours"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(colours, ["white", "red", "blue", "blue", "red"], "{seen}");
+    for share in seen["boxes"].as_array().unwrap() {
+        let share = share.as_f64().unwrap();
+        assert!((0.45..=0.55).contains(&share), "box / image width {share}");
+    }
+}
+
+/// What the report shows: each frame's colour low on the page, and each
+/// box's width against its image's.
+async fn shown(f: &support::Fixture, html: String) -> Value {
+    let url = served(html).await;
+    let opened = f
+        .call("view", "browser_navigate", json!({"url": url}))
+        .await;
+    assert!(opened.success, "{opened:?}");
+    let seen = f
+        .call(
+            "view",
+            "browser_evaluate",
+            json!({"function": "async () => { \
+                const shots = [...document.querySelectorAll('.shot')]; \
+                const colours = []; const boxes = []; \
+                for (const shot of shots) { \
+                  const img = shot.querySelector('img'); await img.decode(); \
+                  const c = document.createElement('canvas'); c.width = img.naturalWidth; c.height = img.naturalHeight; \
+                  const g = c.getContext('2d'); g.drawImage(img, 0, 0); \
+                  const [r, gr, b] = g.getImageData(c.width / 2, c.height * 0.8, 1, 1).data; \
+                  colours.push(r > 200 && gr > 200 && b > 200 ? 'white' : r > 180 && gr < 80 && b < 80 ? 'red' : b > 180 && r < 80 && gr < 80 ? 'blue' : gr > 180 && r < 80 && b < 80 ? 'green' : `${r},${gr},${b}`); \
+                  const box = shot.querySelector('.box'); \
+                  if (box) boxes.push(parseFloat(/width:([0-9.]+)px/.exec(box.getAttribute('style'))[1]) / img.naturalWidth); \
+                } \
+                return {colours, boxes}; }"}),
+        )
+        .await;
+    assert!(seen.success, "{seen:?}");
+    seen.data["result"].clone()
+}
+
 /// The report renders in Chromium under its own Content-Security-Policy:
 /// every image decodes (three thumbnails, three frames) and the boxes are
 /// drawn (the typed-into field; a navigation and a click that found
 /// nothing took no element).
 async fn rendered(f: &support::Fixture, html: String) {
-    let app = axum::Router::new().route(
-        "/",
-        axum::routing::get(move || {
-            let html = html.clone();
-            async move { axum::response::Html(html) }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = served(html).await;
     let opened = f
         .call("report", "browser_navigate", json!({"url": url}))
         .await;
@@ -633,4 +722,19 @@ async fn rendered(f: &support::Fixture, html: String) {
         json!({"decoded": 6, "images": 6, "boxes": 1}),
         "the report as Chromium draws it"
     );
+}
+
+/// `html` served on loopback: its address.
+async fn served(html: String) -> String {
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::get(move || {
+            let html = html.clone();
+            async move { axum::response::Html(html) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
 }

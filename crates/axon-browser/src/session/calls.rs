@@ -122,15 +122,16 @@ impl Browsers {
     }
 
     /// Whether an action on `session` may keep a frame: it records, or it
-    /// is not open yet and `[browser] record` is on (recording.rs).
+    /// is not open yet and `[browser] record` is on (recording.rs). A
+    /// recording tab's screencast wakes for the action (screencast.rs).
     pub(crate) async fn may_record(&self, session: &str) -> bool {
-        if self.config.record != crate::config::Record::Off {
-            return true;
-        }
         let live = self.live.lock().await;
-        live.as_ref()
-            .and_then(|l| l.pages.get(session))
-            .is_some_and(|slot| slot.tabs.recording().is_some())
+        let slot = live.as_ref().and_then(|l| l.pages.get(session));
+        if let Some(cast) = slot.and_then(|slot| slot.tabs.cast()) {
+            cast.wake();
+        }
+        self.config.record != crate::config::Record::Off
+            || slot.is_some_and(|slot| slot.tabs.recording().is_some())
     }
 
     /// Keep the frame of `action` on `session`, when it records and is
@@ -162,7 +163,8 @@ impl Browsers {
                         }
                     })
                     .collect();
-                Some((recording, slot.tabs.page().clone(), console, requests))
+                let page = (slot.tabs.page().clone(), slot.tabs.cast());
+                Some((recording, page, console, requests))
             })
             .await;
         let Ok(Some((recording, page, console, requests))) = seen else {
@@ -175,9 +177,10 @@ impl Browsers {
                 store,
                 owner: owner.clone(),
             });
-        // Outside the pool's lock: the screenshot takes milliseconds.
+        // Outside the pool's lock: the frame is waited for.
+        let (page, cast) = page;
         recording
-            .capture(&page, action, (console, requests), keep)
+            .capture((&page, cast), action, (console, requests), keep)
             .await;
     }
 

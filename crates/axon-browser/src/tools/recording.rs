@@ -216,6 +216,7 @@ mod tests {
                 height: 40.0,
             }),
             scale: 0.5,
+            shot_at_ms: Some(7),
             console_errors: vec!["<b>boom</b>".into()],
             failed_requests: Vec::new(),
             image: Some(vec![0xff, 0xd8, 0xff]),
