@@ -669,16 +669,10 @@ async fn a_recorded_actions_frame_shows_what_the_action_did() {
 /// What the report shows: each frame's colour low on the page, and each
 /// box's width against its image's.
 async fn shown(f: &support::Fixture, html: String) -> Value {
-    let url = served(html).await;
-    let opened = f
-        .call("view", "browser_navigate", json!({"url": url}))
-        .await;
-    assert!(opened.success, "{opened:?}");
-    let seen = f
-        .call(
-            "view",
-            "browser_evaluate",
-            json!({"function": "async () => { \
+    opened_in_chromium(
+        f,
+        html,
+        "async () => { \
                 const shots = [...document.querySelectorAll('.shot')]; \
                 const colours = []; const boxes = []; \
                 for (const shot of shots) { \
@@ -690,11 +684,9 @@ async fn shown(f: &support::Fixture, html: String) -> Value {
                   const box = shot.querySelector('.box'); \
                   if (box) boxes.push(parseFloat(/width:([0-9.]+)px/.exec(box.getAttribute('style'))[1]) / img.naturalWidth); \
                 } \
-                return {colours, boxes}; }"}),
-        )
-        .await;
-    assert!(seen.success, "{seen:?}");
-    seen.data["result"].clone()
+                return {colours, boxes}; }",
+    )
+    .await
 }
 
 /// The report renders in Chromium under its own Content-Security-Policy:
@@ -702,26 +694,34 @@ async fn shown(f: &support::Fixture, html: String) -> Value {
 /// drawn (the typed-into field; a navigation and a click that found
 /// nothing took no element).
 async fn rendered(f: &support::Fixture, html: String) {
+    let seen = opened_in_chromium(
+        f,
+        html,
+        "async () => { await Promise.all([...document.images].map(i => i.decode().catch(() => null))); \
+                return {decoded: [...document.images].filter(i => i.naturalWidth > 0).length, \
+                images: document.images.length, boxes: document.querySelectorAll('.box').length}; }",
+    )
+    .await;
+    assert_eq!(
+        seen,
+        json!({"decoded": 6, "images": 6, "boxes": 1}),
+        "the report as Chromium draws it"
+    );
+}
+
+/// What `function` answers on `html`, served on loopback and opened in its
+/// own session.
+async fn opened_in_chromium(f: &support::Fixture, html: String, function: &str) -> Value {
     let url = served(html).await;
     let opened = f
         .call("report", "browser_navigate", json!({"url": url}))
         .await;
     assert!(opened.success, "{opened:?}");
     let seen = f
-        .call(
-            "report",
-            "browser_evaluate",
-            json!({"function": "async () => { await Promise.all([...document.images].map(i => i.decode().catch(() => null))); \
-                return {decoded: [...document.images].filter(i => i.naturalWidth > 0).length, \
-                images: document.images.length, boxes: document.querySelectorAll('.box').length}; }"}),
-        )
+        .call("report", "browser_evaluate", json!({"function": function}))
         .await;
     assert!(seen.success, "{seen:?}");
-    assert_eq!(
-        seen.data["result"],
-        json!({"decoded": 6, "images": 6, "boxes": 1}),
-        "the report as Chromium draws it"
-    );
+    seen.data["result"].clone()
 }
 
 /// `html` served on loopback: its address.
