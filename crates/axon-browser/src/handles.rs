@@ -94,7 +94,8 @@ impl Tool for WithSession {
         }
         // A recorded action keeps a frame (recording.rs); a read-only tool
         // changes nothing worth one.
-        let recorded = !self.spec.annotations.read_only && self.browsers.may_record(&session).await;
+        let recorded = !self.spec.annotations.read_only
+            && self.browsers.may_record(&session, ctx.owner()).await;
         let kept = recorded.then(|| ctx.clone());
         let work = self.acted(&session, &rest, ctx, show);
         let work = async {

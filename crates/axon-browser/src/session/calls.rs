@@ -123,10 +123,15 @@ impl Browsers {
 
     /// Whether an action on `session` may keep a frame: it records, or it
     /// is not open yet and `[browser] record` is on (recording.rs). A
-    /// recording tab's screencast wakes for the action (screencast.rs).
-    pub(crate) async fn may_record(&self, session: &str) -> bool {
+    /// recording tab's screencast wakes for the action (screencast.rs) —
+    /// only for the session's owner: another's call keeps no one's cast
+    /// encoding.
+    pub(crate) async fn may_record(&self, session: &str, owner: &axon_core::Owner) -> bool {
         let live = self.live.lock().await;
-        let slot = live.as_ref().and_then(|l| l.pages.get(session));
+        let slot = live
+            .as_ref()
+            .and_then(|l| l.pages.get(session))
+            .filter(|slot| slot.visible_to(owner));
         if let Some(cast) = slot.and_then(|slot| slot.tabs.cast()) {
             cast.wake();
         }
@@ -164,10 +169,10 @@ impl Browsers {
                     })
                     .collect();
                 let page = (slot.tabs.page().clone(), slot.tabs.cast());
-                Some((recording, page, console, requests))
+                Some((recording, page, (console, requests)))
             })
             .await;
-        let Ok(Some((recording, page, console, requests))) = seen else {
+        let Ok(Some((recording, (page, cast), notes))) = seen else {
             return;
         };
         let keep = self
@@ -178,10 +183,7 @@ impl Browsers {
                 owner: owner.clone(),
             });
         // Outside the pool's lock: the frame is waited for.
-        let (page, cast) = page;
-        recording
-            .capture((&page, cast), action, (console, requests), keep)
-            .await;
+        recording.capture((&page, cast), action, notes, keep).await;
     }
 
     /// The frames of the session a call works on: `None` when it does not
