@@ -40,10 +40,12 @@ use crate::cdp::{self, Evaluated};
 /// started or ended, no DOM mutation) to count as settled, once the action
 /// has been seen to start work. Every action that starts work pays it once,
 /// so it is the floor of a real app's step (issue 60: 100 ms made a task of
-/// four actions 0.52–0.55× Playwright MCP's time, 75 ms 0.49×; 50 ms did
-/// as well on the real apps but no longer followed a page that draws 50 ms
-/// after a request's answer, or changes 60 ms apart, which this does: the
-/// act tests' `settle.html`).
+/// four actions 0.52–0.55× Playwright MCP's time, 75 ms 0.49×). It must
+/// outlast the pauses a page makes while it draws: the act tests'
+/// `settle.html` draws 50 ms after a request's answer and changes 60 ms
+/// apart, and passes at 75 ms with both cores busy. 50 ms did as well on
+/// the real apps (not run against `settle.html`), but would close inside
+/// those pauses.
 pub const QUIET: Duration = Duration::from_millis(75);
 
 /// The longest settle, whatever the page does.
