@@ -13,7 +13,8 @@ What it knows of the page (its view) is what the last answers said:
 When an element it needs is not in its view, it asks for a snapshot (a call);
 when the snapshot does not have it yet (an app still drawing), it waits for
 the element's name to show (a call) and looks again. Custom drop-downs and
-sliders go through the tools each server has for them: Axon's
+sliders go through the tools each server has for them (a date on a calendar
+is picked as a person does: "Next month" until the month shows, then the day); Axon's
 `browser_select_option` and `browser_type` take any widget; with Playwright
 MCP a custom drop-down is opened and its option clicked, and a slider is
 focused and moved one arrow key at a time (its `browser_select_option` takes
@@ -27,6 +28,10 @@ import pathlib
 import sys
 import re
 import time
+
+
+MONTHS = ["January", "February", "March", "April", "May", "June", "July",
+          "August", "September", "October", "November", "December"]
 
 
 def text_of(result) -> str:
@@ -154,6 +159,8 @@ class Agent:
             await self.select(*rest)
         elif kind == "slide":
             await self.slide(*rest)
+        elif kind == "pick":
+            await self.pick(*rest)
         elif kind == "expect":
             await self.expect(rest[0])
         else:
@@ -180,6 +187,31 @@ class Agent:
         key = "ArrowRight" if value > current else "ArrowLeft"
         for _ in range(abs(value - current)):
             await self.call("browser_press_key", {"key": key})
+
+    def shown_month(self) -> tuple[int, int] | None:
+        """The month and year a calendar shows, from the latest text that names
+        them (its header's buttons: a month's name, a year)."""
+        for chunk in reversed(self.view):
+            month = re.findall(rf'button "({"|".join(MONTHS)})"', chunk)
+            year = re.findall(r'button "(\d{4})"', chunk)
+            if month and year:
+                return int(year[-1]), MONTHS.index(month[-1]) + 1
+        return None
+
+    async def pick(self, _calendar: str, iso: str) -> None:
+        year, month, day = (int(p) for p in iso.split("-"))
+        for _ in range(24):
+            shown = self.shown_month()
+            if shown is None:
+                await self.call("browser_snapshot", {})
+                shown = self.shown_month()
+                if shown is None:
+                    raise Failed("no calendar month on the page")
+            if shown == (year, month):
+                break
+            later = (year, month) > shown
+            await self.act("browser_click", "button", "Next month" if later else "Previous month", {})
+        await self.act("browser_click", "button", str(day), {})
 
     async def expect(self, text: str) -> None:
         """Confirms what a person would look for, from what was read or by waiting."""
@@ -228,6 +260,9 @@ def step_of(intent: tuple) -> list[str]:
     if kind == "slide":
         name, value, _readout = rest
         return [f"Set the slider to {value}" if name is None else f'Set the "{name}" slider to {value}']
+    if kind == "pick":
+        calendar, iso = rest
+        return [f'Set the "{calendar}" date to {iso}']
     raise ValueError(kind)
 
 
@@ -241,8 +276,23 @@ class ActAgent(Agent):
             await super().do(intent)
             return
         for step in step_of(intent):
-            text = await self.call("browser_act", {"plan_step": step})
-            self.view.append(text)
+            await self.step(step)
+
+    async def step(self, step: str) -> None:
+        """One step; a refusal that says which button to click first (a
+        calendar on another month) is followed, as a model would, and the
+        step asked again."""
+        for _ in range(24):
+            try:
+                self.view.append(await self.call("browser_act", {"plan_step": step}))
+                return
+            except Failed:
+                first = re.search(r'click "([^"]+)" (once|(\d+) times), then', self.last)
+                if not first:
+                    raise
+            for _ in range(1 if first.group(2) == "once" else int(first.group(3))):
+                self.view.append(await self.call("browser_act", {"plan_step": f'Click the "{first.group(1)}" button'}))
+        raise Failed(f"{step}: still refused")
 
 
 async def body_text(client, axon: bool) -> str:

@@ -3,7 +3,8 @@
 Each task is a list of intents over the elements a snapshot shows, by role
 and accessible name — ("go", path), ("click", role, name),
 ("type", role, name, text[, submit]), ("select", role, name, option, native[, label]),
-("slide", name, value, readout), ("expect", text), ("gone", text) — and ends
+("slide", name, value, readout), ("pick", calendar, yyyy-mm-dd), ("expect", text),
+("gone", text) — and ends
 with the text the page must show (or no longer show) when the task is done.
 `native` says whether the drop-down is a real <select> (what a model sees in
 the snapshot: its options listed under it), and an optional last word the
@@ -75,6 +76,10 @@ TASKS = {
         "set the nights": (
             [("go", "/"), ("slide", "Nights", 5, "Nights: ")],
             ("shown", "Nights: 5"),
+        ),
+        "pick a check-in date": (
+            [("go", "/"), ("pick", "Check-in", "2027-02-14")],
+            ("shown", "Check-in: 2027-02-14"),
         ),
         "book a room": (
             [

@@ -1,6 +1,6 @@
 """A hotel booking form in NiceGUI: Quasar widgets (a select drawn as an ARIA
-combobox with a popup list, a slider, a checkbox, a dialog) that talk to the
-server over a websocket. The suite's second app.
+combobox with a popup list, a slider, a date picker's calendar, a checkbox, a
+dialog) that talk to the server over a websocket. The suite's second app.
 
     python booking.py PORT
 """
@@ -18,6 +18,11 @@ def index():
     ui.label("Nights")
     nights = ui.slider(min=1, max=14, value=1).props('aria-label="Nights"')
     ui.label().bind_text_from(nights, "value", lambda v: f"Nights: {v}")
+    ui.label("Check-in")
+    # Quasar's QDate, open on the page as a booking form draws it; it starts
+    # on a fixed month (not today's) so that the tasks read the same each run.
+    checkin = ui.date().props('default-year-month="2027/01" aria-label="Check-in"')
+    ui.label().bind_text_from(checkin, "value", lambda v: f"Check-in: {v or 'none'}")
     breakfast = ui.checkbox("Breakfast")
     result = ui.label()
 

@@ -38,7 +38,7 @@ pub(super) struct Found {
     pub(super) is_time: bool,
 }
 
-fn month_of(word: &str) -> Option<u32> {
+pub(super) fn month_of(word: &str) -> Option<u32> {
     let w = word.trim_end_matches(['.', ',']).to_ascii_lowercase();
     if w.len() < 3 {
         return None;

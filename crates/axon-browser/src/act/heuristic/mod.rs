@@ -27,6 +27,7 @@ use crate::snapshot::SnapshotNode;
 
 mod addressing;
 mod browser;
+mod calendar;
 mod choices;
 mod compound;
 mod dates;
@@ -205,8 +206,10 @@ fn not_a_verb_step(
     if let Err(e) = reading::needs_reading(nodes, step) {
         return Some(Err(e));
     }
-    // A date or time into a date field; "Field: value"; "… to N" on a slider.
+    // A date or time into a date field, or its day on an open calendar;
+    // "Field: value"; "… to N" on a slider.
     if let Some(filled) = dates::fill(nodes, step)
+        .or_else(|| calendar::pick(nodes, step))
         .or_else(|| labelled(nodes, step))
         .or_else(|| set_number(nodes, step))
     {
