@@ -189,14 +189,18 @@ class Agent:
             await self.call("browser_press_key", {"key": key})
 
     def shown_month(self) -> tuple[int, int] | None:
-        """The month and year a calendar shows, from the latest text that names
-        them (its header's buttons: a month's name, a year)."""
-        for chunk in reversed(self.view):
-            month = re.findall(rf'button "({"|".join(MONTHS)})"', chunk)
-            year = re.findall(r'button "(\d{4})"', chunk)
-            if month and year:
-                return int(year[-1]), MONTHS.index(month[-1]) + 1
-        return None
+        """The month and year a calendar shows, each from the latest text that
+        names one (its header's buttons: a month's name, a year; a change
+        names only what changed)."""
+        def latest(pattern: str) -> str | None:
+            for chunk in reversed(self.view):
+                found = re.findall(pattern, chunk)
+                if found:
+                    return found[-1]
+            return None
+        month = latest(rf'button "({"|".join(MONTHS)})"')
+        year = latest(r'button "(\d{4})"')
+        return (int(year), MONTHS.index(month) + 1) if month and year else None
 
     async def pick(self, _calendar: str, iso: str) -> None:
         year, month, day = (int(p) for p in iso.split("-"))

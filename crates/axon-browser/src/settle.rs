@@ -15,7 +15,13 @@
 //! Requests are followed through Chromium's Network events (the domain
 //! chromiumoxide enables on every page), subscribed before the action so that
 //! none is missed; mutations through a `MutationObserver` that counts them and
-//! keeps the time of the last one. Streams that never end by design
+//! keeps the time of the last one. A page quiet by those counts may still be
+//! moving what it shows: a calendar sliding to the next month holds both
+//! months' days until its transition ends and the old ones go. So the quiet
+//! also waits for the finite animations and transitions that move, size or
+//! fade an element holding text or controls (`transform`, `opacity`,
+//! `height`, …; not a colour or a shadow, not an empty ripple, not a spinner
+//! that turns forever), when they end within [`ANIMATION`]. Streams that never end by design
 //! (WebSocket, EventSource) are not waited for. The wait is bounded by
 //! [`MAX_SETTLE`] and by the action's own timeout, whichever is shorter: a page
 //! that is never quiet (a ticking clock, a poll every 50 ms) costs at most
@@ -50,6 +56,11 @@ pub const QUIET: Duration = Duration::from_millis(75);
 
 /// The longest settle, whatever the page does.
 pub const MAX_SETTLE: Duration = Duration::from_secs(3);
+
+/// The longest animation the settle waits for the end of: a transition
+/// that draws the page's next state (a calendar's month sliding in, a
+/// dialog fading in) ends within it; a longer one is decoration.
+const ANIMATION: Duration = Duration::from_millis(1000);
 
 /// How long the page is given to say when its DOM last changed (a page
 /// between two documents may never answer that question).
@@ -95,6 +106,26 @@ const SINCE_LAST: &str = r#"(() => {
   const s = window.__axon_settle;
   if (s) return performance.now() - s.last;
   return document.readyState === "complete" ? -2 : -1;
+})()"#;
+
+/// Milliseconds until the page's running animations that move, size or fade
+/// an element holding text or controls have ended (0 when none; those that
+/// run forever or end later than [`ANIMATION`] are left out).
+const ANIMATING: &str = r#"(() => {
+  const moving = /^(transform|translate|scale|rotate|opacity|visibility|(max-|min-)?(height|width)|left|right|top|bottom|inset|margin.*|padding.*|clip-path)$/;
+  const props = (a) => a.transitionProperty ? [a.transitionProperty]
+    : (a.effect && a.effect.getKeyframes ? a.effect.getKeyframes().flatMap(Object.keys) : []);
+  const shows = (t) => t && t.isConnected && ((t.textContent || "").trim() !== ""
+    || t.querySelector("button, input, select, textarea, a[href], [role]") !== null);
+  let left = 0;
+  for (const a of document.getAnimations ? document.getAnimations() : []) {
+    if (a.playState !== "running" || !a.effect) continue;
+    const t = a.effect.getComputedTiming();
+    if (!isFinite(t.endTime) || t.localTime === null) continue;
+    const r = (t.endTime - t.localTime) / Math.abs(a.playbackRate || 1);
+    if (r > left && r <= __MAX__ && props(a).some((p) => moving.test(p)) && shows(a.effect.target)) left = r;
+  }
+  return left;
 })()"#;
 
 /// The network events of one page, subscribed before an action, and the
@@ -296,7 +327,12 @@ async fn settle_watched(page: &Page, w: &mut Watch, limit: Duration) -> Settled 
                     net.last + QUIET
                 } else {
                     match tokio::time::timeout_at(until, since_last_mutation(page)).await {
-                        Ok(Some(since)) if since >= QUIET => break Until::Quiet,
+                        Ok(Some(since)) if since >= QUIET => match animating(page).await {
+                            // What ends the animation (the old month's days
+                            // removed) is a mutation: quiet is counted again.
+                            Some(left) => now + left,
+                            None => break Until::Quiet,
+                        },
                         Ok(Some(since)) => now + (QUIET - since),
                         _ => now + POLL,
                     }
@@ -353,6 +389,20 @@ async fn since_last_mutation(page: &Page) -> Option<Duration> {
         return Some(Duration::ZERO);
     }
     (ms >= 0.0).then(|| Duration::from_secs_f64(ms / 1000.0))
+}
+
+/// How long until the animations that draw the page's next state end;
+/// `None` when none runs (or the page cannot say).
+async fn animating(page: &Page) -> Option<Duration> {
+    let script = ANIMATING.replace("__MAX__", &ANIMATION.as_millis().to_string());
+    let read = tokio::time::timeout(ASK, cdp::evaluate(page, &script, true)).await;
+    match read.ok()? {
+        Ok(Evaluated::Value(v)) => v
+            .as_f64()
+            .filter(|ms| *ms > 0.0)
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -129,25 +129,40 @@ fn shown(nodes: &[SnapshotNode]) -> Result<Option<Month>, Vec<String>> {
     }
 }
 
-/// The days of the month shown, in order: from the first "1" while the
-/// numbers rise (a grid that also draws the last days of the month before
-/// and the first of the month after leaves them out).
+/// The days of the month shown, in order: the run of numbers rising by one
+/// from a "1" that is a whole month (28 days or more; a grid that also draws
+/// the last days of the month before and the first of the month after
+/// leaves them out). Empty when there is no such run, or several (two
+/// months' days on the page at once, as while one slides in over the
+/// other): which "14" is meant cannot be told.
 fn this_months_days(nodes: &[SnapshotNode]) -> Vec<&SnapshotNode> {
     let days: Vec<&SnapshotNode> = nodes
         .iter()
         .filter(|n| is_day(n) && day_number(n).is_some())
         .collect();
-    let Some(first) = days.iter().position(|n| day_number(n) == Some(1)) else {
-        return Vec::new();
-    };
-    let mut run = vec![days[first]];
-    for n in &days[first + 1..] {
-        match (day_number(n), run.last().and_then(|l| day_number(l))) {
-            (Some(d), Some(last)) if d == last + 1 => run.push(n),
-            _ => break,
+    let mut months: Vec<Vec<&SnapshotNode>> = Vec::new();
+    let mut run: Vec<&SnapshotNode> = Vec::new();
+    for n in days {
+        let d = day_number(n);
+        let follows = run.last().and_then(|l| day_number(l)).map(|l| l + 1) == d;
+        if !follows {
+            if run.len() >= 28 {
+                months.push(std::mem::take(&mut run));
+            }
+            run.clear();
+            if d != Some(1) {
+                continue;
+            }
         }
+        run.push(n);
     }
-    run
+    if run.len() >= 28 {
+        months.push(run);
+    }
+    match <[_; 1]>::try_from(months) {
+        Ok([month]) => month,
+        Err(_) => Vec::new(),
+    }
 }
 
 /// The button that moves the calendar toward `to` from `from`.
@@ -252,6 +267,14 @@ pub(super) fn pick(nodes: &[SnapshotNode], step: &str) -> Option<Result<Decision
         .with_candidates(crate::act::candidates::of(nodes, &[button]))));
     }
     let days = this_months_days(nodes);
+    if days.len() < 28 {
+        return Some(Err(fail(
+            "ambiguous_step",
+            format!(
+                "the calendar shows {wanted_name} but its days do not run from 1 to the month's end (two months' days, or days without numbers): click the day by its ref"
+            ),
+        )));
+    }
     let Some(node) = days.iter().find(|n| day_number(n) == Some(day)) else {
         return Some(Err(fail(
             "element_not_found",
@@ -354,6 +377,19 @@ mod tests {
         page.push(node("text", "February 2027", ""));
         assert_eq!(
             picked("Pick 2027-01-24", &page).map_err(|e| e.0),
+            Err("ambiguous_step".into())
+        );
+    }
+
+    #[test]
+    fn two_months_of_days_at_once_are_ambiguous() {
+        // The old month still sliding out while the new one slides in.
+        let mut page = qdate("February", 31, &[]);
+        for d in 1..=28 {
+            page.push(node("button", &d.to_string(), &format!("n{d}")));
+        }
+        assert_eq!(
+            picked("Pick 2027-02-14", &page).map_err(|e| e.0),
             Err("ambiguous_step".into())
         );
     }
