@@ -77,7 +77,8 @@ class Agent:
             if tool == "browser_snapshot" or (page and page.group(1) in (None, "new")):
                 self.view = [text]
             elif page and page.group(1).startswith("changes"):
-                self.view.append(text)
+                # What is gone is not on the page: its lines are not looked in.
+                self.view.append(re.sub(r"^- removed: .*\n?", "", text, flags=re.M))
             return
         link = re.search(r"### Snapshot\n- \[Snapshot\]\(([^)]+)\)", text)
         if link:
