@@ -166,7 +166,7 @@ fn this_months_days(nodes: &[SnapshotNode]) -> Vec<&SnapshotNode> {
 }
 
 /// The button that moves the calendar toward `to` from `from`.
-fn mover<'a>(nodes: &'a [SnapshotNode], from: Month, to: Month) -> Option<&'a SnapshotNode> {
+fn mover(nodes: &[SnapshotNode], from: Month, to: Month) -> Option<&SnapshotNode> {
     let later = to.index() > from.index();
     let words: &[&str] = if later {
         &["next", "forward", "›", "»", ">"]
