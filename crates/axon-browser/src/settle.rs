@@ -388,7 +388,18 @@ async fn since_last_mutation(page: &Page) -> Option<Duration> {
             .ok()?;
         return Some(Duration::ZERO);
     }
-    (ms >= 0.0).then(|| Duration::from_secs_f64(ms / 1000.0))
+    page_ms(ms)
+}
+
+/// A duration the page reported in milliseconds: what the page's script
+/// returns is the page's to choose (it can replace `__axon_settle` or
+/// `getAnimations`), so anything that is not a finite, non-negative number
+/// is `None` — never a panic — and a duration is capped at the settle's
+/// longest.
+fn page_ms(ms: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64(ms / 1000.0)
+        .ok()
+        .map(|d| d.min(MAX_SETTLE))
 }
 
 /// How long until the animations that draw the page's next state end;
@@ -399,8 +410,9 @@ async fn animating(page: &Page) -> Option<Duration> {
     match read.ok()? {
         Ok(Evaluated::Value(v)) => v
             .as_f64()
-            .filter(|ms| *ms > 0.0)
-            .map(|ms| Duration::from_secs_f64(ms / 1000.0)),
+            .and_then(page_ms)
+            .filter(|left| !left.is_zero())
+            .map(|left| left.min(ANIMATION)),
         _ => None,
     }
 }
@@ -418,6 +430,15 @@ mod tests {
             "redirectHasExtraInfo": false, "type": "Script"
         }))
         .expect("a requestWillBeSent event")
+    }
+
+    #[test]
+    fn what_a_page_reports_is_a_bounded_duration_or_none() {
+        assert_eq!(page_ms(120.0), Some(Duration::from_millis(120)));
+        assert_eq!(page_ms(1e12), Some(MAX_SETTLE));
+        for hostile in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -5.0] {
+            assert_eq!(page_ms(hostile), None, "{hostile}");
+        }
     }
 
     #[test]

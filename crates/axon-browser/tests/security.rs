@@ -1,7 +1,8 @@
 //! Attacks on the browser tools, on a real Chromium (issue 36): a client that
 //! names files outside the files directory, reads through a symlink or asks
 //! whether a file exists; a pool filled by other sessions that evicts a page
-//! while its run goes on. Each was seen to succeed before the fix.
+//! while its run goes on; a page that answers the settle's questions with
+//! numbers that are no duration. Each was seen to succeed before the fix.
 
 mod support;
 
@@ -349,5 +350,27 @@ async fn a_page_framing_a_file_url_does_not_outlast_the_navigation_timeout() {
     if let Some(e) = &r.error {
         assert_eq!(e.code.as_deref(), Some("navigation_timeout"), "{r:?}");
     }
+    f.browsers.shutdown().await;
+}
+
+/// The settle reads the page's own state (its mutation clock, its animation
+/// list), which the page can replace: "the last change was 10^305 seconds
+/// ago" made a duration too large to hold, a panic in the tool call. The
+/// click answers, its change seen, within the settle's bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_reports_an_endless_quiet_does_not_break_the_settle() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "hostile_settle.html").await;
+    let began = std::time::Instant::now();
+    let grown = f
+        .call("s", "browser_click", json!({"selector": "#grow"}))
+        .await;
+    assert!(grown.success, "{grown:?}");
+    assert!(began.elapsed() < Duration::from_secs(10), "bounded");
+    assert_eq!(f.text("s", "#list").await, "grown");
+    let again = f
+        .call("s", "browser_click", json!({"selector": "#grow"}))
+        .await;
+    assert!(again.success, "the session goes on: {again:?}");
     f.browsers.shutdown().await;
 }

@@ -222,6 +222,14 @@ pub struct ChatReply {
 }
 
 /// The schema the reply must follow, for endpoints with structured output.
+/// A `Retry-After` in seconds, as the model endpoint wrote it: `None` for
+/// what is not a duration ("inf", "-1", "NaN", a date), which would panic as
+/// one.
+fn retry_after(header: &str) -> Option<Duration> {
+    let seconds = header.trim().parse::<f64>().ok()?;
+    Duration::try_from_secs_f64(seconds).ok()
+}
+
 fn reply_schema() -> Value {
     let nullable = |t: &str| json!({"type": [t, "null"]});
     json!({
@@ -320,8 +328,7 @@ fn chat_tool(config: LlmConfig) -> impl axon_core::Tool {
                         .headers()
                         .get("retry-after")
                         .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<f64>().ok())
-                        .map(Duration::from_secs_f64);
+                        .and_then(retry_after);
                     return Err(ToolError::rate_limited("the model endpoint said 429", after));
                 }
                 if status.is_server_error() || status.as_u16() == 408 {
@@ -600,6 +607,14 @@ impl ActionTranslator for LlmTranslator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retry_after_that_is_not_a_duration_is_none() {
+        assert_eq!(retry_after(" 2.5 "), Some(Duration::from_millis(2500)));
+        for bad in ["inf", "-1", "NaN", "1e400", "Wed, 21 Oct 2026 07:28:00 GMT"] {
+            assert_eq!(retry_after(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn replies_are_found_inside_fences() {
