@@ -46,12 +46,17 @@ impl Default for LimitPolicy {
     }
 }
 
+/// The slowest rate a limit takes: one call in about 11.6 days. A slower
+/// one (5e-324 is a finite number ≥ 0) has a period no clock can hold.
+pub const MIN_RATE_PER_SEC: f64 = 1e-6;
+
 impl LimitPolicy {
     pub(crate) fn check(&self) -> Result<(), PolicyError> {
-        if !(self.rate_per_sec >= 0.0 && self.rate_per_sec.is_finite()) {
+        let rate = self.rate_per_sec;
+        if !(rate == 0.0 || (rate >= MIN_RATE_PER_SEC && rate.is_finite())) {
             return Err(PolicyError::new(
                 "limits.rate_per_sec",
-                "must be a number ≥ 0",
+                "must be 0 (no limit) or a number ≥ 0.000001",
             ));
         }
         Ok(())
@@ -143,7 +148,10 @@ impl Limits {
     /// Build the limits a policy asks for.
     pub fn new(policy: &LimitPolicy) -> Self {
         let rate = (policy.rate_per_sec > 0.0).then(|| {
-            let period = Duration::from_secs_f64(1.0 / policy.rate_per_sec);
+            // Checked to be at least MIN_RATE_PER_SEC; a policy built
+            // without the check gets the longest period instead of a panic.
+            let period = Duration::try_from_secs_f64(1.0 / policy.rate_per_sec)
+                .unwrap_or(Duration::from_secs_f64(1.0 / MIN_RATE_PER_SEC));
             let burst = NonZeroU32::new(policy.rate_per_sec.floor().max(1.0) as u32)
                 .unwrap_or(NonZeroU32::MIN);
             let quota = Quota::with_period(period)
@@ -270,6 +278,23 @@ impl Limits {
 mod tests {
     use super::*;
     use tokio::time::Instant;
+
+    #[test]
+    fn a_rate_too_slow_for_a_clock_is_refused_and_never_panics() {
+        let limit = |rate_per_sec| LimitPolicy {
+            rate_per_sec,
+            ..LimitPolicy::default()
+        };
+        for bad in [5e-324, 1e-9, -1.0, f64::NAN, f64::INFINITY] {
+            let err = limit(bad).check().expect_err("refused");
+            assert_eq!(err.key, "limits.rate_per_sec", "{bad}");
+        }
+        for good in [0.0, MIN_RATE_PER_SEC, 5.0] {
+            assert!(limit(good).check().is_ok(), "{good}");
+        }
+        // Built without the check, it still builds.
+        let _ = Limits::new(&limit(5e-324));
+    }
 
     #[tokio::test(start_paused = true)]
     async fn the_rate_limit_spaces_attempts_after_the_burst() {
