@@ -14,7 +14,7 @@
 //! ("January 2027"). A page that shows two months (a range picker with bare
 //! day numbers) cannot say which "24" is meant: `ambiguous_step`.
 
-use super::dates::{Found, find, month_of};
+use super::dates::{Found, MONTHS, find, month_of};
 use super::*;
 
 /// Roles a day of a calendar is drawn with.
@@ -24,20 +24,16 @@ const DAY_ROLES: [&str; 6] = ["button", "gridcell", "cell", "option", "link", "g
 /// current one (a month drop-down's options).
 const LISTED: [&str; 3] = ["option", "menuitem", "listitem"];
 
-const MONTH_NAMES: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
+/// A month's name as a calendar shows it ("January"), from `dates.rs`'s
+/// list; `month` is 1–12.
+fn month_name(month: u32) -> String {
+    let at = usize::try_from(month.saturating_sub(1))
+        .unwrap_or(0)
+        .min(11);
+    let mut name = MONTHS[at].to_string();
+    name[..1].make_ascii_uppercase();
+    name
+}
 
 /// A year and a month (1–12).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -52,8 +48,7 @@ impl Month {
     }
 
     fn name(self) -> String {
-        let at = usize::try_from(self.month.saturating_sub(1)).unwrap_or(0);
-        format!("{} {}", MONTH_NAMES[at.min(11)], self.year)
+        format!("{} {}", month_name(self.month), self.year)
     }
 }
 
@@ -123,7 +118,7 @@ fn shown(nodes: &[SnapshotNode]) -> Result<Option<Month>, Vec<String>> {
         })),
         _ => Err(months
             .iter()
-            .map(|m| MONTH_NAMES[usize::try_from(m - 1).unwrap_or(0).min(11)].to_string())
+            .map(|m| month_name(*m))
             .chain(years.iter().map(u32::to_string))
             .collect()),
     }

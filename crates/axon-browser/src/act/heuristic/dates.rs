@@ -12,7 +12,7 @@
 
 use super::*;
 
-const MONTHS: [&str; 12] = [
+pub(super) const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",
