@@ -58,7 +58,6 @@ pub use history::{
 };
 pub use owner::Owner;
 pub use policy::fallback::FallbackCall;
-pub use policy::key::Dependency;
 pub use policy::{Policy, PolicyError};
 pub use registry::{RegistryError, ToolRegistry};
 pub use result::{
@@ -67,7 +66,7 @@ pub use result::{
 pub use smol_str::SmolStr;
 pub use state::PolicyState;
 pub use tokio_util::sync::CancellationToken;
-pub use tool::{Annotations, FnTool, Tool, ToolContext, ToolSpec, tool_fn};
+pub use tool::{Annotations, Dependency, FnTool, Tool, ToolContext, ToolSpec, tool_fn};
 
 /// The README's examples, compiled and run as doc-tests so it never lies.
 #[doc = include_str!("../../../README.md")]

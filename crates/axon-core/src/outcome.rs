@@ -8,8 +8,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use crate::error::ToolError;
-use crate::policy::cache::CachedResponse;
-use crate::result::{Provenance, Source};
+use crate::result::Provenance;
 
 /// The policies' outcome of one call.
 #[derive(Clone, Debug)]
@@ -33,26 +32,6 @@ impl Outcome {
             reasons: Vec::new(),
             delays_ms: Vec::new(),
             provenance: Provenance::none(),
-            answered_at: None,
-        }
-    }
-
-    /// An answer from the cache, fresh or (after a failure) stale.
-    pub(crate) fn from_cache(hit: &CachedResponse, stale: bool) -> Self {
-        Outcome {
-            result: Ok(hit.data.clone()),
-            attempts: 0,
-            reasons: Vec::new(),
-            delays_ms: Vec::new(),
-            provenance: Provenance {
-                source: Source::Cache,
-                fetched_at: Some(hit.fetched_at),
-                cache_hit: true,
-                response_digest: Some(hit.digest),
-                stale,
-                chaos: Vec::new(),
-                dependency: None,
-            },
             answered_at: None,
         }
     }

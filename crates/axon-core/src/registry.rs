@@ -137,20 +137,6 @@ impl ToolRegistry {
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
-
-    /// Register the utility tools `echo`, `sleep` and `flaky` (`utilities.rs`), for
-    /// demos, diagnostics and tests.
-    pub fn register_utilities(&mut self) -> Result<(), RegistryError> {
-        crate::utilities::register(self)
-    }
-
-    /// A registry holding only the utility tools.
-    pub fn with_utilities() -> Self {
-        let mut registry = ToolRegistry::new();
-        // The utility tools have valid, fixed names and schemas.
-        let _ = registry.register_utilities();
-        registry
-    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,12 @@ use smol_str::SmolStr;
 
 use crate::error::{CallError, ToolError};
 
+pub mod approval_note;
+pub mod cut;
+
+pub use approval_note::{ApprovalNote, ApprovalStatus};
+pub use cut::{CutUnit, ResultCut};
+
 /// A wall-clock instant, serialised as RFC 3339 UTC with milliseconds
 /// (`2026-11-22T10:00:00.000Z`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -267,11 +273,11 @@ pub struct CallResult {
     /// Set when the data was cut to the result budget (`max_result_tokens`):
     /// what is shown, what was left out, and the handle to the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cut: Option<Box<crate::policy::ResultCut>>,
+    pub cut: Option<Box<ResultCut>>,
     /// Set when the call waited for a person (crate::approval): who decided,
     /// when, and whether the arguments were edited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<Box<crate::approval::ApprovalNote>>,
+    pub approval: Option<Box<ApprovalNote>>,
 }
 
 impl CallResult {

@@ -22,7 +22,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::ToolError;
 use crate::events::{CallEvent, EventSink};
-use crate::policy::key::Dependency;
 
 /// Behaviour hints, as MCP's tool annotations. The executor reads `idempotent`,
 /// `destructive` and `read_only` to decide whether an attempt that may have had side
@@ -63,6 +62,19 @@ impl Annotations {
     pub fn safe_to_repeat(&self) -> bool {
         self.read_only || (self.idempotent && !self.destructive)
     }
+}
+
+/// What a tool reaches by default, so what its breaker, rate limit and retry
+/// budget are kept for (`policy::key`): part of its spec, never sent to clients.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Dependency {
+    /// The tool itself.
+    #[default]
+    Tool,
+    /// The origin of the call's `url` argument.
+    Origin,
+    /// An imported MCP server, by its configured name: all its tools share it.
+    Server(String),
 }
 
 /// Everything the outside world needs to know about a tool: what to call it, what
@@ -172,7 +184,7 @@ pub(crate) struct CallScope {
     /// Who makes the call ([`crate::ToolCall::owner`]).
     pub(crate) owner: crate::Owner,
     /// The person's decision, when the call waited for one.
-    pub(crate) approval: Mutex<Option<crate::approval::ApprovalNote>>,
+    pub(crate) approval: Mutex<Option<crate::result::ApprovalNote>>,
 }
 
 /// The id of a call started at `at`: a ULID (its time part is `at`'s),

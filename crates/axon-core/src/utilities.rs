@@ -110,8 +110,24 @@ impl crate::tool::Tool for Echo {
     }
 }
 
-/// Register `echo`, `sleep` and `flaky` (see [`ToolRegistry::register_utilities`]).
-pub(crate) fn register(registry: &mut ToolRegistry) -> Result<(), RegistryError> {
+impl ToolRegistry {
+    /// Register the utility tools `echo`, `sleep` and `flaky`, for demos,
+    /// diagnostics and tests.
+    pub fn register_utilities(&mut self) -> Result<(), RegistryError> {
+        register(self)
+    }
+
+    /// A registry holding only the utility tools.
+    pub fn with_utilities() -> Self {
+        let mut registry = ToolRegistry::new();
+        // The utility tools have valid, fixed names and schemas.
+        let _ = registry.register_utilities();
+        registry
+    }
+}
+
+/// Register `echo`, `sleep` and `flaky`.
+fn register(registry: &mut ToolRegistry) -> Result<(), RegistryError> {
     let read_only = Annotations {
         read_only: true,
         ..Annotations::default()

@@ -229,7 +229,7 @@ pub(crate) async fn approval_answered(
         &call.tool,
         &shown,
         &axon_core::approval::args_digest(&call.args),
-        &crate::server::client_name(context),
+        &client_name(context),
     )
     .await
 }
@@ -278,6 +278,14 @@ pub(crate) fn with_events(
         _ => {}
     });
     (call, parked)
+}
+
+/// The name the client gave itself, for the history of what it decided.
+pub(crate) fn client_name(context: &RequestContext<RoleServer>) -> String {
+    context
+        .client_info()
+        .map(|info| info.name)
+        .unwrap_or_else(|| "client".into())
 }
 
 #[cfg(test)]

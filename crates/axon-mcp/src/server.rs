@@ -452,14 +452,6 @@ impl AxonMcp {
 
 /// A finished result, with the `resultType` protocol 2026-07-28 requires (the
 /// Python SDK rejects a result without it; rmcp strips it for older peers).
-/// The name the client gave itself, for the history of what it decided.
-pub(crate) fn client_name(context: &RequestContext<RoleServer>) -> String {
-    context
-        .client_info()
-        .map(|info| info.name)
-        .unwrap_or_else(|| "client".into())
-}
-
 fn complete(mut result: CallToolResult) -> CallToolResponse {
     result.result_type = Some(ResultType::COMPLETE);
     result.into()

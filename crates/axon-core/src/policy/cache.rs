@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 use super::breaker::SharedUnavailable;
 use crate::error::{ErrorKind, ToolError};
 use crate::outcome::Outcome;
-use crate::result::{ResponseDigest, Timestamp};
+use crate::result::{Provenance, ResponseDigest, Source, Timestamp};
 
 /// Cache options (`[defaults.cache]`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -73,6 +73,28 @@ pub struct CachedResponse {
     fresh_until: Instant,
     stale_until: Instant,
     keep: Duration,
+}
+
+impl CachedResponse {
+    /// The call's answer from this entry, fresh or (after a failure) stale.
+    pub(crate) fn answer(&self, stale: bool) -> Outcome {
+        Outcome {
+            result: Ok(self.data.clone()),
+            attempts: 0,
+            reasons: Vec::new(),
+            delays_ms: Vec::new(),
+            provenance: Provenance {
+                source: Source::Cache,
+                fetched_at: Some(self.fetched_at),
+                cache_hit: true,
+                response_digest: Some(self.digest),
+                stale,
+                chaos: Vec::new(),
+                dependency: None,
+            },
+            answered_at: None,
+        }
+    }
 }
 
 struct KeepFor;
@@ -322,20 +344,20 @@ impl ResponseCache<Outcome> {
         Fut: Future<Output = Outcome>,
     {
         if let Some(hit) = self.fresh(key) {
-            return Outcome::from_cache(&hit, false);
+            return hit.answer(false);
         }
         if let Some(hit) = self.cluster_fresh(shared, key).await {
-            return Outcome::from_cache(&hit, false);
+            return hit.answer(false);
         }
         let outcome = loop {
             match self.join(key) {
                 Flight::Leader(leader) => {
                     if let Some(hit) = self.fresh(key) {
-                        break Outcome::from_cache(&hit, false);
+                        break hit.answer(false);
                     }
                     let held = match self.cluster_flight(shared, key, cancel).await {
                         ClusterFlight::Hit(hit) => {
-                            let outcome = Outcome::from_cache(&hit, false);
+                            let outcome = hit.answer(false);
                             leader.finish(Arc::new(outcome.clone()));
                             break outcome;
                         }
@@ -393,7 +415,7 @@ impl ResponseCache<Outcome> {
                     attempts: outcome.attempts,
                     reasons: outcome.reasons,
                     delays_ms: outcome.delays_ms,
-                    ..Outcome::from_cache(&stale, true)
+                    ..stale.answer(true)
                 };
             }
         }

@@ -24,18 +24,7 @@ use serde_json::Value;
 use smol_str::SmolStr;
 
 use super::PolicyError;
-
-/// What a tool reaches by default: part of its spec, never sent to clients.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Dependency {
-    /// The tool itself.
-    #[default]
-    Tool,
-    /// The origin of the call's `url` argument.
-    Origin,
-    /// An imported MCP server, by its configured name: all its tools share it.
-    Server(String),
-}
+pub use crate::tool::Dependency;
 
 /// The policy key `key`: which dependency a tool's stateful policies are kept
 /// for. Written as `"tool"`, `"origin"`, `"server"` or a template such as

@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::PolicyError;
-use super::backoff::{self, Backoff, Jitter};
+use super::backoff::{Backoff, Jitter};
 use super::breaker::SharedUnavailable;
 use super::budget::RetryBudget;
 use super::budget::SharedBudget;
@@ -84,6 +84,41 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
+    /// The delay before retry number `retry` (1 for the first retry). `previous` is the
+    /// delay used before the previous retry (only decorrelated backoff reads it). The
+    /// result never exceeds `max_delay_ms`.
+    pub fn delay(
+        &self,
+        retry: u32,
+        previous: Option<Duration>,
+        rng: &mut fastrand::Rng,
+    ) -> Duration {
+        let initial = self.initial_delay_ms as f64;
+        let cap = self.max_delay_ms as f64;
+        let base = match self.backoff {
+            Backoff::Constant => initial,
+            Backoff::Linear => initial * f64::from(retry),
+            Backoff::Exponential => initial * self.multiplier.powi(retry.saturating_sub(1) as i32),
+            Backoff::Decorrelated => {
+                let prev = previous.map_or(initial, |d| d.as_millis() as f64);
+                let high = (prev * 3.0).max(initial);
+                let ms = initial + rng.f64() * (high - initial);
+                return Duration::from_millis(ms.min(cap).round() as u64);
+            }
+        };
+        let capped = base.min(cap);
+        let jittered = match self.jitter {
+            Jitter::None => capped,
+            Jitter::Full => rng.f64() * capped,
+            Jitter::Equal => capped / 2.0 + rng.f64() * capped / 2.0,
+            Jitter::Proportional => {
+                let r = self.jitter_ratio;
+                capped * (1.0 - r + 2.0 * r * rng.f64())
+            }
+        };
+        Duration::from_millis(jittered.clamp(0.0, cap).round() as u64)
+    }
+
     pub(crate) fn check(&self) -> Result<(), PolicyError> {
         let err = |key: &str, msg: &str| Err(PolicyError::new(&format!("retry.{key}"), msg));
         if self.max_attempts == 0 {
@@ -298,7 +333,7 @@ impl RetryLoop<'_> {
                     .rng
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner());
-                backoff::delay(p, attempt, previous, &mut rng)
+                p.delay(attempt, previous, &mut rng)
             }
         };
         if !self.deadline.allows(delay) {
@@ -357,4 +392,136 @@ fn deadline_spent(total_ms: u64, last: Option<ToolError>) -> ToolError {
         format!("deadline of {total_ms} ms spent{last}"),
     )
     .with_code("deadline")
+}
+
+#[cfg(test)]
+mod delay_tests {
+    use super::*;
+
+    fn policy(backoff: Backoff, jitter: Jitter) -> RetryPolicy {
+        RetryPolicy {
+            backoff,
+            jitter,
+            initial_delay_ms: 100,
+            multiplier: 2.0,
+            max_delay_ms: 1_000,
+            ..RetryPolicy::default()
+        }
+    }
+
+    fn sequence(p: &RetryPolicy, n: u32, seed: u64) -> Vec<u64> {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut prev = None;
+        (1..=n)
+            .map(|i| {
+                let d = p.delay(i, prev, &mut rng);
+                prev = Some(d);
+                d.as_millis() as u64
+            })
+            .collect()
+    }
+
+    #[test]
+    fn constant_backoff_repeats_the_initial_delay() {
+        assert_eq!(
+            sequence(&policy(Backoff::Constant, Jitter::None), 4, 1),
+            [100, 100, 100, 100]
+        );
+    }
+
+    #[test]
+    fn linear_backoff_grows_by_the_initial_delay_and_is_capped() {
+        let mut p = policy(Backoff::Linear, Jitter::None);
+        p.max_delay_ms = 350;
+        assert_eq!(sequence(&p, 5, 1), [100, 200, 300, 350, 350]);
+    }
+
+    #[test]
+    fn exponential_backoff_doubles_and_is_capped() {
+        assert_eq!(
+            sequence(&policy(Backoff::Exponential, Jitter::None), 6, 1),
+            [100, 200, 400, 800, 1000, 1000]
+        );
+    }
+
+    #[test]
+    fn seed_001_sequence_is_one_two_four_seconds() {
+        let p = RetryPolicy {
+            initial_delay_ms: 1000,
+            max_delay_ms: 10_000,
+            jitter: Jitter::None,
+            ..RetryPolicy::default()
+        };
+        assert_eq!(sequence(&p, 3, 1), [1000, 2000, 4000]);
+    }
+
+    #[test]
+    fn decorrelated_backoff_stays_between_initial_and_three_times_previous() {
+        let p = policy(Backoff::Decorrelated, Jitter::None);
+        for seed in 0..200 {
+            let seq = sequence(&p, 8, seed);
+            let mut prev = 100u64;
+            for d in seq {
+                assert!(
+                    d >= 100 && d <= (prev * 3).min(1000),
+                    "seed {seed}: {d} after {prev}"
+                );
+                prev = d;
+            }
+        }
+    }
+
+    #[test]
+    fn full_jitter_stays_within_zero_and_the_delay() {
+        let p = policy(Backoff::Exponential, Jitter::Full);
+        for seed in 0..200 {
+            for (i, d) in sequence(&p, 5, seed).into_iter().enumerate() {
+                let bound = (100u64 << i).min(1000);
+                assert!(d <= bound, "seed {seed}: {d} > {bound}");
+            }
+        }
+    }
+
+    #[test]
+    fn equal_jitter_stays_within_half_and_the_whole_delay() {
+        let p = policy(Backoff::Exponential, Jitter::Equal);
+        for seed in 0..200 {
+            for (i, d) in sequence(&p, 5, seed).into_iter().enumerate() {
+                let bound = (100u64 << i).min(1000);
+                assert!(d >= bound / 2 && d <= bound, "seed {seed}: {d} vs {bound}");
+            }
+        }
+    }
+
+    #[test]
+    fn proportional_jitter_stays_within_the_ratio_and_the_cap() {
+        let p = RetryPolicy {
+            jitter_ratio: 0.25,
+            ..policy(Backoff::Exponential, Jitter::Proportional)
+        };
+        let mut spread = std::collections::HashSet::new();
+        for seed in 0..200 {
+            for (i, d) in sequence(&p, 5, seed).into_iter().enumerate() {
+                let nominal = (100u64 << i).min(1000) as f64;
+                assert!(
+                    d as f64 >= nominal * 0.75 - 0.5,
+                    "seed {seed}: {d} vs {nominal}"
+                );
+                assert!(
+                    d as f64 <= (nominal * 1.25).min(1000.0) + 0.5,
+                    "seed {seed}: {d} vs {nominal}"
+                );
+                if i == 0 {
+                    spread.insert(d);
+                }
+            }
+        }
+        assert!(spread.len() > 10, "jitter should actually vary: {spread:?}");
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_sequence() {
+        let p = policy(Backoff::Exponential, Jitter::Full);
+        assert_eq!(sequence(&p, 5, 42), sequence(&p, 5, 42));
+    }
 }
