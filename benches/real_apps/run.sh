@@ -12,8 +12,10 @@ cd "$(dirname "$0")/../.."
 scripts/peers >/dev/null
 command -v chromium >/dev/null || { echo "real apps: chromium is required (apt-get install chromium)" >&2; exit 1; }
 if [ "${1:-}" = "--short" ]; then
-  # The debug build CI has already made (the workspace's features unified).
-  cargo build -q --workspace --locked --bins
+  # The debug build CI has already made: the same targets as .ci/run's
+  # README stage (`--bins` alone resolves the dev-dependencies' features apart
+  # and rebuilt half the tree, ~10 minutes of a CI run).
+  cargo build -q --workspace --locked --bins --examples
   exec peers/venv/bin/python benches/real_apps/suite.py --axon "${CARGO_TARGET_DIR:-target}/debug/axon" --runs 1 --act
 fi
 cargo build -q -p axon-cli --release

@@ -12,6 +12,7 @@
 pub mod graph;
 pub mod plan;
 pub mod replay;
+pub mod result;
 pub mod run;
 pub mod secrets;
 pub mod store;
@@ -21,7 +22,8 @@ pub mod validate;
 pub use graph::{GraphFormat, render as render_graph};
 pub use plan::{DEFAULT_MAX_PARALLEL, Fallback, ParseError, Plan, Step, StepRef};
 pub use replay::{Compiled, Kept, compile as compile_replay};
-pub use run::{PlanEvent, PlanResult, PlanRunner, RunOptions, RunStatus, StepOutcome, StepStatus};
+pub use result::{PlanResult, RunStatus, StepOutcome, StepStatus};
+pub use run::{PlanEvent, PlanRunner, RunOptions};
 pub use secrets::{SecretError, SecretSource, Secrets};
 pub use store::{Claim, IdempotencyBegin, InMemoryRunStore, RunRecord, RunStore, complete_result};
 pub use template::TemplateError;

@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::Plan;
-use crate::run::{PlanResult, StepOutcome};
+use crate::result::{PlanResult, StepOutcome};
 
 /// What a store knows about one run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

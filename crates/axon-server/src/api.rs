@@ -5,10 +5,10 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use axon_core::{CallEvent, CallResult, CancellationToken, ErrorKind, Executor, ToolCall};
+use axon_core::{CallEvent, CallResult, CancellationToken, Executor, ToolCall};
 use axum::Json;
 use axum::extract::{Extension, Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::Stream;
@@ -20,7 +20,7 @@ use tracing::Instrument;
 
 use crate::AppState;
 use crate::access::Access;
-use crate::problem::{JsonBody, Problem};
+use crate::problem::{JsonBody, Problem, call_response, store_failed};
 
 /// A JSON object: what arguments and a policy layer are. Typed so that a body
 /// whose `args` or `policy` is not one is a 400 naming it, whatever the tool.
@@ -81,36 +81,6 @@ fn tool_call(
     call.correlation_id = correlation_id.map(Into::into);
     call.policy = policy.map(Value::Object);
     call
-}
-
-/// A call result as a response: 200 on success; bad arguments and unknown tools
-/// as problems (400 naming `/args/…`, 404); other failures with the status of their
-/// kind and the call result as the body, so nothing the pipeline learnt is lost.
-pub(crate) fn call_response(result: CallResult) -> Response {
-    let Some(error) = &result.error else {
-        return Json(result).into_response();
-    };
-    match error.kind {
-        ErrorKind::InvalidArguments => {
-            // A bad per-call policy key points at the key, not the arguments.
-            let document = match error.code.as_deref() {
-                Some("invalid_policy") => "/policy",
-                _ => "/args",
-            };
-            let pointer = format!("{document}{}", error.pointer.as_deref().unwrap_or(""));
-            Problem::bad_request(error.message.clone(), pointer)
-                .with("result", json!(result))
-                .into_response()
-        }
-        ErrorKind::UnknownTool => Problem::not_found(error.message.clone())
-            .with("result", json!(result))
-            .into_response(),
-        kind => {
-            let status =
-                StatusCode::from_u16(kind.http_status()).unwrap_or(StatusCode::BAD_GATEWAY);
-            (status, Json(result)).into_response()
-        }
-    }
 }
 
 /// `POST /v1/tools/{name}/call`.
@@ -324,14 +294,6 @@ async fn breaker_json(executor: &Executor, name: &str) -> Value {
         breaker["next_probe_ms"] = json!(wait.as_millis() as u64);
     }
     breaker
-}
-
-pub(crate) fn store_failed(e: impl std::fmt::Display) -> Problem {
-    Problem::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "store unavailable",
-        e.to_string(),
-    )
 }
 
 /// `GET /v1/history/{id}`: the calls of a correlation id (or run id), oldest

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::access::Access;
-use crate::api::store_failed;
+use crate::problem::store_failed;
 use crate::problem::{JsonBody, Problem};
 
 /// `?status=&limit=` of `GET /v1/approvals`.

@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::access::Access;
-use crate::api::store_failed;
 use crate::problem::Problem;
+use crate::problem::store_failed;
 
 /// The frames one strip shows at most (the newest).
 const MAX_STRIP: usize = 100;

@@ -183,7 +183,7 @@ pub(crate) async fn begin(
         })),
         Ok(IdempotencyBegin::Replay(json)) => match serde_json::from_str::<CallResult>(&json) {
             Ok(result) => {
-                let mut response = crate::api::call_response(result);
+                let mut response = crate::problem::call_response(result);
                 response
                     .headers_mut()
                     .insert(REPLAYED, HeaderValue::from_static("true"));

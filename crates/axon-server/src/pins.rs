@@ -17,8 +17,8 @@ use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::access::Access;
-use crate::api::store_failed;
 use crate::problem::Problem;
+use crate::problem::store_failed;
 
 /// The store's pins as a [`PinStore`]: what `axon serve`, `axon mcp` and the
 /// CLI import through, so that all of them see one pin per tool.

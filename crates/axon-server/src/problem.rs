@@ -3,6 +3,8 @@
 //! that turn malformed or oversized bodies into such problems instead of axum's
 //! plain-text rejections.
 
+use axon_core::{CallResult, ErrorKind};
+use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -216,6 +218,45 @@ pub fn field_pointer(field: &str) -> String {
         }
     }
     out
+}
+
+/// A call result as a response: 200 on success; bad arguments and unknown tools
+/// as problems (400 naming `/args/…`, 404); other failures with the status of their
+/// kind and the call result as the body, so nothing the pipeline learnt is lost.
+pub(crate) fn call_response(result: CallResult) -> Response {
+    let Some(error) = &result.error else {
+        return Json(result).into_response();
+    };
+    match error.kind {
+        ErrorKind::InvalidArguments => {
+            // A bad per-call policy key points at the key, not the arguments.
+            let document = match error.code.as_deref() {
+                Some("invalid_policy") => "/policy",
+                _ => "/args",
+            };
+            let pointer = format!("{document}{}", error.pointer.as_deref().unwrap_or(""));
+            Problem::bad_request(error.message.clone(), pointer)
+                .with("result", json!(result))
+                .into_response()
+        }
+        ErrorKind::UnknownTool => Problem::not_found(error.message.clone())
+            .with("result", json!(result))
+            .into_response(),
+        kind => {
+            let status =
+                StatusCode::from_u16(kind.http_status()).unwrap_or(StatusCode::BAD_GATEWAY);
+            (status, Json(result)).into_response()
+        }
+    }
+}
+
+/// The store failed: 503 Service Unavailable, which a client may retry.
+pub(crate) fn store_failed(e: impl std::fmt::Display) -> Problem {
+    Problem::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "store unavailable",
+        e.to_string(),
+    )
 }
 
 #[cfg(test)]

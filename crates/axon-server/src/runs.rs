@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::Instrument;
 
 use crate::access::Access;
-use crate::api::store_failed;
+use crate::problem::store_failed;
 use crate::problem::{Problem, RawBody, field_pointer};
 use crate::{AppState, Running};
 

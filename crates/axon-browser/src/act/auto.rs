@@ -15,9 +15,6 @@ use axon_core::{ToolContext, ToolError};
 
 use super::{ActionTranslator, Decision, Heuristic, LlmTranslator, StepInput};
 
-/// The heuristic's confidence from which it acts without the model.
-pub const AUTO_THRESHOLD: f64 = 0.7;
-
 /// The auto translator (see the module docs). Its decisions say which
 /// translator made them: `heuristic (0.95): …` or `model (heuristic 0.53 <
 /// 0.7): …`.

@@ -27,7 +27,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use auto::{AUTO_THRESHOLD, AutoTranslator};
+pub use auto::AutoTranslator;
 pub use cache::{ActStore, CachedStep, MemoryActStore, NoActStore};
 pub use heuristic::Heuristic;
 pub use llm::{LlmConfig, LlmConfigError, LlmTranslator, ResponseFormat, Translator};
@@ -140,6 +140,10 @@ impl std::fmt::Display for ActionKind {
         f.write_str(self.as_str())
     }
 }
+
+/// The heuristic's confidence from which it acts without the model (`auto`
+/// translation, [`AutoTranslator`]; the model's default threshold too).
+pub const AUTO_THRESHOLD: f64 = 0.7;
 
 /// The actions' names (the prompt and the reply schema list them).
 pub const ACTIONS: [&str; 16] = {

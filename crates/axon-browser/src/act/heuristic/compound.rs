@@ -78,21 +78,6 @@ fn split(step: &str, quotes: &[String]) -> Option<Vec<String>> {
     (parts.len() > 1).then_some(parts)
 }
 
-/// `step` with its quoted strings (and their quote marks) blanked, byte for
-/// byte, so that positions in it are positions in `step`.
-pub(super) fn masked(step: &str, quotes: &[String]) -> String {
-    let mut bytes = step.as_bytes().to_vec();
-    for q in quotes {
-        for (open, close) in QUOTE_MARKS {
-            let quoted = format!("{open}{q}{close}");
-            if let Some(at) = step.find(&quoted) {
-                bytes[at..at + quoted.len()].fill(b'_');
-            }
-        }
-    }
-    String::from_utf8(bytes).unwrap_or_else(|_| step.to_string())
-}
-
 /// A step of several actions: decided as one when the tools do both in one
 /// call, else refused naming them (`error.steps`). `None` when the step
 /// holds one action.

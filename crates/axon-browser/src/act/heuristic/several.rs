@@ -6,7 +6,7 @@
 //! Read here into the steps they hold, which [`super::compound`] refuses
 //! with, so that the caller gives them one at a time.
 
-use super::compound::masked;
+use super::words::masked;
 use super::*;
 
 /// The steps `step` holds when one verb names several targets, else `None`.

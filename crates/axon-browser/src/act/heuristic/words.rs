@@ -236,6 +236,21 @@ pub(super) fn same_word(a: &str, b: &str) -> bool {
     prev[b.len()] <= 1
 }
 
+/// `step` with its quoted strings (and their quote marks) blanked, byte for
+/// byte, so that positions in it are positions in `step`.
+pub(super) fn masked(step: &str, quotes: &[String]) -> String {
+    let mut bytes = step.as_bytes().to_vec();
+    for q in quotes {
+        for (open, close) in QUOTE_MARKS {
+            let quoted = format!("{open}{q}{close}");
+            if let Some(at) = step.find(&quoted) {
+                bytes[at..at + quoted.len()].fill(b'_');
+            }
+        }
+    }
+    String::from_utf8(bytes).unwrap_or_else(|_| step.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
