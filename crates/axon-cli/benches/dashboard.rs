@@ -86,7 +86,7 @@ async fn show(browser: &Executor, url: String, ready: Value) {
 }
 
 fn bench(c: &mut Criterion) {
-    axon_http::install_crypto_provider();
+    axon_http_tool::install_crypto_provider();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -32,7 +32,7 @@ pub struct Config {
     /// `[history]`.
     pub history: History,
     /// The `http_request` tool: `allow_hosts`, `max_body_bytes`.
-    pub http: axon_http::HttpConfig,
+    pub http: axon_http_tool::HttpConfig,
     /// `[browser]`: Chromium, hosts, timeouts.
     pub browser: axon_browser::BrowserConfig,
     /// `[mcp]`.
@@ -587,10 +587,10 @@ impl Config {
             }
         }
         if let Some(url) = &mut masked.store.url {
-            *url = axon_shared::redacted(url);
+            *url = axon_redis::redacted(url);
         }
         if let Some(url) = &mut masked.shared.redis_url {
-            *url = axon_shared::redacted(url);
+            *url = axon_redis::redacted(url);
         }
         if masked.store.url.is_none() {
             masked.store.path = Some(self.store_path());

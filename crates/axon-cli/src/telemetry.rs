@@ -292,7 +292,7 @@ impl Export {
 
     fn provider(&self) -> Result<SdkTracerProvider, String> {
         // reqwest (the HTTP exporter) is built without a default TLS provider.
-        axon_http::install_crypto_provider();
+        axon_http_tool::install_crypto_provider();
         let exporter = match self.protocol {
             OtlpProtocol::HttpProtobuf => {
                 let mut builder = opentelemetry_otlp::SpanExporter::builder()

@@ -9,7 +9,7 @@ use axon_browser::act::{ActStore, CachedStep};
 use axon_cli::config::{self, Config, HistoryBackend};
 use axon_core::{Executor, HistoryStore, ToolRegistry};
 use axon_plan::{Plan, PlanRunner};
-use axon_shared::{RedisShared, SharedConfig};
+use axon_redis::{RedisShared, SharedConfig};
 use axon_store::{PgStore, Retention, SqliteStore, Store};
 
 use crate::output::Ui;
@@ -61,7 +61,7 @@ async fn registry(
 ) -> Result<ToolRegistry, Fail> {
     let mut registry = ToolRegistry::with_utilities();
     let http =
-        axon_http::HttpRequest::new(config.http.clone()).map_err(|e| infra(e.to_string()))?;
+        axon_http_tool::HttpRequest::new(config.http.clone()).map_err(|e| infra(e.to_string()))?;
     registry.register(http).map_err(|e| infra(e.to_string()))?;
     // Chromium starts on the first browser call, not here.
     let browsers = Arc::new(

@@ -65,7 +65,7 @@ impl Replica {
             .stderr(std::fs::File::create(dir.join("stderr.log")).unwrap());
         let mut child = cmd.spawn().unwrap();
         let base = common::listening_url(&mut child);
-        axon_http::install_crypto_provider();
+        axon_http_tool::install_crypto_provider();
         Replica {
             child,
             base,
@@ -269,7 +269,7 @@ async fn scripts_cluster_starts_replicas_that_share_a_store_and_redis_and_stops_
         }
     }
     assert_eq!(urls.len(), 2, "{urls:?}");
-    axon_http::install_crypto_provider();
+    axon_http_tool::install_crypto_provider();
     let client = reqwest::Client::new();
     for url in &urls {
         let health: Value = client

@@ -195,7 +195,7 @@ async fn a_killed_server_keeps_every_call_it_answered() {
     let dir = temp_dir("serve");
     let config = dir.join("axon.toml");
     std::fs::write(&config, "[history]\nmax_per_correlation = 100000\n").unwrap();
-    axon_http::install_crypto_provider();
+    axon_http_tool::install_crypto_provider();
     let client = reqwest::Client::new();
     let rounds = (kills() / 10).max(2);
     let (mut answered_total, mut lost) = (0usize, 0usize);

@@ -83,7 +83,7 @@ async fn screenshot(b: &Executor, name: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboard_shows_a_run_live_its_retries_and_resets_a_breaker() {
-    axon_http::install_crypto_provider();
+    axon_http_tool::install_crypto_provider();
     let dir = std::env::temp_dir().join(format!("axon-dash-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&dir).unwrap();
     let s = serve(&dir);
@@ -372,7 +372,7 @@ const SHOP: &str = "<!doctype html><title>Shop</title>\
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_browser_step_shows_the_page_before_and_after_it() {
-    axon_http::install_crypto_provider();
+    axon_http_tool::install_crypto_provider();
     let dir = std::env::temp_dir().join(format!("axon-dash-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&dir).unwrap();
     let files = dir.join("files");

@@ -417,7 +417,7 @@ async fn mcp_over_streamable_http_lists_and_calls() {
     // rmcp's client builds a reqwest client, which needs a TLS provider in
     // the process (under `cargo test` another test of this binary happened to
     // install it first; in a process of its own this test must).
-    axon_http::install_crypto_provider();
+    axon_http_tool::install_crypto_provider();
     let s = Served::start("");
     let client = ().serve(StreamableHttpClientTransport::from_uri(s.url("/mcp"))).await.unwrap();
     let tools = client.list_all_tools().await.unwrap();

@@ -179,7 +179,7 @@ fn only_child<'a>(spans: &'a [Value], parent: &Value, name: &str) -> &'a Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_trace_through_a_plan_an_http_upstream_and_an_imported_axon() {
-    axon_http::install_crypto_provider();
+    axon_http_tool::install_crypto_provider();
     let dir = std::env::temp_dir().join(format!("axon-otel-test-{}", ulid::Ulid::new()));
     std::fs::create_dir_all(&dir).unwrap();
     let receiver = Receiver::start(&dir);

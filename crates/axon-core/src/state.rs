@@ -46,7 +46,7 @@ impl ToolState {
 
 /// Breakers, budgets and the response cache: the policies' memory between
 /// calls, in this process (the cluster's counterpart, across processes, is
-/// the `axon-shared` crate).
+/// the `axon-redis` crate).
 pub struct PolicyState {
     tools: Mutex<HashMap<String, Arc<ToolState>>>,
     pub(crate) cache: ResponseCache<crate::outcome::Outcome>,

@@ -87,7 +87,7 @@ impl Config {
         {
             return Err(ConfigError(format!(
                 "shared.redis_url: {:?} is not a redis:// URL",
-                axon_shared::redacted(url)
+                axon_redis::redacted(url)
             )));
         }
         if let Some(url) = &self.store.url
@@ -95,7 +95,7 @@ impl Config {
         {
             return Err(ConfigError(format!(
                 "store.url: {:?} is not a postgres:// URL",
-                axon_shared::redacted(url)
+                axon_redis::redacted(url)
             )));
         }
         if let Some(schema) = &self.store.schema

@@ -190,7 +190,7 @@ pub fn is_problem(r: &reqwest::Response) -> bool {
 
 /// The HTTP client the tests call with.
 pub fn client() -> reqwest::Client {
-    axon_http::install_crypto_provider();
+    axon_http_tool::install_crypto_provider();
     reqwest::Client::new()
 }
 

@@ -56,7 +56,7 @@ pub struct ExecutorBuilder {
 }
 
 impl ExecutorBuilder {
-    /// The response cache shared by every replica (Redis, `axon-shared`): a
+    /// The response cache shared by every replica (Redis, `axon-redis`): a
     /// success cached on one replica answers the others, and identical calls
     /// on several replicas share one execution. The process's own cache stays
     /// in front of it.
@@ -65,14 +65,14 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Breakers shared by every replica (Redis, `axon-shared`): they decide
+    /// Breakers shared by every replica (Redis, `axon-redis`): they decide
     /// while they answer; the process's own breakers decide when they do not.
     pub fn shared_breakers(mut self, shared: Arc<dyn SharedBreakers>) -> Self {
         self.shared_breakers = Some(shared);
         self
     }
 
-    /// The cluster's retry budget (Redis, `axon-shared`): the retries of
+    /// The cluster's retry budget (Redis, `axon-redis`): the retries of
     /// every replica together stay within it.
     pub fn shared_budget(mut self, shared: Arc<dyn SharedBudget>) -> Self {
         self.shared_budget = Some(shared);
@@ -80,7 +80,7 @@ impl ExecutorBuilder {
     }
 
     /// The cluster's breakers, retry budget and response cache, from one
-    /// store (`axon_shared::RedisShared`).
+    /// store (`axon_redis::RedisShared`).
     pub fn shared_store<S>(self, store: Arc<S>) -> Self
     where
         S: SharedBreakers + SharedBudget + SharedCache,

@@ -8,7 +8,7 @@
 //!
 //! One breaker per dependency (a tool, an origin, an MCP server: see
 //! policy/key.rs), shared by every executor in the process; and, when the
-//! executor is given a [`SharedBreakers`] (Redis, in `axon-shared`), one per
+//! executor is given a [`SharedBreakers`] (Redis, in `axon-redis`), one per
 //! dependency for every replica of a cluster: the shared one decides while it
 //! answers, the local one is kept fed with every outcome and decides when it
 //! does not ([`admit`], [`Admission::record`]).

@@ -8,7 +8,7 @@
 //! `max_attempts`×. Runs on tokio's clock.
 //!
 //! In a cluster the budget is the cluster's: each retry is asked of the shared
-//! state (Redis, `axon-shared`), which keeps the same window and bucket for
+//! state (Redis, `axon-redis`), which keeps the same window and bucket for
 //! every replica, so that N replicas together retry a tenth of the cluster's
 //! calls rather than each its own floor. Calls are counted here and sent with
 //! the next withdrawal (no round trip on the happy path); while the shared
@@ -161,7 +161,7 @@ impl RetryBudget {
     }
 }
 
-/// The retry budget kept outside the process (Redis, `axon-shared`), with
+/// The retry budget kept outside the process (Redis, `axon-redis`), with
 /// the rules of [`RetryBudget`] over every replica's calls, so that when a
 /// dependency is down the cluster's retries stay a tenth of its calls
 /// instead of every replica adding its own floor. An implementation answers

@@ -11,7 +11,7 @@
 //! Freshness is judged on tokio's clock (so tests can pause it); moka only bounds
 //! memory (entry count, and dropping entries past their stale window).
 //!
-//! In a cluster ([`SharedCache`], Redis in `axon-shared`) a local miss asks the
+//! In a cluster ([`SharedCache`], Redis in `axon-redis`) a local miss asks the
 //! cluster's cache before calling the tool (a success cached on replica A is a
 //! hit on B), identical calls on different replicas share one execution (a
 //! flight lock per key that expires if its holder dies: the others wait for

@@ -4,7 +4,7 @@
 //! a caller that is early is made to queue — and the wait gives up when the call is
 //! cancelled or its deadline passes. Governor runs on tokio's clock here, so limits
 //! are testable with a paused clock. In a cluster the rate limit is the
-//! cluster's: the shared state (Redis, `axon-shared`) runs the same GCRA for
+//! cluster's: the shared state (Redis, `axon-redis`) runs the same GCRA for
 //! every replica and says how long an attempt waits; the local limiter decides
 //! only while it does not answer.
 

@@ -1,4 +1,4 @@
-//! # axon-http
+//! # axon-http-tool
 //!
 //! The `http_request` tool (docs/design.md, "Tools"): an agent calls an
 //! HTTP API and the call goes through Axon's pipeline like any other, so a 503 is

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use axon_core::{Executor, PolicyState, ToolCall, ToolRegistry};
-use axon_http::{HttpConfig, HttpRequest};
+use axon_http_tool::{HttpConfig, HttpRequest};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use axon_core::{CallResult, ErrorKind, Executor, PolicyState, ToolCall, ToolRegistry};
-use axon_http::{HttpConfig, HttpRequest};
+use axon_http_tool::{HttpConfig, HttpRequest};
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;

@@ -15,7 +15,7 @@ use axon_core::{
     ErrorKind, Executor, PolicyState, Tool, ToolCall, ToolContext, ToolError, ToolRegistry,
     ToolSpec,
 };
-use axon_shared::{Clock, RedisShared, SharedConfig};
+use axon_redis::{Clock, RedisShared, SharedConfig};
 use axon_testkit::free_port;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
