@@ -94,16 +94,16 @@ async fn on_element(
                 address: address(a, nodes),
                 timeout_ms: None,
             };
-            tools::pointer::hover(browsers, args, ctx).await.map(drop)
+            tools::mouse::hover(browsers, args, ctx).await.map(drop)
         }
         ActionKind::Drag => {
             let onto = a.onto.clone().ok_or_else(|| missing("onto"))?;
-            let args = tools::pointer::DragArgs {
+            let args = tools::mouse::DragArgs {
                 source: address(a, nodes),
                 target: onto_address(onto, nodes),
                 timeout_ms: None,
             };
-            tools::pointer::drag(browsers, args, ctx).await.map(drop)
+            tools::mouse::drag(browsers, args, ctx).await.map(drop)
         }
         ActionKind::Upload => {
             let paths = match (&a.values, &a.text) {
@@ -184,10 +184,10 @@ async fn on_page(browsers: &Browsers, action: &Action, ctx: &ToolContext) -> Res
             .map(drop)
         }
         ActionKind::GoBack | ActionKind::GoForward => {
-            let args = tools::history::HistoryArgs { timeout_ms: None };
+            let args = tools::back_forward::HistoryArgs { timeout_ms: None };
             match action.action {
-                ActionKind::GoBack => tools::history::back(browsers, args, ctx).await,
-                _ => tools::history::forward(browsers, args, ctx).await,
+                ActionKind::GoBack => tools::back_forward::back(browsers, args, ctx).await,
+                _ => tools::back_forward::forward(browsers, args, ctx).await,
             }
             .map(drop)
         }

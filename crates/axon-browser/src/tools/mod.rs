@@ -12,8 +12,8 @@
 //! - [`page`]: `browser_get_page_state`, `browser_take_screenshot`,
 //!   `browser_scroll`, `browser_wait`, `browser_resize`, `browser_pdf_save`;
 //! - [`tabs`](self::tabs): `browser_tabs`;
-//! - [`history`]: `browser_navigate_back`, `browser_navigate_forward`;
-//! - [`pointer`]: `browser_hover`, `browser_drag`, `browser_mouse_click_xy`;
+//! - [`back_forward`]: `browser_navigate_back`, `browser_navigate_forward`;
+//! - [`mouse`]: `browser_hover`, `browser_drag`, `browser_mouse_click_xy`;
 //! - [`verify`](self::verify): `browser_verify_text_visible`, `browser_verify_value`;
 //! - [`site_data`](self::site_data): `browser_cookies`, `browser_storage`;
 //! - [`emulation`](self::emulation): `browser_emulate`;
@@ -89,15 +89,15 @@ macro_rules! browser_tool {
     }};
 }
 
+pub(crate) mod back_forward;
 pub(crate) mod devtools;
 pub(crate) mod dialog;
 pub(crate) mod elements;
 pub(crate) mod emulation;
 pub(crate) mod forms;
-pub(crate) mod history;
+pub(crate) mod mouse;
 pub(crate) mod navigation;
 pub(crate) mod page;
-pub(crate) mod pointer;
 pub(crate) mod reading;
 pub(crate) mod recording;
 pub(crate) mod routing;
@@ -122,8 +122,8 @@ pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<
     forms::register(registry, &browsers)?;
     reading::register(registry, &browsers)?;
     tabs::register(registry, &browsers)?;
-    history::register(registry, &browsers)?;
-    pointer::register(registry, &browsers)?;
+    back_forward::register(registry, &browsers)?;
+    mouse::register(registry, &browsers)?;
     devtools::register(registry, &browsers)?;
     dialog::register(registry, &browsers)?;
     verify::register(registry, &browsers)?;

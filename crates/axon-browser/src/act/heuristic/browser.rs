@@ -308,7 +308,7 @@ fn tab_label(tab: &PageTab) -> String {
 
 /// "Go back", "return to the previous page", "go forward": the browser's
 /// history, unless the step names the page's own Back button or link.
-pub(super) fn history_step(
+pub(super) fn back_forward_step(
     nodes: &[SnapshotNode],
     lower: &str,
 ) -> Option<Result<Decision, ToolError>> {

@@ -34,8 +34,8 @@ mod dates;
 mod fields;
 mod icons;
 mod kinds;
+mod mouse;
 mod ordinals;
-mod pointer;
 mod reading;
 mod several;
 #[cfg(test)]
@@ -199,8 +199,8 @@ fn not_a_verb_step(
     if let Some(tabs) = browser::tab_step(input, step) {
         return Some(tabs);
     }
-    if pointer::uploads(lower) {
-        return Some(pointer::upload(nodes, step));
+    if mouse::uploads(lower) {
+        return Some(mouse::upload(nodes, step));
     }
     // Steps that compare or interpret are the model's.
     if let Err(e) = reading::needs_reading(nodes, step) {
@@ -215,11 +215,11 @@ fn not_a_verb_step(
     {
         return Some(filled);
     }
-    if pointer::drags(lower) {
-        return Some(pointer::drag(nodes, step));
+    if mouse::drags(lower) {
+        return Some(mouse::drag(nodes, step));
     }
-    if let Some(at) = pointer::hover_at(lower) {
-        return Some(pointer::hover(nodes, step, at));
+    if let Some(at) = mouse::hover_at(lower) {
+        return Some(mouse::hover(nodes, step, at));
     }
-    browser::history_step(nodes, lower)
+    browser::back_forward_step(nodes, lower)
 }

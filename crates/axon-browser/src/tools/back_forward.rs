@@ -1,4 +1,4 @@
-//! The session's history: `browser_navigate_back` and
+//! Back and forward through the tab's pages: `browser_navigate_back` and
 //! `browser_navigate_forward`, across documents and across the route
 //! changes of a single-page app (`history.pushState`), as the browser's own
 //! buttons go.

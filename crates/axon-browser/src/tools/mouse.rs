@@ -1,4 +1,4 @@
-//! The pointer: `browser_hover` (menus that open while the pointer is over
+//! The mouse: `browser_hover` (menus that open while the pointer is over
 //! them), `browser_drag` (a list item dragged onto another, a card onto a
 //! column), and for pages drawn on a canvas (MCP capability `vision`),
 //! points of the viewport: `browser_mouse_click_xy`, `browser_mouse_move_xy`,
