@@ -13,14 +13,13 @@ use std::borrow::Cow;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use axon_core::ToolError;
+use axon_core::{ErrorKind, ToolError};
 use chromiumoxide::page::Page;
 use chromiumoxide::types::{Command, Method, MethodId};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::locate;
-use crate::session::cdp_error;
+use crate::helpers;
 
 /// One DevTools command with untyped params and result.
 #[derive(Debug)]
@@ -117,7 +116,7 @@ fn evaluated(result: Value) -> Evaluated {
 
 /// Install the page-side helpers in the current document.
 async fn install_helpers(page: &Page) -> Result<(), ToolError> {
-    let params = json!({"expression": *locate::INSTALL, "returnByValue": true});
+    let params = json!({"expression": *helpers::INSTALL, "returnByValue": true});
     match evaluated(send(page, "Runtime.evaluate", params).await?) {
         Evaluated::Thrown(text) => Err(ToolError::internal(format!(
             "installing the page helpers: {text}"
@@ -128,7 +127,7 @@ async fn install_helpers(page: &Page) -> Result<(), ToolError> {
 
 /// Whether a script failed only because this document has no helpers yet.
 fn helpers_missing(result: &Evaluated) -> bool {
-    matches!(result, Evaluated::Thrown(text) if text.contains(locate::MISSING))
+    matches!(result, Evaluated::Thrown(text) if text.contains(helpers::MISSING))
 }
 
 /// Evaluate `expression` in the page's main world (installing the helpers
@@ -195,7 +194,7 @@ async fn run_with_helpers(
 async fn install_helpers_on(page: &Page, object: &str) -> Result<(), ToolError> {
     let params = json!({
         "objectId": object,
-        "functionDeclaration": *locate::INSTALL_ON,
+        "functionDeclaration": *helpers::INSTALL_ON,
         "returnByValue": true,
     });
     match evaluated(send(page, "Runtime.callFunctionOn", params).await?) {
@@ -204,4 +203,21 @@ async fn install_helpers_on(page: &Page, object: &str) -> Result<(), ToolError> 
         ))),
         _ => Ok(()),
     }
+}
+
+/// Evaluate `expression` on `page` and return its JSON value.
+pub(crate) async fn eval(page: &Page, expression: &str) -> Result<Value, ToolError> {
+    match evaluate(page, expression, true).await? {
+        Evaluated::Value(v) => Ok(v),
+        Evaluated::Thrown(text) => Err(ToolError::transient(format!(
+            "evaluating on the page: {text}"
+        ))),
+        Evaluated::Object(_) => Ok(Value::Null),
+    }
+}
+
+/// A CDP failure while doing `what`: `transient` (the page changed under us, the
+/// connection dropped), with the message.
+pub(crate) fn cdp_error(what: &str, e: &chromiumoxide::error::CdpError) -> ToolError {
+    ToolError::new(ErrorKind::Transient, format!("{what}: {e}"))
 }

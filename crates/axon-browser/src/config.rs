@@ -6,8 +6,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use axon_core::ToolError;
+use axon_core::{Owner, ToolError};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// `[browser]` in `axon.toml`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -270,3 +271,23 @@ impl std::fmt::Display for HostRefused {
 }
 
 impl std::error::Error for HostRefused {}
+
+/// How a session starts: `browser_session_new`'s options.
+#[derive(Clone, Debug, Default)]
+pub struct SessionOptions {
+    /// Cookies and `localStorage` to start from (Playwright's storage state:
+    /// `{"cookies": [...], "origins": [{"origin", "localStorage": [{"name", "value"}]}]}`).
+    pub storage_state: Option<Value>,
+    /// The viewport, instead of `[browser] viewport_width`/`viewport_height`.
+    pub viewport: Option<(u32, u32)>,
+    /// Who it belongs to (`ToolContext::owner`).
+    pub owner: Owner,
+    /// Whether a tab its page opens becomes current, instead of
+    /// `[browser] follow_new_tabs`.
+    pub follow_new_tabs: Option<bool>,
+    /// Whether dialogs stay open for `browser_handle_dialog`, instead of
+    /// `[browser] hold_dialogs`.
+    pub hold_dialogs: Option<bool>,
+    /// Which frames it records, instead of `[browser] record`.
+    pub record: Option<Record>,
+}

@@ -32,7 +32,7 @@ mod config;
 mod dialogs;
 mod downloads;
 mod egress;
-mod handles;
+mod helpers;
 mod input;
 mod journal;
 mod locate;
@@ -47,11 +47,12 @@ mod storage;
 mod tabs;
 mod tools;
 
+pub use config::SessionOptions;
 pub use config::{AfterAction, HostRefused, Record};
-pub use handles::{NewSessionArgs, SaveArgs};
 pub use locate::Address;
-pub use session::{ActionTimeouts, BrowserConfig, Browsers, SessionInfo, SessionOptions};
+pub use session::{ActionTimeouts, BrowserConfig, Browsers, SessionInfo};
 pub use snapshot::{Snapshot, SnapshotArgs, SnapshotNode};
+pub use tools::handles::{NewSessionArgs, SaveArgs};
 pub use tools::{
     ClickArgs, Direction, Edge, ElementArgs, ElementState, OneOrMany, PageState, PressKeyArgs,
     ScrollArgs, SearchArgs, SelectArgs, SubmitArgs, TabAction, TableArgs, TableFormat, TabsArgs,

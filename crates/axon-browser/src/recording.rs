@@ -338,7 +338,7 @@ async fn shoot(page: &Page, cast: Option<&Cast>, ended: SystemTime) -> Option<Sh
 /// The viewport as a JPEG at half its size (quality 50), or none when the
 /// page cannot be shot or the image is too big.
 async fn screenshot(page: &Page) -> Option<Vec<u8>> {
-    let size = crate::tools::page::eval(page, "({w: innerWidth, h: innerHeight})").await;
+    let size = crate::cdp::eval(page, "({w: innerWidth, h: innerHeight})").await;
     let (w, h) = match &size {
         Ok(v) => (
             v["w"].as_f64().unwrap_or(0.0),

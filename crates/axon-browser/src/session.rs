@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axon_core::{ErrorKind, Owner, ToolError};
+use axon_core::{Owner, ToolError};
 use chromiumoxide::browser::{Browser, BrowserConfig as LaunchConfig};
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use chromiumoxide::handler::viewport::Viewport;
@@ -25,6 +25,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+pub use crate::config::SessionOptions;
 pub use crate::config::{ActionTimeouts, BrowserConfig};
 use crate::storage::playwright_cookie;
 
@@ -112,26 +113,6 @@ fn no_session(session: &str) -> ToolError {
     .with_code("unknown_session")
 }
 
-/// How a session starts: `browser_session_new`'s options.
-#[derive(Clone, Debug, Default)]
-pub struct SessionOptions {
-    /// Cookies and `localStorage` to start from (Playwright's storage state:
-    /// `{"cookies": [...], "origins": [{"origin", "localStorage": [{"name", "value"}]}]}`).
-    pub storage_state: Option<Value>,
-    /// The viewport, instead of `[browser] viewport_width`/`viewport_height`.
-    pub viewport: Option<(u32, u32)>,
-    /// Who it belongs to (`ToolContext::owner`).
-    pub owner: Owner,
-    /// Whether a tab its page opens becomes current, instead of
-    /// `[browser] follow_new_tabs`.
-    pub follow_new_tabs: Option<bool>,
-    /// Whether dialogs stay open for `browser_handle_dialog`, instead of
-    /// `[browser] hold_dialogs`.
-    pub hold_dialogs: Option<bool>,
-    /// Which frames it records, instead of `[browser] record`.
-    pub record: Option<crate::config::Record>,
-}
-
 /// One session as `browser_session_list` shows it.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct SessionInfo {
@@ -147,7 +128,7 @@ pub struct SessionInfo {
 
 tokio::task_local! {
     /// The session handle a browser tool call was given (its `session`
-    /// argument), set around the call by [`crate::handles::WithSession`].
+    /// argument), set around the call by [`crate::tools::with_session::WithSession`].
     pub(crate) static HANDLE: Arc<str>;
 }
 
@@ -221,7 +202,7 @@ impl Browsers {
     }
 
     /// Mark `session` in use until the lease is dropped (every browser tool
-    /// call holds one for its session, `crate::handles::WithSession`).
+    /// call holds one for its session, `crate::tools::with_session::WithSession`).
     pub(crate) fn lease(&self, session: &str) -> Lease<'_> {
         let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
         *busy.entry(session.to_string()).or_insert(0) += 1;
@@ -409,7 +390,7 @@ impl Browsers {
             .as_array()
             .map(|list| list.iter().map(playwright_cookie).collect())
             .unwrap_or_default();
-        let here = crate::tools::page::eval(
+        let here = crate::cdp::eval(
             &page,
             "(() => { try { return {origin: location.origin, localStorage: Object.entries(localStorage).map(([name, value]) => ({name, value}))}; } catch (e) { return null; } })()",
         )
@@ -641,10 +622,4 @@ async fn retire(mut live: Live) {
     let _ = live.browser.wait().await;
     let profile = live.profile.clone();
     let _ = tokio::task::spawn_blocking(move || crate::profile::remove(&profile)).await;
-}
-
-/// A CDP failure while doing `what`: `transient` (the page changed under us, the
-/// connection dropped), with the message.
-pub(crate) fn cdp_error(what: &str, e: &chromiumoxide::error::CdpError) -> ToolError {
-    ToolError::new(ErrorKind::Transient, format!("{what}: {e}"))
 }

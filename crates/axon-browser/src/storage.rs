@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use axon_core::ToolError;
 
-use crate::session::SessionOptions;
+use crate::config::SessionOptions;
 
 /// Apply a new session's options to its page (viewport, cookies, a script
 /// that seeds `localStorage` once per origin). Returns the seeded origins.

@@ -93,7 +93,7 @@ impl Watch {
     }
 }
 
-/// What a call's result adds about its session ([`crate::handles::WithSession`]).
+/// What a call's result adds about its session ([`crate::tools::with_session::WithSession`]).
 #[derive(Default)]
 pub(crate) struct Report {
     /// The dialogs answered since the last report.
@@ -403,7 +403,7 @@ impl Tabs {
         let page = browser
             .new_page(target)
             .await
-            .map_err(|e| crate::session::cdp_error("opening a tab", &e))?;
+            .map_err(|e| crate::cdp::cdp_error("opening a tab", &e))?;
         let tab = match Tab::equip(page.clone(), None, &self.shared).await {
             Ok(tab) => tab,
             Err(e) => {
@@ -464,7 +464,7 @@ async fn pages_in(
     let targets = browser
         .execute(GetTargetsParams::default())
         .await
-        .map_err(|e| crate::session::cdp_error("listing tabs", &e))?;
+        .map_err(|e| crate::cdp::cdp_error("listing tabs", &e))?;
     Ok(targets
         .result
         .target_infos

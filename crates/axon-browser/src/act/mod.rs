@@ -409,7 +409,7 @@ pub fn register_with_cache(
     cache: Arc<dyn ActStore>,
 ) -> Result<(), RegistryError> {
     let leases = browsers.clone();
-    registry.register(crate::handles::WithSession::new(
+    registry.register(crate::tools::with_session::WithSession::new(
         tool_fn(
             "browser_act",
             "Carries out one plan step given in words (\"Click the Log in button\"): reads the page, picks one action and runs it; one action per step. Failure codes: element_not_found, ambiguous_step (both list the candidate elements with refs to act on), disabled, not_editable, not_a_select, element_not_interactable (the element found could not take the action; it is the first candidate), tool_limit, navigation_blocked, unknown.",

@@ -77,7 +77,7 @@ impl Browsers {
     }
 
     /// The dialog mode of `session` and the dialog it holds open, if it is
-    /// open (for [`crate::handles::WithSession`], before and during a call).
+    /// open (for [`crate::tools::with_session::WithSession`], before and during a call).
     pub(crate) async fn dialogs_of(
         &self,
         session: &str,

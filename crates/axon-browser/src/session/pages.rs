@@ -14,6 +14,7 @@ use chromiumoxide::cdp::browser_protocol::target::{
 use chromiumoxide::page::Page;
 use tokio::time::Instant;
 
+use crate::cdp::cdp_error;
 use crate::storage::prepare;
 
 use super::*;

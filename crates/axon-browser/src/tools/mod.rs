@@ -77,12 +77,11 @@ pub(crate) async fn traced<T>(
     }
     out
 }
-pub(crate) use browser_fn;
 
 /// Register one browser tool (see [`browser_fn`]) that also takes `session`.
 macro_rules! browser_tool {
     ($registry:expr, $browsers:expr, $name:literal, $annotations:expr, $description:literal, $f:path) => {{
-        $registry.register(crate::handles::WithSession::new(
+        $registry.register(crate::tools::with_session::WithSession::new(
             browser_fn!($browsers, $name, $description, $f).annotations($annotations),
             $browsers.clone(),
         ))?;
@@ -95,6 +94,7 @@ pub(crate) mod dialog;
 pub(crate) mod elements;
 pub(crate) mod emulation;
 pub(crate) mod forms;
+pub(crate) mod handles;
 pub(crate) mod mouse;
 pub(crate) mod navigation;
 pub(crate) mod page;
@@ -105,6 +105,7 @@ pub(crate) mod site_data;
 pub(crate) mod tabs;
 pub(crate) mod verify;
 pub(crate) mod widgets;
+pub(crate) mod with_session;
 
 pub use elements::{ClickArgs, ElementState, PressKeyArgs, TypeArgs, WaitForElementArgs};
 pub use forms::{OneOrMany, SearchArgs, SelectArgs, SubmitArgs};
@@ -116,7 +117,7 @@ pub use tabs::{TabAction, TabsArgs};
 /// Register every browser tool, all sharing `browsers`: the session tools, and
 /// the page and element tools, each taking an optional `session` handle.
 pub fn register(registry: &mut ToolRegistry, browsers: Arc<Browsers>) -> Result<(), RegistryError> {
-    crate::handles::register(registry, browsers.clone())?;
+    handles::register(registry, browsers.clone())?;
     navigation::register(registry, &browsers)?;
     elements::register(registry, &browsers)?;
     forms::register(registry, &browsers)?;

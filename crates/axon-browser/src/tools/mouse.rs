@@ -218,7 +218,7 @@ pub(crate) async fn click_xy(
 async fn inside<const N: usize>(page: &Page, points: [(&str, f64); N]) -> Result<Value, ToolError> {
     let (x, y) = (points[0].1, points.get(1).map_or(0.0, |p| p.1));
     let js = format!("({AT_POINT_JS})({}, {})", json!(x), json!(y));
-    let at = super::page::eval(page, &js).await?;
+    let at = crate::cdp::eval(page, &js).await?;
     let (width, height) = (
         at["width"].as_f64().unwrap_or(0.0),
         at["height"].as_f64().unwrap_or(0.0),

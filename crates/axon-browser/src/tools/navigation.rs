@@ -277,7 +277,7 @@ pub(super) fn register(
 ) -> Result<(), RegistryError> {
     // Navigation failures are the site's, not the browser's: its breaker and
     // limits are kept per origin (policy/key.rs in axon-core).
-    registry.register(crate::handles::WithSession::new(
+    registry.register(crate::tools::with_session::WithSession::new(
         browser_fn!(
             browsers,
             "browser_navigate",

@@ -63,24 +63,13 @@ const STATE_JS: &str = r##"(() => {
   };
 })()"##;
 
-/// Evaluate `expression` on `page` and return its JSON value.
-pub(crate) async fn eval(page: &Page, expression: &str) -> Result<Value, ToolError> {
-    match cdp::evaluate(page, expression, true).await? {
-        Evaluated::Value(v) => Ok(v),
-        Evaluated::Thrown(text) => Err(ToolError::transient(format!(
-            "evaluating on the page: {text}"
-        ))),
-        Evaluated::Object(_) => Ok(Value::Null),
-    }
-}
-
 pub(crate) async fn page_state(page: &Page) -> Result<PageState, ToolError> {
     // A page that moves on by itself (a form submitted on load, a script's
     // redirect) can replace its document while this is read ("Inspected
     // target navigated or closed"): read the new one, a few times at most.
     let mut tries = 0;
     let value = loop {
-        match eval(page, STATE_JS).await {
+        match cdp::eval(page, STATE_JS).await {
             Ok(value) => break value,
             Err(e) if e.kind == axon_core::ErrorKind::Transient && tries < 3 => {
                 tries += 1;

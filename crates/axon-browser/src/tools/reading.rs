@@ -12,9 +12,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ElementArgs, element, read_only};
+use crate::cdp::cdp_error;
 use crate::cdp::{self, Evaluated};
 use crate::locate::{self, Address, Want};
-use crate::session::{Browsers, cdp_error};
+use crate::session::Browsers;
 use crate::snapshot::{self, Snapshot, SnapshotArgs};
 
 pub(crate) async fn get_text(

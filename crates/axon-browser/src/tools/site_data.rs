@@ -251,7 +251,7 @@ async fn storage(b: &Browsers, args: StorageArgs, ctx: &ToolContext) -> Result<V
         json!(args.key),
         json!(args.value)
     );
-    let out = super::page::eval(&page, &js).await?;
+    let out = crate::cdp::eval(&page, &js).await?;
     if let Some(why) = out["refused"].as_str() {
         return Err(ToolError::failed(format!(
             "the page has no {area}Storage to use ({why}); open a site first"

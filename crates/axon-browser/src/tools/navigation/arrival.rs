@@ -39,7 +39,7 @@ use chromiumoxide::listeners::EventStream;
 use chromiumoxide::page::Page;
 use futures::StreamExt;
 
-use crate::session::cdp_error;
+use crate::cdp::cdp_error;
 
 /// The document a navigation replaces, as the requests it starts name it in
 /// their `Referer`: its URL without the fragment, or only its origin (`/`
