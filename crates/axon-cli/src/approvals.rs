@@ -17,10 +17,10 @@ pub(crate) async fn run(
 ) -> Outcome {
     let store = open_store(config).await?;
     let done = match action {
-        None => list(store.as_ref(), ui, all).await,
-        Some(action) => decide(store.as_ref(), ui, action).await,
+        None => list(store.approvals.as_ref(), ui, all).await,
+        Some(action) => decide(store.approvals.as_ref(), ui, action).await,
     };
-    store.close().await;
+    store.upkeep.close().await;
     done
 }
 

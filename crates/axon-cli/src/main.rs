@@ -358,8 +358,8 @@ async fn command(cli: Cli, config: Config) -> Outcome {
             action: PlanAction::FromRun { run_id, out },
         } => {
             let store = open_store(&config).await?;
-            let compiled = plans::replay_plan(store.as_ref(), &run_id).await;
-            store.close().await;
+            let compiled = plans::replay_plan(&store, &run_id).await;
+            store.upkeep.close().await;
             plans::write_replay(ui, &compiled?, out.as_deref())?;
             Ok(Exit::Success)
         }
@@ -454,7 +454,7 @@ async fn call(
         }
     }));
     let result = executor.call(call).await;
-    store.close().await;
+    store.upkeep.close().await;
     output::call_result(ui, &result);
     Ok(match &result.error {
         None => Exit::Success,
@@ -470,7 +470,7 @@ async fn tools(config: &Config, ui: output::Ui, format: ToolsFormat) -> Outcome 
     // held tool lists as held.
     let store = open_store(config).await?;
     let executor = executor(config, ui, Some(store.clone()), Imports::All).await;
-    store.close().await;
+    store.upkeep.close().await;
     let specs = executor?.registry().specs();
     match format {
         ToolsFormat::Table => output::tools_table(&specs),
@@ -484,15 +484,22 @@ async fn tools(config: &Config, ui: output::Ui, format: ToolsFormat) -> Outcome 
 async fn history(config: &Config, ui: output::Ui, id: &str) -> Outcome {
     let store = open_store(config).await?;
     let found = if let Some(entry) = store
+        .history
         .by_call_id(id)
         .await
         .map_err(|e| infra(e.to_string()))?
     {
         output::history_calls(ui, id, &[entry]);
         true
-    } else if let Some(run) = store.load(id).await.map_err(|e| infra(e.to_string()))? {
+    } else if let Some(run) = store
+        .runs
+        .load(id)
+        .await
+        .map_err(|e| infra(e.to_string()))?
+    {
         // A run's calls share its id as their correlation id.
         let calls = store
+            .history
             .by_correlation(id)
             .await
             .map_err(|e| infra(e.to_string()))?;
@@ -500,6 +507,7 @@ async fn history(config: &Config, ui: output::Ui, id: &str) -> Outcome {
         true
     } else {
         let entries = store
+            .history
             .by_correlation(id)
             .await
             .map_err(|e| infra(e.to_string()))?;
@@ -509,25 +517,29 @@ async fn history(config: &Config, ui: output::Ui, id: &str) -> Outcome {
         }
         found
     };
-    store.close().await;
+    store.upkeep.close().await;
     if found {
         Ok(Exit::Success)
     } else {
         Err(usage(format!(
             "no call, run or correlation id {id:?} in {}",
-            store.describe()
+            store.health.describe()
         )))
     }
 }
 
 async fn stats(config: &Config, ui: output::Ui) -> Outcome {
     let store = open_store(config).await?;
-    let stats = store.tool_stats().await.map_err(|e| infra(e.to_string()))?;
+    let stats = store
+        .figures
+        .tool_stats()
+        .await
+        .map_err(|e| infra(e.to_string()))?;
     let executor = executor(config, ui, None, Imports::None).await?;
     // The latency figures and `"auto"` values come from history: this process
     // has observed nothing itself.
-    wiring::seed_latencies(&executor, store.as_ref()).await;
-    store.close().await;
+    wiring::seed_latencies(&executor, store.latencies.as_ref()).await;
+    store.upkeep.close().await;
     // The breakers a server uses: the cluster's, when a shared store holds
     // them. This process's own are freshly built and say nothing.
     let mut breakers = Vec::with_capacity(stats.len());
@@ -608,7 +620,7 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
         ),
         ..options
     };
-    let mut server = axon_server::Server::new(runner, store.clone(), options)
+    let mut server = axon_server::Server::new(runner, &store, options)
         .with_metrics(metrics)
         .with_frames(wiring::frame_store(config))
         .taking_over_runs(config.takeover());
@@ -620,14 +632,14 @@ async fn serve(config: &Config, ui: output::Ui, bind: Option<String>) -> Outcome
     if !ui.quiet {
         eprintln!(
             "axon: history in {}; Ctrl-C stops (runs in flight finish or are checkpointed)",
-            store.describe()
+            store.health.describe()
         );
     }
     server
         .serve(listener, shutdown_signal())
         .await
         .map_err(|e| infra(format!("server failed: {e}")))?;
-    store.close().await;
+    store.upkeep.close().await;
     Ok(Exit::Success)
 }
 
@@ -669,7 +681,7 @@ async fn mcp(config: &Config, caps: Vec<String>, ui: output::Ui) -> Outcome {
     let (runner, store) = runner(config, ui, Imports::All).await?;
     // stdout carries the protocol; logs go to stderr (telemetry::init).
     let served = axon_mcp::serve_stdio(runner, &filter).await;
-    store.close().await;
+    store.upkeep.close().await;
     served.map_err(|e| infra(e.to_string()))?;
     Ok(Exit::Success)
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axon_core::{CallResult, Executor, HistoryEntry, ToolSpec};
 use axon_plan::{Plan, PlanEvent, PlanResult, RunRecord, StepOutcome, StepStatus};
-use axon_store::ToolStats;
+use axon_store_roles::ToolStats;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use serde::Serialize;
 use serde_json::{Value, json};

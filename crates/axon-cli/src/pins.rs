@@ -16,8 +16,8 @@ use crate::{Exit, Outcome, infra, output, usage};
 pub(crate) async fn changed(config: &Config, ui: output::Ui) -> Outcome {
     let store = open_store(config).await?;
     let imported = executor(config, ui, Some(store.clone()), Imports::All).await;
-    let pins = StorePins(store.clone()).list().await;
-    store.close().await;
+    let pins = StorePins(store.pins.clone()).list().await;
+    store.upkeep.close().await;
     imported?;
     let held: Vec<_> = pins
         .map_err(|e| infra(format!("store: {e}")))?
@@ -67,11 +67,11 @@ pub(crate) async fn accept(
     fingerprint: Option<&str>,
 ) -> Outcome {
     let store = open_store(config).await?;
-    let pins: Arc<dyn PinStore> = Arc::new(StorePins(store.clone()));
+    let pins: Arc<dyn PinStore> = Arc::new(StorePins(store.pins.clone()));
     let by =
         std::env::var("USER").map_or_else(|_| "cli".to_string(), |user| format!("cli ({user})"));
     let accepted = pin::accept(pins.as_ref(), tool, fingerprint, &by).await;
-    store.close().await;
+    store.upkeep.close().await;
     let pin = accepted.map_err(|e| match e {
         PinError::Store(e) => infra(format!("store: {e}")),
         other => usage(other.to_string()),

@@ -125,10 +125,10 @@ pub(crate) async fn run(
     }
     // Compiled from what the store keeps: secrets masked, never literals.
     let recorded = match record {
-        Some(out) => Some((replay_plan(store.as_ref(), &result.run_id).await, out)),
+        Some(out) => Some((replay_plan(&store, &result.run_id).await, out)),
         None => None,
     };
-    store.close().await;
+    store.upkeep.close().await;
     output::plan_result(ui, &result);
     if let Some((compiled, out)) = recorded {
         write_replay(ui, &compiled?, Some(out))?;
@@ -142,14 +142,15 @@ pub(crate) async fn run(
 
 /// Run `run_id` (as its store keeps it) compiled for replay.
 pub(crate) async fn replay_plan(
-    store: &dyn axon_store::Store,
+    store: &axon_store_roles::Stores,
     run_id: &str,
 ) -> Result<axon_plan::Compiled, Fail> {
     let record = store
+        .runs
         .load(run_id)
         .await
         .map_err(|e| infra(format!("store: {e}")))?
-        .ok_or_else(|| usage(format!("no run {run_id:?} in {}", store.describe())))?;
+        .ok_or_else(|| usage(format!("no run {run_id:?} in {}", store.health.describe())))?;
     Ok(axon_plan::compile_replay(&record))
 }
 

@@ -10,7 +10,8 @@ use axon_cli::config::{self, Config, HistoryBackend};
 use axon_core::{Executor, HistoryStore, ToolRegistry};
 use axon_plan::{Plan, PlanRunner};
 use axon_redis::{RedisShared, SharedConfig};
-use axon_store::{PgStore, Retention, SqliteStore, Store};
+use axon_store::{PgStore, Retention, SqliteStore};
+use axon_store_roles::{ActRows, RecentLatencies, Stores};
 
 use crate::output::Ui;
 use crate::{Fail, infra, usage};
@@ -57,7 +58,7 @@ async fn registry(
     ui: Ui,
     imports: Imports<'_>,
     history: Option<Arc<dyn HistoryStore>>,
-    store: Option<Arc<dyn Store>>,
+    store: Option<Stores>,
 ) -> Result<ToolRegistry, Fail> {
     let mut registry = ToolRegistry::with_utilities();
     let http =
@@ -88,7 +89,7 @@ async fn registry(
     // (another process) translates nothing.
     let act_cache: Arc<dyn ActStore> = match &store {
         _ if !config.browser.act_cache => Arc::new(axon_browser::act::NoActStore),
-        Some(store) => Arc::new(StoreActCache(store.clone())),
+        Some(store) => Arc::new(StoreActCache(store.act_cache.clone())),
         None => Arc::new(axon_browser::act::MemoryActStore::default()),
     };
     axon_browser::act::register_with_cache(&mut registry, browsers, translator, act_cache)
@@ -102,7 +103,7 @@ async fn registry(
     // With a store, each tool's definition is checked against its pin
     // (axon_mcp::pin): a changed one is registered held.
     let pins: Option<Arc<dyn axon_mcp::pin::PinStore>> =
-        store.map(|store| Arc::new(axon_server::StorePins(store)) as _);
+        store.map(|store| Arc::new(axon_server::StorePins(store.pins)) as _);
     let imported = futures::future::join_all(servers.iter().map(|server| {
         let server = (*server).clone();
         async {
@@ -133,7 +134,7 @@ async fn registry(
 
 /// browser_act's cache in the store. Reading or writing it never fails a
 /// step: a failure is logged and the step is translated.
-struct StoreActCache(Arc<dyn Store>);
+struct StoreActCache(Arc<dyn ActRows>);
 
 #[async_trait::async_trait]
 impl ActStore for StoreActCache {
@@ -179,10 +180,11 @@ pub(crate) fn frame_store(config: &Config) -> axon_core::frames::FrameStore {
 }
 
 /// The store: the PostgreSQL database of `[store] url`, else the SQLite file
-/// (`[store] path`), with `[history]`'s retention and durability. A server
+/// (`[store] path`), with `[history]`'s retention and durability, seen
+/// through its roles (each consumer is given the ones it uses). A server
 /// that takes runs over (`[store] takeover`) hands its own runs to the other
 /// replicas. A store that cannot be opened is exit 3, naming it.
-pub(crate) async fn open_store(config: &Config) -> Result<Arc<dyn Store>, Fail> {
+pub(crate) async fn open_store(config: &Config) -> Result<Stores, Fail> {
     let retention = Retention {
         max_per_correlation: config.history.max_per_correlation,
         max_calls: config.history.max_calls,
@@ -196,20 +198,20 @@ pub(crate) async fn open_store(config: &Config) -> Result<Arc<dyn Store>, Fail> 
         .map_err(|e: axon_core::UnknownName| usage(e.to_string()))?;
     let failed = |e: axon_core::StoreError| infra(format!("store: {e}"));
     Ok(match &config.store.url {
-        Some(url) => Arc::new(
+        Some(url) => Stores::of(Arc::new(
             PgStore::open(url, config.store.schema.as_deref(), retention)
                 .await
                 .map_err(failed)?
                 .with_durability(durability)
                 .with_handoff(config.takeover()),
-        ),
-        None => Arc::new(
+        )),
+        None => Stores::of(Arc::new(
             SqliteStore::open(config.store_path(), retention)
                 .await
                 .map_err(failed)?
                 .with_durability(durability)
                 .with_handoff(config.takeover()),
-        ),
+        )),
     })
 }
 
@@ -219,12 +221,12 @@ pub(crate) async fn open_store(config: &Config) -> Result<Arc<dyn Store>, Fail> 
 pub(crate) async fn executor(
     config: &Config,
     ui: Ui,
-    store: Option<Arc<dyn Store>>,
+    store: Option<Stores>,
     imports: Imports<'_>,
 ) -> Result<Executor, Fail> {
     let history: Option<Arc<dyn HistoryStore>> = match (&store, config.history.backend) {
         (Some(_), HistoryBackend::Memory) => Some(Arc::new(axon_core::InMemoryHistory::new())),
-        (Some(store), HistoryBackend::Sqlite) => Some(store.clone()),
+        (Some(store), HistoryBackend::Sqlite) => Some(store.history.clone()),
         (None, _) => None,
     };
     let tools = registry(config, ui, imports, history.clone(), store.clone()).await?;
@@ -247,7 +249,7 @@ pub(crate) async fn executor(
     // Calls that wait for a person are parked in the store, where any
     // process on it (`axon approvals`, another replica) can decide them.
     if let Some(store) = &store {
-        builder = builder.approvals(store.clone());
+        builder = builder.approvals(store.approvals.clone());
     }
     // Only commands that make calls share the cluster's breakers.
     if store.is_some()
@@ -257,7 +259,7 @@ pub(crate) async fn executor(
     }
     let executor = builder.build().map_err(|e| usage(format!("config: {e}")))?;
     if let Some(store) = store {
-        seed_latencies(&executor, store.as_ref()).await;
+        seed_latencies(&executor, store.latencies.as_ref()).await;
     }
     Ok(executor)
 }
@@ -302,7 +304,7 @@ pub(crate) fn shared_health() -> Option<axon_server::HealthCheck> {
 /// `"auto"` timeouts and hedges in a new process start from what the earlier
 /// ones saw. A store that cannot be read leaves them empty: that only costs the
 /// ceiling timeout until the tool has answered a few times.
-pub(crate) async fn seed_latencies(executor: &Executor, store: &dyn Store) {
+pub(crate) async fn seed_latencies(executor: &Executor, store: &dyn RecentLatencies) {
     let since = axon_core::Timestamp::now().unix_ms() as i64 - 24 * 3600 * 1000;
     let window = axon_core::policy::adaptive::WINDOW_SAMPLES as u32;
     match store.recent_latencies(window, since).await {
@@ -324,9 +326,10 @@ pub(crate) async fn runner(
     config: &Config,
     ui: Ui,
     imports: Imports<'_>,
-) -> Result<(PlanRunner, Arc<dyn Store>), Fail> {
+) -> Result<(PlanRunner, Stores), Fail> {
     let store = open_store(config).await?;
     let executor = executor(config, ui, Some(store.clone()), imports).await?;
-    let runner = PlanRunner::with_store(executor, store.clone()).with_secrets(config.secrets());
+    let runner = PlanRunner::with_stores(executor, store.runs.clone(), store.keys.clone())
+        .with_secrets(config.secrets());
     Ok((runner, store))
 }

@@ -197,7 +197,7 @@ pub enum PinError {
 }
 
 /// Where pins are kept: the store every replica shares (the CLI adapts
-/// `axon_store::Store`), or [`MemoryPins`].
+/// `axon_store_roles::PinRows` as `axon_server::StorePins`), or [`MemoryPins`].
 #[async_trait]
 pub trait PinStore: Send + Sync + 'static {
     /// The pin of `tool`, if one was made.

@@ -10,6 +10,7 @@
 #![warn(missing_docs)]
 
 pub mod graph;
+pub mod idempotency;
 pub mod plan;
 pub mod replay;
 pub mod result;
@@ -20,11 +21,12 @@ pub mod template;
 pub mod validate;
 
 pub use graph::{GraphFormat, render as render_graph};
+pub use idempotency::{Idempotency, IdempotencyBegin};
 pub use plan::{DEFAULT_MAX_PARALLEL, Fallback, ParseError, Plan, Step, StepRef};
 pub use replay::{Compiled, Kept, compile as compile_replay};
 pub use result::{PlanResult, RunStatus, StepOutcome, StepStatus};
 pub use run::{PlanEvent, PlanRunner, RunOptions};
 pub use secrets::{SecretError, SecretSource, Secrets};
-pub use store::{Claim, IdempotencyBegin, InMemoryRunStore, RunRecord, RunStore, complete_result};
+pub use store::{Claim, InMemoryRunStore, RunRecord, RunStore, complete_result};
 pub use template::TemplateError;
 pub use validate::{Graph, PlanErrors, PlanProblem, validate};

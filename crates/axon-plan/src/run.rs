@@ -26,10 +26,11 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 use tracing::Instrument;
 
+use crate::idempotency::{Idempotency, IdempotencyBegin};
 use crate::plan::Plan;
 pub use crate::result::{PlanResult, RunStatus, StepOutcome, StepStatus};
 use crate::secrets::Secrets;
-use crate::store::{IdempotencyBegin, InMemoryRunStore, RunStore};
+use crate::store::{InMemoryRunStore, RunStore};
 use crate::template::{TemplateSource, templates_in};
 use crate::validate::{Graph, PlanErrors, PlanProblem, validate};
 
@@ -140,6 +141,8 @@ pub struct RunOptions {
 pub struct PlanRunner {
     executor: Executor,
     store: Arc<dyn RunStore>,
+    /// Where steps with an `idempotency_key` claim it.
+    keys: Arc<dyn Idempotency>,
     secrets: Arc<Secrets>,
 }
 
@@ -149,11 +152,22 @@ impl PlanRunner {
         Self::with_store(executor, Arc::new(InMemoryRunStore::new()))
     }
 
-    /// A runner that keeps runs in `store`.
-    pub fn with_store(executor: Executor, store: Arc<dyn RunStore>) -> Self {
+    /// A runner that keeps runs, and its steps' idempotency keys, in `store`.
+    pub fn with_store<S: RunStore + Idempotency>(executor: Executor, store: Arc<S>) -> Self {
+        Self::with_stores(executor, store.clone(), store)
+    }
+
+    /// A runner that keeps runs in `runs` and its steps' idempotency keys in
+    /// `keys` (the two roles of one store, held apart).
+    pub fn with_stores(
+        executor: Executor,
+        runs: Arc<dyn RunStore>,
+        keys: Arc<dyn Idempotency>,
+    ) -> Self {
         PlanRunner {
             executor,
-            store,
+            store: runs,
+            keys,
             secrets: Arc::new(Secrets::new()),
         }
     }
@@ -327,7 +341,7 @@ fn uncalled(
 /// failed call gives the key up, so that a resumed run calls again.
 async fn keyed_call(
     executor: &Executor,
-    store: &dyn RunStore,
+    store: &dyn Idempotency,
     key: &str,
     call: ToolCall,
     recorded: &Recorded,

@@ -12,6 +12,7 @@ use axon_core::StoreError;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
+use crate::idempotency::{Idempotency, IdempotencyBegin};
 use crate::plan::Plan;
 use crate::result::{PlanResult, StepOutcome};
 
@@ -58,19 +59,6 @@ pub fn complete_result(
     result
 }
 
-/// What [`RunStore::idempotency_begin`] found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum IdempotencyBegin {
-    /// No request with this key: this one runs.
-    New,
-    /// The first request's answer (JSON), to send again.
-    Replay(String),
-    /// The first request is still running.
-    InFlight,
-    /// The key was used for a different request.
-    Mismatch,
-}
-
 /// Where runs and their checkpoints are kept.
 #[async_trait]
 pub trait RunStore: Send + Sync + 'static {
@@ -98,34 +86,6 @@ pub trait RunStore: Send + Sync + 'static {
     async fn claim(&self, run_id: &str) -> Result<Claim, StoreError> {
         let _ = run_id;
         Ok(Claim::none())
-    }
-
-    /// Claim an idempotency key for a request with `fingerprint` (a digest of
-    /// what was asked): [`IdempotencyBegin::New`] when this request is the
-    /// first (or an earlier one was abandoned, or is stale); otherwise what the
-    /// first one left. Plan steps with an `idempotency_key` and
-    /// `Idempotency-Key` HTTP calls use it. The default keeps no keys: every
-    /// request is new.
-    async fn idempotency_begin(
-        &self,
-        key: &str,
-        fingerprint: &str,
-    ) -> Result<IdempotencyBegin, StoreError> {
-        let _ = (key, fingerprint);
-        Ok(IdempotencyBegin::New)
-    }
-
-    /// Keep the answer (JSON) of the request that claimed `key`.
-    async fn idempotency_finish(&self, key: &str, result: &str) -> Result<(), StoreError> {
-        let _ = (key, result);
-        Ok(())
-    }
-
-    /// Give up a claim without an answer (the request went away or failed):
-    /// the next request with the key runs.
-    async fn idempotency_abandon(&self, key: &str) -> Result<(), StoreError> {
-        let _ = key;
-        Ok(())
     }
 }
 
@@ -224,7 +184,7 @@ fn poisoned() -> StoreError {
 }
 
 #[async_trait]
-impl RunStore for InMemoryRunStore {
+impl Idempotency for InMemoryRunStore {
     async fn idempotency_begin(
         &self,
         key: &str,
@@ -256,7 +216,10 @@ impl RunStore for InMemoryRunStore {
         }
         Ok(())
     }
+}
 
+#[async_trait]
+impl RunStore for InMemoryRunStore {
     async fn load(&self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {
         let runs = self.runs.lock().map_err(|_| poisoned())?;
         Ok(runs.get(run_id).map(|record| RunRecord {

@@ -16,7 +16,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use axon_core::{Executor, ToolRegistry};
 use axon_plan::PlanRunner;
 use axon_server::{IdpOptions, IssuerOptions, ScopeGrant, Server, ServerOptions};
-use axon_store::{Retention, SqliteStore, Store};
+use axon_store::{Retention, SqliteStore};
+use axon_store_roles::Stores;
 use axum::body::Body;
 use axum::http::Request;
 use base64::Engine;
@@ -115,7 +116,7 @@ fn bench(c: &mut Criterion) {
             admin: false,
         }];
         let path = std::env::temp_dir().join(format!("axon-bench-auth-{}.db", std::process::id()));
-        let store: Arc<dyn Store> = Arc::new(
+        let store = Arc::new(
             SqliteStore::open(&path, Retention::default())
                 .await
                 .expect("store"),
@@ -125,7 +126,7 @@ fn bench(c: &mut Criterion) {
             .expect("executor");
         let server = Server::new(
             PlanRunner::with_store(executor, store.clone()),
-            store,
+            &Stores::of(store),
             ServerOptions {
                 auth_tokens: vec!["static-token".into()],
                 idp: IdpOptions {

@@ -102,10 +102,11 @@ pub(crate) async fn call_tool(
         Ok(key) => key,
         Err(problem) => return problem.into_response(),
     };
-    let claim = match crate::idempotency::begin(&state.store, &access, key, &call, streamed).await {
-        Ok(claim) => claim,
-        Err(response) => return response,
-    };
+    let claim =
+        match crate::idempotency::begin(&state.store.keys, &access, key, &call, streamed).await {
+            Ok(claim) => claim,
+            Err(response) => return response,
+        };
     if let Some(claim) = &claim {
         claim.listen(&mut call);
     }
@@ -277,7 +278,7 @@ pub(crate) async fn tool(
         return Err(Problem::not_found(format!("no tool {name:?}")));
     };
     access.check_tool(&name, "/name")?;
-    let pin = crate::pins::view(&state.store, &name).await?;
+    let pin = crate::pins::view(&state.store.pins, &name).await?;
     Ok(Json(
         json!({"tool": tool.spec(), "policy": policy, "breaker": breaker_json(executor, &name).await, "pin": pin}),
     ))
@@ -336,7 +337,12 @@ pub(crate) async fn history(
 /// `GET /v1/stats`: per tool, from history, with each breaker's state and the
 /// timeout and hedge delay in force.
 pub(crate) async fn stats(State(state): State<Arc<AppState>>) -> Result<Json<Value>, Problem> {
-    let stats = state.store.tool_stats().await.map_err(store_failed)?;
+    let stats = state
+        .store
+        .figures
+        .tool_stats()
+        .await
+        .map_err(store_failed)?;
     let executor = state.executor();
     let mut tools: Vec<Value> = Vec::with_capacity(stats.len());
     for s in stats {

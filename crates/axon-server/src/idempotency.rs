@@ -22,7 +22,7 @@
 use std::sync::Arc;
 
 use axon_core::{CallResult, ToolCall};
-use axon_store::{IdempotencyBegin, Store};
+use axon_plan::{Idempotency, IdempotencyBegin};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
@@ -44,7 +44,7 @@ pub(crate) const MAX_KEY_LEN: usize = 255;
 /// the result. Dropped unfinished (the client went away, the handler was
 /// cancelled), it gives the key up.
 pub(crate) struct KeyClaim {
-    store: Arc<dyn Store>,
+    store: Arc<dyn Idempotency>,
     key: String,
     finished: bool,
     /// The result as history keeps it (secrets masked), heard from the call.
@@ -151,7 +151,7 @@ pub(crate) fn key<'a>(
 /// `Ok(Some(claim))` when this request is the key's first and runs, and
 /// `Err(response)` when it must not run (the replayed result, or a problem).
 pub(crate) async fn begin(
-    store: &Arc<dyn Store>,
+    store: &Arc<dyn Idempotency>,
     access: &Access,
     key: Option<&str>,
     call: &ToolCall,

@@ -51,6 +51,7 @@ mod ops;
 mod pins;
 pub mod problem;
 mod runs;
+mod stores;
 mod takeover;
 
 use std::collections::HashMap;
@@ -61,7 +62,7 @@ use std::time::Duration;
 
 use axon_core::{CancellationToken, Executor};
 use axon_plan::PlanRunner;
-use axon_store::Store;
+use axon_store_roles::Stores;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
@@ -169,7 +170,8 @@ pub(crate) struct Running {
 
 pub(crate) struct AppState {
     runner: PlanRunner,
-    store: Arc<dyn Store>,
+    /// The roles of the store the handlers use (`stores.rs`).
+    store: stores::ServerStores,
     metrics: Option<PrometheusHandle>,
     options: ServerOptions,
     /// The trusted issuers and their keys (`None`: static tokens only).
@@ -224,8 +226,10 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server over `runner` (whose executor records into `store`'s history).
-    pub fn new(runner: PlanRunner, store: Arc<dyn Store>, options: ServerOptions) -> Self {
+    /// A server over `runner` (whose executor records into the history of
+    /// `stores`, and whose runs are kept there): it keeps the roles of the
+    /// store its handlers use.
+    pub fn new(runner: PlanRunner, stores: &Stores, options: ServerOptions) -> Self {
         // With scoped tokens or an identity provider, a tenant's plans read
         // only the secrets it was granted (issue 59).
         let idp = idp::Idp::new(&options.idp).map(Arc::new);
@@ -242,7 +246,7 @@ impl Server {
         Server {
             state: Arc::new(AppState {
                 runner,
-                store,
+                store: stores::ServerStores::of(stores),
                 metrics: None,
                 options,
                 idp,

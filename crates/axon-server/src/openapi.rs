@@ -220,7 +220,7 @@ fn build() -> Value {
         },
     });
     let run_summary = generator
-        .subschema_for::<axon_store::RunSummary>()
+        .subschema_for::<axon_store_roles::RunSummary>()
         .to_value();
     generator.subschema_for::<axon_plan::Plan>();
     let key_breaker = generator

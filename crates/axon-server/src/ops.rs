@@ -43,10 +43,10 @@ pub struct MetricsError {
 /// `GET /healthz`: 200 `{"status":"ok"}` when every component works, 503
 /// `{"status":"degraded"}` otherwise, each component with its own status.
 pub(crate) async fn healthz(State(state): State<Arc<AppState>>) -> Response {
-    let store = match state.store.check_writable().await {
-        Ok(()) => json!({"status": "ok", "target": state.store.describe()}),
+    let store = match state.store.health.check_writable().await {
+        Ok(()) => json!({"status": "ok", "target": state.store.health.describe()}),
         Err(e) => {
-            json!({"status": "failing", "target": state.store.describe(), "error": e.to_string()})
+            json!({"status": "failing", "target": state.store.health.describe(), "error": e.to_string()})
         }
     };
     let healthy = store["status"] == "ok";

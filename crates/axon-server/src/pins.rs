@@ -9,7 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use axon_core::StoreError;
 use axon_mcp::pin::{self, Pin, PinError, PinStatus, PinStore};
-use axon_store::Store;
+use axon_store_roles::PinRows;
 use axum::Json;
 use axum::extract::{Extension, Path, Query, State};
 use serde::Deserialize;
@@ -22,7 +22,7 @@ use crate::problem::store_failed;
 
 /// The store's pins as a [`PinStore`]: what `axon serve`, `axon mcp` and the
 /// CLI import through, so that all of them see one pin per tool.
-pub struct StorePins(pub Arc<dyn Store>);
+pub struct StorePins(pub Arc<dyn PinRows>);
 
 #[async_trait]
 impl PinStore for StorePins {
@@ -57,7 +57,7 @@ fn parse(json: &str) -> Result<Pin, StoreError> {
 
 /// The pin of `tool` as `GET /v1/tools/{name}` shows it (`null` for a tool
 /// that is not imported, or imported with `pin = "off"`).
-pub(crate) async fn view(store: &Arc<dyn Store>, tool: &str) -> Result<Value, Problem> {
+pub(crate) async fn view(store: &Arc<dyn PinRows>, tool: &str) -> Result<Value, Problem> {
     let pin = StorePins(store.clone())
         .get(tool)
         .await
@@ -91,7 +91,7 @@ pub(crate) async fn list(
             "status",
         ));
     }
-    let pins = StorePins(state.store.clone())
+    let pins = StorePins(state.store.pins.clone())
         .list()
         .await
         .map_err(store_failed)?;
@@ -123,7 +123,7 @@ pub(crate) async fn accept(
         Some(tenant) => format!("api ({tenant})"),
         None => "api".to_string(),
     };
-    let store = StorePins(state.store.clone());
+    let store = StorePins(state.store.pins.clone());
     match pin::accept(&store, &tool, query.fingerprint.as_deref(), &by).await {
         Ok(pin) => Ok(Json(pin.view())),
         Err(e @ PinError::NotFound(_)) => Err(Problem::not_found(e.to_string())),

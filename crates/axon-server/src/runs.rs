@@ -379,6 +379,7 @@ async fn enqueue(
     let _one_at_a_time = state.enqueueing.lock().await;
     let waiting = state
         .store
+        .queue
         .pending_runs(cap as u32)
         .await
         .map_err(store_failed)?;
@@ -393,7 +394,7 @@ async fn enqueue(
     if !owner.is_process() {
         queued_share(state, &owner, &waiting, cap).await?;
     }
-    let stored = state.store.enqueue(run_id, plan, &owner);
+    let stored = state.store.queue.enqueue(run_id, plan, &owner);
     stored.await.map_err(|e| match e {
         StoreError::Conflict { message } => {
             Problem::new(StatusCode::CONFLICT, "run exists", message)
@@ -529,11 +530,11 @@ async fn waits_for_approval(state: &AppState, id: &str) -> Result<bool, Problem>
 /// its lease: `running` (another replica), `queued` (a replica will take it up)
 /// or `interrupted`.
 async fn unfinished_status(state: &AppState, id: &str) -> Result<&'static str, Problem> {
-    let hold = state.store.run_hold(id).await.map_err(store_failed)?;
+    let hold = state.store.queue.run_hold(id).await.map_err(store_failed)?;
     Ok(match hold {
-        axon_store::RunHold::Held => "running",
-        axon_store::RunHold::Pending => "queued",
-        axon_store::RunHold::Free => "interrupted",
+        axon_store_roles::RunHold::Held => "running",
+        axon_store_roles::RunHold::Pending => "queued",
+        axon_store_roles::RunHold::Free => "interrupted",
     })
 }
 
@@ -564,9 +565,9 @@ pub(crate) async fn list(
     let wanted = query.status.as_deref();
     let filter = match wanted {
         None => None,
-        Some("running" | "queued" | "interrupted") => Some(axon_store::RunFilter::Unfinished),
+        Some("running" | "queued" | "interrupted") => Some(axon_store_roles::RunFilter::Unfinished),
         Some(ended @ ("succeeded" | "failed" | "cancelled")) => {
-            Some(axon_store::RunFilter::Ended(ended.to_string()))
+            Some(axon_store_roles::RunFilter::Ended(ended.to_string()))
         }
         Some(other) => {
             return Err(Problem::bad_request(
@@ -579,7 +580,8 @@ pub(crate) async fn list(
     };
     let rows = state
         .store
-        .list_runs(&axon_store::RunQuery {
+        .listing
+        .list_runs(&axon_store_roles::RunQuery {
             status: filter,
             before_ms: query.before,
             limit,
@@ -597,7 +599,7 @@ pub(crate) async fn list(
         .keys()
         .cloned()
         .collect();
-    let mut runs: Vec<axon_store::RunSummary> = Vec::with_capacity(rows.len());
+    let mut runs: Vec<axon_store_roles::RunSummary> = Vec::with_capacity(rows.len());
     for mut run in rows {
         if running.contains(&run.run_id) {
             run.status = Some("running".into());

@@ -40,7 +40,7 @@ pub(crate) async fn take_over(state: Arc<AppState>, stop: CancellationToken) {
         if room == 0 {
             continue;
         }
-        let pending = match state.store.pending_runs(room as u32).await {
+        let pending = match state.store.queue.pending_runs(room as u32).await {
             Ok(pending) => pending,
             Err(e) => {
                 tracing::warn!(error = %e, "could not look for runs to take over");
@@ -59,7 +59,7 @@ pub(crate) async fn take_over(state: Arc<AppState>, stop: CancellationToken) {
             if here || refused.contains(&run_id) {
                 continue;
             }
-            let record = match state.store.load(&run_id).await {
+            let record = match state.runner.store().load(&run_id).await {
                 Ok(Some(record)) => record,
                 Ok(None) => continue,
                 Err(e) => {

@@ -2,36 +2,43 @@
 //!
 //! Durable stores: call history ([`HistoryStore`](axon_core::HistoryStore)),
 //! plan runs with their step checkpoints ([`RunStore`](axon_plan::RunStore)),
-//! and what a server keeps beside them (idempotency keys, the act cache,
-//! pinned imports, approvals), behind one trait, [`Store`]. History and
-//! checkpoints survive restarts, so `axon history` can explain yesterday's run
-//! and a killed run resumes where it stopped.
+//! and what a server keeps beside them, in SQLite ([`SqliteStore`], the
+//! embedded default) or PostgreSQL ([`PgStore`], replicas sharing a
+//! database). History and checkpoints survive restarts, so `axon history`
+//! can explain yesterday's run and a killed run resumes where it stopped.
 //!
-//! The rooms: `store.rs` (the trait and its records), `sqlite.rs` (the
-//! embedded default, one file in WAL mode), `postgres.rs` (replicas sharing a
-//! database), `writer.rs` (the group-commit history writer both use),
-//! `pins.rs` and `approvals.rs` (one statement text for both dialects), and
-//! this file: the helpers both dialects share (run claims, rows read back,
-//! figures). Each row keeps the whole record as JSON beside the few columns
-//! that queries filter on, so the same tables and statements serve both.
+//! There is no one store trait: each store implements the roles its
+//! consumers ask for (`axon_store_roles`: history, runs, idempotency keys,
+//! approvals, pins, the act cache, the run queue, the runs listing, figures,
+//! health, upkeep), and `axon_store_roles::Stores::of` hands them out.
+//!
+//! The rooms: `sqlite.rs` and `postgres.rs` (opening, migrating, the
+//! history and the statements each dialect writes its own way),
+//! `writer.rs` (the group-commit history writer both use), one file per role
+//! whose statements both dialects share (`runs.rs`, `idempotency.rs`,
+//! `approvals.rs`, `pins.rs`, `act_cache.rs`, `queue.rs`, `figures.rs`),
+//! `settings.rs` (durability, retention), and this file: the helpers both
+//! dialects share (run claims, rows read back, figures). Each row keeps the
+//! whole record as JSON beside the few columns that queries filter on, so the
+//! same tables and statements serve both.
 
 #![warn(missing_docs)]
 
+mod act_cache;
 mod approvals;
+mod figures;
+mod idempotency;
 mod pins;
 mod postgres;
+mod queue;
 mod runs;
+mod settings;
 mod sqlite;
-mod store;
 mod writer;
 
-pub use pins::PinRows;
 pub use postgres::PgStore;
+pub use settings::{Durability, IDEMPOTENCY_STALE_MS, IDEMPOTENCY_TTL_MS, Retention};
 pub use sqlite::SqliteStore;
-pub use store::{
-    ACT_CACHE_ENTRIES, Durability, IDEMPOTENCY_STALE_MS, IDEMPOTENCY_TTL_MS, IdempotencyBegin,
-    RECENT_LATENCY_ROWS, Retention, RunFilter, RunHold, RunQuery, RunSummary, Store, ToolStats,
-};
 pub(crate) use writer::{Batches, Row, Writer, ids_to_trim};
 
 use std::path::Path;
@@ -39,6 +46,7 @@ use std::time::Duration;
 
 use axon_core::{HistoryStats, StoreError, Timestamp};
 use axon_plan::{Claim, Plan, PlanResult, RunRecord, StepOutcome};
+use axon_store_roles::{RunHold, RunSummary, ToolStats};
 
 /// This process, as a holder of run claims.
 #[derive(Clone)]
@@ -262,21 +270,6 @@ pub(crate) fn tool_stats_of(
         s.p95_ms = rank(0.95);
     }
     out
-}
-
-/// What holds an idempotency key that could not be claimed: `found` is its
-/// (fingerprint, result), if the row is still there.
-pub(crate) fn idempotency_found(
-    found: Option<(&str, Option<String>)>,
-    fingerprint: &str,
-) -> IdempotencyBegin {
-    match found {
-        // Abandoned between the two statements: claim it next time.
-        None => IdempotencyBegin::InFlight,
-        Some((theirs, _)) if theirs != fingerprint => IdempotencyBegin::Mismatch,
-        Some((_, Some(result))) => IdempotencyBegin::Replay(result),
-        Some((_, None)) => IdempotencyBegin::InFlight,
-    }
 }
 
 /// Durations per tool from (tool, duration ms) rows sorted by tool.

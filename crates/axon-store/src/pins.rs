@@ -5,6 +5,7 @@
 
 use async_trait::async_trait;
 use axon_core::StoreError;
+use axon_store_roles::PinRows;
 
 use crate::{err, now_ms};
 
@@ -12,21 +13,6 @@ const GET: &str = "SELECT entry FROM tool_pins WHERE tool = $1";
 const PUT: &str = "INSERT INTO tool_pins (tool, entry, updated_at_ms) VALUES ($1, $2, $3) \
      ON CONFLICT (tool) DO UPDATE SET entry = $2, updated_at_ms = $3";
 const LIST: &str = "SELECT entry FROM tool_pins ORDER BY tool";
-
-/// The pins in the store. They live there so that every replica holds a
-/// changed tool and an acceptance on one reaches all.
-#[async_trait]
-pub trait PinRows {
-    /// The pin (JSON: `axon_mcp::pin::Pin`) of the imported tool `tool`, if
-    /// one was made.
-    async fn pin_get(&self, tool: &str) -> Result<Option<String>, StoreError>;
-
-    /// Write the pin `entry` (JSON) of `tool`.
-    async fn pin_put(&self, tool: &str, entry: &str) -> Result<(), StoreError>;
-
-    /// Every pin (JSON), by tool name.
-    async fn pin_list(&self) -> Result<Vec<String>, StoreError>;
-}
 
 macro_rules! pins_in {
     ($store:ty) => {

@@ -13,10 +13,14 @@ use axon_plan::{Claim, Plan};
 use sqlx::Row as _;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 
+use axon_store_roles::{
+    Health, RECENT_LATENCY_ROWS, RecentLatencies, RunFilter, RunListing, RunQuery, RunSummary,
+    Upkeep,
+};
+
 use crate::{
-    Batches, CLAIM_STALE_MS, IDEMPOTENCY_TTL_MS, Owner, RECENT_LATENCY_ROWS, Retention, Row,
-    RunFilter, RunQuery, RunSummary, Writer, decode, encode, err, holder_of, now_ms,
-    run_summary_of, taken_by,
+    Batches, CLAIM_STALE_MS, IDEMPOTENCY_TTL_MS, Owner, Retention, Row, Writer, decode, encode,
+    err, holder_of, now_ms, run_summary_of, taken_by,
 };
 
 /// How long opening the store waits for a connection: a database that cannot
@@ -30,8 +34,8 @@ pub struct PgStore {
     pub(crate) pool: PgPool,
     target: String,
     retention: Retention,
-    writer: Writer,
-    owner: Owner,
+    pub(crate) writer: Writer,
+    pub(crate) owner: Owner,
     handoff: bool,
 }
 
@@ -136,7 +140,7 @@ impl PgStore {
     }
 
     /// Runs begun through this store may be taken up by another replica when
-    /// this one stops running them ([`Store::pending_runs`]).
+    /// this one stops running them ([`RunQueue::pending_runs`](axon_store_roles::RunQueue::pending_runs)).
     pub fn with_handoff(mut self, handoff: bool) -> Self {
         self.handoff = handoff;
         self
@@ -413,11 +417,31 @@ crate::runs::run_store!(PgStore, {
 /// The runs waiting for a replica, oldest first: its condition is the
 /// partial index `runs_unfinished_handoff`'s, word for word, so that the
 /// index is read instead of every run.
-const PENDING_RUNS: &str = "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
+pub(crate) const PENDING_RUNS: &str = "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
      LEFT JOIN run_claims c ON c.run_id = r.run_id \
      WHERE r.result IS NULL AND r.handoff ORDER BY r.updated_at_ms LIMIT $1";
 
-crate::store::store_impl!(PgStore, pending_runs: PENDING_RUNS, {
+#[async_trait]
+impl Upkeep for PgStore {
+    async fn prune(&self) -> Result<(), StoreError> {
+        self.writer.flush().await?;
+        prune(&self.pool, &self.retention).await
+    }
+
+    async fn flush(&self) -> Result<(), StoreError> {
+        self.writer.flush().await
+    }
+
+    /// Commit the history queued so far, then close the pool. Records after
+    /// this fail.
+    async fn close(&self) {
+        self.writer.close().await;
+        self.pool.close().await;
+    }
+}
+
+#[async_trait]
+impl Health for PgStore {
     async fn check_writable(&self) -> Result<(), StoreError> {
         sqlx::query(
             "INSERT INTO health (id, at_ms) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at_ms = $1",
@@ -429,38 +453,13 @@ crate::store::store_impl!(PgStore, pending_runs: PENDING_RUNS, {
         .map_err(err)
     }
 
-    async fn recent_latencies(
-        &self,
-        per_tool: u32,
-        since_ms: i64,
-    ) -> Result<Vec<(String, Vec<u64>)>, StoreError> {
-        self.writer.flush().await?;
-        let rows = sqlx::query(
-            "SELECT tool, duration_ms FROM ( \
-                 SELECT tool, duration_ms, started_at_ms, ROW_NUMBER() OVER \
-                     (PARTITION BY tool ORDER BY started_at_ms DESC) AS n \
-                 FROM calls WHERE seq > (SELECT coalesce(max(seq), 0) FROM calls) - $1 \
-                     AND started_at_ms >= $2 AND success AND NOT retried) t \
-             WHERE n <= $3 ORDER BY tool, started_at_ms",
-        )
-        .bind(RECENT_LATENCY_ROWS)
-        .bind(since_ms)
-        .bind(i64::from(per_tool))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(err)?;
-        Ok(crate::latencies_of(rows.iter().map(|row| {
-            (
-                row.get::<String, _>("tool"),
-                row.get::<i64, _>("duration_ms"),
-            )
-        })))
-    }
-
     fn describe(&self) -> String {
         self.target.clone()
     }
+}
 
+#[async_trait]
+impl RunListing for PgStore {
     async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
         let count = |statuses: &str| {
             format!(
@@ -503,12 +502,38 @@ crate::store::store_impl!(PgStore, pending_runs: PENDING_RUNS, {
             .map_err(err)?;
         Ok(rows.iter().map(run_summary_of).collect())
     }
+}
 
-    async fn prune(&self) -> Result<(), StoreError> {
+#[async_trait]
+impl RecentLatencies for PgStore {
+    async fn recent_latencies(
+        &self,
+        per_tool: u32,
+        since_ms: i64,
+    ) -> Result<Vec<(String, Vec<u64>)>, StoreError> {
         self.writer.flush().await?;
-        prune(&self.pool, &self.retention).await
+        let rows = sqlx::query(
+            "SELECT tool, duration_ms FROM ( \
+                 SELECT tool, duration_ms, started_at_ms, ROW_NUMBER() OVER \
+                     (PARTITION BY tool ORDER BY started_at_ms DESC) AS n \
+                 FROM calls WHERE seq > (SELECT coalesce(max(seq), 0) FROM calls) - $1 \
+                     AND started_at_ms >= $2 AND success AND NOT retried) t \
+             WHERE n <= $3 ORDER BY tool, started_at_ms",
+        )
+        .bind(RECENT_LATENCY_ROWS)
+        .bind(since_ms)
+        .bind(i64::from(per_tool))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(err)?;
+        Ok(crate::latencies_of(rows.iter().map(|row| {
+            (
+                row.get::<String, _>("tool"),
+                row.get::<i64, _>("duration_ms"),
+            )
+        })))
     }
-});
+}
 
 /// Whether a PostgreSQL URL names its user (`postgres://user@host/db` or
 /// `?user=`).

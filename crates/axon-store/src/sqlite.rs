@@ -12,10 +12,14 @@ use sqlx::Row as _;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, SqliteConnection};
 
+use axon_store_roles::{
+    Health, RECENT_LATENCY_ROWS, RecentLatencies, RunFilter, RunListing, RunQuery, RunSummary,
+    Upkeep,
+};
+
 use crate::{
-    Batches, CLAIM_STALE_MS, Durability, IDEMPOTENCY_TTL_MS, Owner, RECENT_LATENCY_ROWS, Retention,
-    Row, RunFilter, RunQuery, RunSummary, Store, Writer, decode, encode, err, history_stats,
-    latencies_of, now_ms, run_summary_of, taken_by,
+    Batches, CLAIM_STALE_MS, Durability, IDEMPOTENCY_TTL_MS, Owner, Retention, Row, Writer, decode,
+    encode, err, history_stats, latencies_of, now_ms, run_summary_of, taken_by,
 };
 
 /// History and runs in one SQLite file.
@@ -26,15 +30,15 @@ use crate::{
 /// once its row is committed; with `Async` once it is queued (the queue is
 /// bounded: a writer that falls behind slows callers down rather than losing
 /// rows). Every read of history first waits for the rows queued before it, so a
-/// caller always reads its own writes, and [`close`](SqliteStore::close) commits
+/// caller always reads its own writes, and [`close`](axon_store_roles::Upkeep::close) commits
 /// everything queued. A call that ran a plan step checkpoints the step in the
 /// same transaction as its history row.
 pub struct SqliteStore {
     pub(crate) pool: SqlitePool,
     path: PathBuf,
     retention: Retention,
-    writer: Writer,
-    owner: Owner,
+    pub(crate) writer: Writer,
+    pub(crate) owner: Owner,
     handoff: bool,
 }
 
@@ -117,7 +121,7 @@ impl SqliteStore {
     }
 
     /// Runs begun through this store may be taken up by another process when
-    /// this one stops running them ([`Store::pending_runs`]): what a server
+    /// this one stops running them ([`RunQueue::pending_runs`](axon_store_roles::RunQueue::pending_runs)): what a server
     /// replica in a cluster sets. Off by default, so a run stopped by Ctrl-C
     /// waits for its user.
     pub fn with_handoff(mut self, handoff: bool) -> Self {
@@ -136,18 +140,33 @@ impl SqliteStore {
 /// The runs waiting for a replica, oldest first: its condition is the
 /// partial index `runs_unfinished_handoff`'s, word for word, so that the
 /// index is read instead of every run.
-const PENDING_RUNS: &str = "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
+pub(crate) const PENDING_RUNS: &str = "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
      LEFT JOIN run_claims c ON c.run_id = r.run_id \
      WHERE r.result IS NULL AND r.handoff = 1 ORDER BY r.updated_at_ms LIMIT $1";
 
-crate::store::store_impl!(SqliteStore, pending_runs: PENDING_RUNS, {
+#[async_trait]
+impl Upkeep for SqliteStore {
     /// Drop history older than `max_age` and beyond `max_calls`.
     async fn prune(&self) -> Result<(), StoreError> {
-        self.flush().await?;
+        self.writer.flush().await?;
         let mut connection = self.pool.acquire().await.map_err(err)?;
         prune(&mut connection, &self.retention).await
     }
 
+    async fn flush(&self) -> Result<(), StoreError> {
+        self.writer.flush().await
+    }
+
+    /// Commit the history queued so far, then close the pool (flushing the WAL). Records after
+    /// this fail.
+    async fn close(&self) {
+        self.writer.close().await;
+        self.pool.close().await;
+    }
+}
+
+#[async_trait]
+impl Health for SqliteStore {
     async fn check_writable(&self) -> Result<(), StoreError> {
         // Root writes through permission bits, and an open handle writes on after a
         // chmod: so a file made read-only counts as unwritable whoever runs us.
@@ -168,6 +187,13 @@ crate::store::store_impl!(SqliteStore, pending_runs: PENDING_RUNS, {
             .map_err(err)
     }
 
+    fn describe(&self) -> String {
+        format!("sqlite:{}", self.path.display())
+    }
+}
+
+#[async_trait]
+impl RunListing for SqliteStore {
     async fn list_runs(&self, query: &RunQuery) -> Result<Vec<RunSummary>, StoreError> {
         // Steps with a checkpoint are in run_steps; the rest (skipped,
         // cancelled) only in the stored result's `steps`.
@@ -212,13 +238,16 @@ crate::store::store_impl!(SqliteStore, pending_runs: PENDING_RUNS, {
             .map_err(err)?;
         Ok(rows.iter().map(run_summary_of).collect())
     }
+}
 
+#[async_trait]
+impl RecentLatencies for SqliteStore {
     async fn recent_latencies(
         &self,
         per_tool: u32,
         since_ms: i64,
     ) -> Result<Vec<(String, Vec<u64>)>, StoreError> {
-        self.flush().await?;
+        self.writer.flush().await?;
         // Only the newest rows are read (rowids grow with each insert), so that a
         // process starting over a large history does not scan a day of it.
         let rows = sqlx::query(
@@ -242,11 +271,7 @@ crate::store::store_impl!(SqliteStore, pending_runs: PENDING_RUNS, {
             )
         })))
     }
-
-    fn describe(&self) -> String {
-        format!("sqlite:{}", self.path.display())
-    }
-});
+}
 
 /// Drop history older than `max_age` and beyond `max_calls`.
 async fn prune(db: &mut SqliteConnection, retention: &Retention) -> Result<(), StoreError> {
@@ -472,7 +497,7 @@ impl HistoryStore for SqliteStore {
     }
 
     async fn by_correlation(&self, correlation_id: &str) -> Result<Vec<HistoryEntry>, StoreError> {
-        self.flush().await?;
+        self.writer.flush().await?;
         let rows = sqlx::query("SELECT entry FROM calls WHERE correlation_id = ? ORDER BY rowid")
             .bind(correlation_id)
             .fetch_all(&self.pool)
@@ -484,7 +509,7 @@ impl HistoryStore for SqliteStore {
     }
 
     async fn by_call_id(&self, call_id: &str) -> Result<Option<HistoryEntry>, StoreError> {
-        self.flush().await?;
+        self.writer.flush().await?;
         let row = sqlx::query("SELECT entry FROM calls WHERE call_id = ?")
             .bind(call_id)
             .fetch_optional(&self.pool)
@@ -495,7 +520,7 @@ impl HistoryStore for SqliteStore {
     }
 
     async fn stats(&self, correlation_id: &str) -> Result<HistoryStats, StoreError> {
-        self.flush().await?;
+        self.writer.flush().await?;
         let row = sqlx::query(
             "SELECT count(*) AS total, coalesce(sum(success), 0) AS ok, coalesce(sum(retried), 0) AS retried, \
              coalesce(sum(duration_ms), 0) AS duration FROM calls WHERE correlation_id = ?",

@@ -13,11 +13,49 @@ use axon_core::{
     CancellationToken, Executor, PolicyState, ToolCall, ToolError, ToolRegistry, tool_fn,
 };
 use axon_plan::{Plan, PlanRunner, RunOptions, RunStatus, StepStatus};
-use axon_store::{PgStore, Retention, RunHold, SqliteStore, Store};
+use axon_store::{PgStore, Retention, SqliteStore};
+use axon_store_roles::{
+    ActRows, ApprovalStore, Health, HistoryStore, Idempotency, PinRows, RecentLatencies, RunHold,
+    RunListing, RunQueue, RunStore, ToolFigures, Upkeep,
+};
 use axon_testkit::postgres_url;
 use schemars::JsonSchema;
 use serde_json::{Value, json};
 use sqlx::Connection;
+
+/// Every role of one store: these tests drive a store through all of them
+/// (the product hands them out one by one, `axon_store_roles::Stores`).
+trait Store:
+    HistoryStore
+    + RunStore
+    + Idempotency
+    + ApprovalStore
+    + PinRows
+    + ActRows
+    + RunQueue
+    + RunListing
+    + ToolFigures
+    + RecentLatencies
+    + Health
+    + Upkeep
+{
+}
+
+impl<T> Store for T where
+    T: HistoryStore
+        + RunStore
+        + Idempotency
+        + ApprovalStore
+        + PinRows
+        + ActRows
+        + RunQueue
+        + RunListing
+        + ToolFigures
+        + RecentLatencies
+        + Health
+        + Upkeep
+{
+}
 
 fn temp_db(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("axon-store-test-{}", ulid::Ulid::new()));
@@ -418,7 +456,7 @@ fn marking_runner(store: Arc<dyn Store>, log: Arc<Mutex<Vec<String>>>) -> PlanRu
         .history(store.clone())
         .build()
         .unwrap();
-    PlanRunner::with_store(ex, store)
+    PlanRunner::with_stores(ex, store.clone(), store)
 }
 
 both!(an_interrupted_run_resumes_after_a_restart_without_repeating_finished_steps);
@@ -649,8 +687,8 @@ async fn a_runs_secrets_are_never_stored_but_reach_the_caller_and_the_tools(back
         "API_KEY",
         axon_plan::SecretSource::Value("sk-live-0123456789".into()),
     );
-    let runner =
-        PlanRunner::with_store(executor(store.clone()), store.clone()).with_secrets(secrets);
+    let runner = PlanRunner::with_stores(executor(store.clone()), store.clone(), store.clone())
+        .with_secrets(secrets);
     let plan = Plan::parse(
         "steps:\n\
          - {id: login, tool: echo, params: {user: ada, password: hunter2-literal, access_token: tok-issued-42}}\n\
@@ -710,9 +748,10 @@ async fn a_runs_secrets_are_never_stored_but_reach_the_caller_and_the_tools(back
             &["s1", "1"],
         )
         .await;
-    let runner = PlanRunner::with_store(executor(store.clone()), store.clone()).with_secrets(
-        axon_plan::Secrets::new().with("API_KEY", axon_plan::SecretSource::Value("k".into())),
-    );
+    let runner = PlanRunner::with_stores(executor(store.clone()), store.clone(), store.clone())
+        .with_secrets(
+            axon_plan::Secrets::new().with("API_KEY", axon_plan::SecretSource::Value("k".into())),
+        );
     let r = runner
         .run(
             &plan,
@@ -804,7 +843,7 @@ async fn a_run_id_is_held_by_one_execution_at_a_time(backend: Backend) {
     store.claim("c2").await.unwrap().release().await;
     // Two runs of one id started together: one runs, the other is refused.
     let plan = Plan::parse("steps:\n- {tool: sleep, params: {ms: 200}}\n").unwrap();
-    let runner = PlanRunner::with_store(executor(store.clone()), store.clone());
+    let runner = PlanRunner::with_stores(executor(store.clone()), store.clone(), store.clone());
     let options = || RunOptions {
         run_id: Some("c3".into()),
         ..Default::default()
@@ -825,7 +864,7 @@ async fn old_runs_are_pruned_beyond_max_runs(backend: Backend) {
         ..Retention::default()
     };
     let store = backend.open(retention).await;
-    let runner = PlanRunner::with_store(executor(store.clone()), store.clone());
+    let runner = PlanRunner::with_stores(executor(store.clone()), store.clone(), store.clone());
     let plan = Plan::parse("steps:\n- {tool: echo, params: {}}\n").unwrap();
     for i in 0..6 {
         let options = RunOptions {
@@ -863,7 +902,7 @@ async fn a_new_file_opened_by_several_at_once_is_migrated_once(backend: Backend)
 both!(a_runs_step_results_are_stored_once_and_read_back_whole);
 async fn a_runs_step_results_are_stored_once_and_read_back_whole(backend: Backend) {
     let store = backend.open_default().await;
-    let runner = PlanRunner::with_store(executor(store.clone()), store.clone());
+    let runner = PlanRunner::with_stores(executor(store.clone()), store.clone(), store.clone());
     // 200 steps that succeed, one that fails, and one skipped behind it.
     let mut yaml = String::from("steps:\n");
     for i in 0..200 {
@@ -912,7 +951,7 @@ both!(an_idempotency_key_is_claimed_once_answered_then_replayed_and_survives_a_r
 async fn an_idempotency_key_is_claimed_once_answered_then_replayed_and_survives_a_restart(
     backend: Backend,
 ) {
-    use axon_store::IdempotencyBegin::*;
+    use axon_plan::IdempotencyBegin::*;
     let store = backend.open_default().await;
     assert_eq!(store.idempotency_begin("k", "fp-1").await.unwrap(), New);
     assert_eq!(
@@ -1139,7 +1178,7 @@ async fn runs_handed_off_are_pending_until_taken_and_a_dead_holders_run_is_taken
     assert!(store.claim("live-there").await.is_err());
     assert!(store.claim("dead-here").await.is_ok());
     // Finished runs are not pending.
-    let runner = PlanRunner::with_store(executor(store.clone()), store.clone());
+    let runner = PlanRunner::with_stores(executor(store.clone()), store.clone(), store.clone());
     let options = RunOptions {
         run_id: Some("q1".into()),
         ..Default::default()
@@ -1192,13 +1231,13 @@ async fn a_step_with_an_idempotency_key_is_called_once_across_runs_and_replicas(
             runner.run(&plan, options).await.unwrap()
         }
     };
-    let a = PlanRunner::with_store(executor(store.clone()), store.clone());
+    let a = PlanRunner::with_stores(executor(store.clone()), store.clone(), store.clone());
     let first = run(&a, plan(5), "k1").await;
     assert!(first.success(), "{first:#?}");
     assert_eq!(store.by_correlation("k1").await.unwrap().len(), 1);
     // Another replica on the same store, another run: the answer, no call.
     let other = backend.open_default().await;
-    let b = PlanRunner::with_store(executor(other.clone()), other.clone());
+    let b = PlanRunner::with_stores(executor(other.clone()), other.clone(), other.clone());
     let second = run(&b, plan(5), "k2").await;
     assert!(second.success(), "{second:#?}");
     assert_eq!(
@@ -1277,7 +1316,7 @@ async fn a_run_keeps_the_tenant_it_was_begun_or_queued_as(backend: Backend) {
     assert_eq!(tenant("owners").await, None);
     let listed = |tenant: Option<&str>| {
         let store = store.clone();
-        let query = axon_store::RunQuery {
+        let query = axon_store_roles::RunQuery {
             status: None,
             before_ms: None,
             limit: 10,

@@ -164,7 +164,7 @@ impl<'a> Run<'a> {
                     let keyed = step
                         .idempotency_key
                         .as_ref()
-                        .map(|key| (format!("step:{key}"), self.runner.store.clone()));
+                        .map(|key| (format!("step:{key}"), self.runner.keys.clone()));
                     let span = tracing::debug_span!(
                         "step",
                         otel.name = %format_args!("step {}", self.plan.label(i)),

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use axon_core::{Executor, ToolRegistry};
 use axon_plan::PlanRunner;
 use axon_server::{Server, ServerOptions};
-use axon_store::{Retention, SqliteStore, Store};
+use axon_store::{Retention, SqliteStore};
+use axon_store_roles::Stores;
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
 use serde_json::Value;
@@ -20,7 +21,7 @@ use tower::ServiceExt;
 /// keeps history and runs, as `axon serve` wires it.
 pub async fn server(options: ServerOptions) -> Server {
     let path = std::env::temp_dir().join(format!("axon-server-test-{}.db", ulid::Ulid::new()));
-    let store: Arc<dyn Store> = Arc::new(
+    let store = Arc::new(
         SqliteStore::open(&path, Retention::default())
             .await
             .expect("a store in the temp dir"),
@@ -31,7 +32,7 @@ pub async fn server(options: ServerOptions) -> Server {
         .expect("an executor");
     Server::new(
         PlanRunner::with_store(executor, store.clone()),
-        store,
+        &Stores::of(store),
         options,
     )
 }
