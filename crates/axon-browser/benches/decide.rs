@@ -4,11 +4,11 @@
 //! On a miss that is the translator (here the offline heuristic, the cheapest
 //! one: an LLM call is milliseconds to seconds); on a hit it is the cache key
 //! of the page's shape, the store's lookup and the check that the kept element
-//! is still on the page, exactly once (`act::cache::revalidate`). Both run on
+//! is still on the page, exactly once (`act::step_cache::revalidate`). Both run on
 //! one page's snapshot, without a browser:
 //!
 //! - `decide/heuristic_miss`: `Heuristic::translate` on the compressed snapshot;
-//! - `decide/cached_hit`: `cache::key` + `MemoryActStore::get` + `revalidate`.
+//! - `decide/cached_hit`: `step_cache::key` + `MemoryActStore::get` + `revalidate`.
 //!
 //! The page is a sign-in form among a navigation bar and a long article
 //! (297 nodes, 46 of them controls), so both sides scan a realistic tree. The
@@ -86,16 +86,16 @@ fn decide(c: &mut Criterion) {
     // The entry a first run leaves: the heuristic's decision, kept by role
     // and name.
     let store = MemoryActStore::default();
-    let key = act::cache::key(STEP, URL, &nodes);
+    let key = act::step_cache::key(STEP, URL, &nodes);
     let decision = rt
         .block_on(Heuristic.translate(&input, &ctx))
         .expect("the heuristic decides the step");
-    let entry = act::cache::entry(&decision, &nodes).expect("a decision worth keeping");
+    let entry = act::step_cache::entry(&decision, &nodes).expect("a decision worth keeping");
     rt.block_on(store.put(&key, &entry));
     let hit = rt.block_on(async {
-        let key = act::cache::key(STEP, URL, &nodes);
+        let key = act::step_cache::key(STEP, URL, &nodes);
         let kept = store.get(&key).await.expect("kept");
-        act::cache::revalidate(&kept, &nodes).expect("still on the page")
+        act::step_cache::revalidate(&kept, &nodes).expect("still on the page")
     });
     assert_eq!(hit.action, decision.action, "a hit replays the same action");
 
@@ -107,9 +107,9 @@ fn decide(c: &mut Criterion) {
     });
     group.bench_function("cached_hit", |b| {
         b.to_async(&rt).iter(|| async {
-            let key = act::cache::key(black_box(STEP), URL, &nodes);
+            let key = act::step_cache::key(black_box(STEP), URL, &nodes);
             let kept = store.get(&key).await;
-            black_box(kept.and_then(|k| act::cache::revalidate(&k, &nodes)));
+            black_box(kept.and_then(|k| act::step_cache::revalidate(&k, &nodes)));
         })
     });
     group.finish();

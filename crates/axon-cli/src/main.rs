@@ -3,9 +3,9 @@
 //! Exit codes (docs/design.md, "CLI"): 0 success, 1 the call or plan failed, 2 bad input or
 //! usage, 3 infrastructure (store, browser, upstream config) unusable.
 
-mod approvals;
+mod approval_commands;
 mod output;
-mod pins;
+mod pin_commands;
 mod plans;
 mod telemetry;
 mod wiring;
@@ -367,10 +367,12 @@ async fn command(cli: Cli, config: Config) -> Outcome {
         Command::Tools {
             action: Some(ToolsAction::Accept { name, fingerprint }),
             ..
-        } => pins::accept(&config, ui, &name, fingerprint.as_deref()).await,
-        Command::Tools { changed: true, .. } => pins::changed(&config, ui).await,
+        } => pin_commands::accept(&config, ui, &name, fingerprint.as_deref()).await,
+        Command::Tools { changed: true, .. } => pin_commands::changed(&config, ui).await,
         Command::Tools { format, .. } => tools(&config, ui, format).await,
-        Command::Approvals { all, action } => approvals::run(&config, ui, all, action).await,
+        Command::Approvals { all, action } => {
+            approval_commands::run(&config, ui, all, action).await
+        }
         Command::History { id } => history(&config, ui, &id).await,
         Command::Stats => stats(&config, ui).await,
         Command::Serve { bind } => serve(&config, ui, bind).await,

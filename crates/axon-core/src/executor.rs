@@ -9,7 +9,7 @@
 //!
 //! The breaker and the limits sit inside the retry loop so that every attempt —
 //! retries included — is admitted by the breaker and counted by the limits.
-//! Each call first finds the dependency it reaches (policy/key.rs): the
+//! Each call first finds the dependency it reaches (policy/dependency.rs): the
 //! breaker, limits, retry budget and latency it uses are that dependency's.
 //!
 //! Beside the pipeline: `executor/build.rs` resolves each tool's policy from
@@ -43,11 +43,11 @@ use crate::events::{Observer, ToolMetrics};
 use crate::history::HistoryStore;
 use crate::outcome::Outcome;
 use crate::policy::breaker::{self, Breakers, SharedBreakers};
-use crate::policy::budget::SharedBudget;
 use crate::policy::cache::{self, SharedCache};
 use crate::policy::chaos::{self, ChaosDice};
-use crate::policy::key::{self, Key};
+use crate::policy::dependency::{self, Key};
 use crate::policy::retry::{Attempt, RetryLoop};
+use crate::policy::retry_budget::SharedBudget;
 use crate::policy::timeout::{self, Deadline};
 use crate::policy::{
     Estimate, Millis, Policy, PolicyError, fallback, hedge, result_budget, result_validation,
@@ -716,9 +716,9 @@ impl Call<'_> {
 
 impl ToolEntry {
     /// The state of the dependency a call reaches, when it is not the tool's
-    /// own: its server's, or its origin's or template value's (policy/key.rs).
+    /// own: its server's, or its origin's or template value's (policy/dependency.rs).
     fn dependency(&self, args: &Value) -> Option<Arc<KeyState>> {
-        match key::resolve(self.policy.key.as_ref(), &self.tool.spec().dependency, args) {
+        match dependency::resolve(self.policy.key.as_ref(), &self.tool.spec().dependency, args) {
             Key::Tool => None,
             Key::Server => self.server.clone(),
             Key::Keyed(k) => self.keyed.as_ref().map(|keyed| keyed.get(&k)),

@@ -199,7 +199,7 @@ pub struct Provenance {
     pub chaos: Vec<String>,
     /// The dependency key the call's breaker, limits, retry budget and
     /// latency were kept under (an origin, `server:<name>`, a template's
-    /// value), present when it is not the tool itself (policy/key.rs).
+    /// value), present when it is not the tool itself (policy/dependency.rs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub dependency: Option<SmolStr>,

@@ -2,7 +2,7 @@
 //! each dependency's circuit breaker, retry budget and latency (a breaker
 //! opened by one request is seen by the next), and the response cache. A
 //! dependency is a tool, an MCP server, or one key of a tool (an origin:
-//! policy/key.rs); a tool's keys are kept in a bounded map ([`KeyedStates`]).
+//! policy/dependency.rs); a tool's keys are kept in a bounded map ([`KeyedStates`]).
 //! Each executor makes its own unless given one
 //! (`ExecutorBuilder::policy_state`): executors that must see each other's
 //! breakers are handed the same `Arc<PolicyState>`, and two executors in one
@@ -18,9 +18,9 @@ use smol_str::SmolStr;
 use crate::policy::Policy;
 use crate::policy::adaptive::LatencySketch;
 use crate::policy::breaker::{Breaker, BreakerState};
-use crate::policy::budget::RetryBudget;
 use crate::policy::cache::ResponseCache;
 use crate::policy::limit::{LimitPolicy, Limits};
+use crate::policy::retry_budget::RetryBudget;
 
 /// The per-tool part of the policy state.
 #[derive(Debug)]

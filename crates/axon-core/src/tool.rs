@@ -65,7 +65,7 @@ impl Annotations {
 }
 
 /// What a tool reaches by default, so what its breaker, rate limit and retry
-/// budget are kept for (`policy::key`): part of its spec, never sent to clients.
+/// budget are kept for (`policy::dependency`): part of its spec, never sent to clients.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Dependency {
     /// The tool itself.
@@ -94,7 +94,7 @@ pub struct ToolSpec {
     #[serde(default)]
     pub annotations: Annotations,
     /// What a call reaches by default, which its breaker, limits, retry
-    /// budget and latency are kept for (policy/key.rs). Axon's own: not sent.
+    /// budget and latency are kept for (policy/dependency.rs). Axon's own: not sent.
     #[serde(skip)]
     pub dependency: Dependency,
 }

@@ -1,4 +1,4 @@
-//! Stateful policies kept per dependency (policy/key.rs): one dead host, one
+//! Stateful policies kept per dependency (policy/dependency.rs): one dead host, one
 //! down server, one bad region never takes down the others.
 
 mod support;

@@ -191,7 +191,7 @@ impl HttpRequest {
             }
         }))
         // One breaker, rate limit and retry budget per origin: a dead host
-        // does not shut the others (policy/key.rs in axon-core).
+        // does not shut the others (policy/dependency.rs in axon-core).
         .dependency(axon_core::Dependency::Origin)
         .annotations(Annotations {
             title: Some("HTTP request".into()),

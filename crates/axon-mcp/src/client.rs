@@ -609,7 +609,7 @@ impl McpTool {
             open_world: hint("openWorldHint", true),
         };
         // One breaker for the server's transport failures, shared by its
-        // tools (policy/key.rs in axon-core).
+        // tools (policy/dependency.rs in axon-core).
         let mut spec = ToolSpec::new(name, listing["description"].as_str().unwrap_or_default())
             .input_schema(listing["inputSchema"].clone())
             .annotations(annotations)

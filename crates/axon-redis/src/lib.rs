@@ -8,10 +8,10 @@
 //!
 //! The executor asks [`RedisShared`] through `axon_core`'s traits, one per
 //! policy and one file each here: `SharedBreakers` (breaker.rs, with the rate
-//! limit in the same round trip), `SharedBudget` (budget.rs), `SharedCache`
+//! limit in the same round trip), `SharedBudget` (retry_budget.rs), `SharedCache`
 //! (cache.rs); everything Redis-specific lives in this crate, so the core
 //! keeps no Redis dependency. State is kept per dependency key (a tool, an
-//! origin, an MCP server: `axon_core::policy::key`), and expires when the
+//! origin, an MCP server: `axon_core::policy::dependency`), and expires when the
 //! key goes quiet. Each operation is one Lua script (atomic
 //! on the server; one key pair per tool, in one hash slot): a call on the
 //! happy path makes one round trip (the admission, which also takes the
@@ -38,8 +38,8 @@ use axon_core::policy::breaker::SharedUnavailable;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 mod breaker;
-mod budget;
 mod cache;
+mod retry_budget;
 
 /// `[shared]` settings.
 #[derive(Clone, Debug)]
@@ -223,7 +223,7 @@ impl RedisShared {
             timeout: config.timeout,
             admit: redis::Script::new(breaker::ADMIT),
             record: redis::Script::new(breaker::RECORD),
-            withdraw: redis::Script::new(budget::WITHDRAW),
+            withdraw: redis::Script::new(retry_budget::WITHDRAW),
             end_flight: redis::Script::new(cache::END_FLIGHT),
             clock,
             healthy: AtomicBool::new(true),

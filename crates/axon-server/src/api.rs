@@ -278,7 +278,7 @@ pub(crate) async fn tool(
         return Err(Problem::not_found(format!("no tool {name:?}")));
     };
     access.check_tool(&name, "/name")?;
-    let pin = crate::pins::view(&state.store.pins, &name).await?;
+    let pin = crate::pin_routes::view(&state.store.pins, &name).await?;
     Ok(Json(
         json!({"tool": tool.spec(), "policy": policy, "breaker": breaker_json(executor, &name).await, "pin": pin}),
     ))

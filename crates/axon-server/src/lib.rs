@@ -9,8 +9,8 @@
 //! | --- | --- |
 //! | `GET /v1/tools/{name}` | a tool's spec, the policy in force for it, its breaker |
 //! | `POST /v1/tools/{name}/call` | one call: `{"args", "correlation_id"?, "policy"?}` → call result |
-//! | `GET /v1/pins`, `POST /v1/tools/{name}/accept` | imported tools held for a changed or flagged definition; accept one (`pins.rs`) |
-//! | `GET /v1/approvals`, `GET/POST /v1/approvals/{id}` | calls waiting for a person; approve or deny one (`approvals.rs`) |
+//! | `GET /v1/pins`, `POST /v1/tools/{name}/accept` | imported tools held for a changed or flagged definition; accept one (`pin_routes.rs`) |
+//! | `GET /v1/approvals`, `GET/POST /v1/approvals/{id}` | calls waiting for a person; approve or deny one (`approval_routes.rs`) |
 //! | `POST /v1/calls` | several calls in parallel, results in order |
 //! | `POST /v1/plans/validate` | check a plan (JSON or YAML) |
 //! | `POST /v1/runs` | start a plan; `?wait=true` blocks, `Accept: text/event-stream` streams progress |
@@ -39,7 +39,7 @@
 
 mod access;
 mod api;
-mod approvals;
+mod approval_routes;
 mod connections;
 mod dashboard;
 mod edge;
@@ -48,7 +48,7 @@ mod idempotency;
 mod idp;
 mod openapi;
 mod ops;
-mod pins;
+mod pin_routes;
 pub mod problem;
 mod runs;
 mod stores;
@@ -78,7 +78,7 @@ pub use idp::{
 };
 pub use openapi::document as openapi_document;
 pub use ops::{MetricsError, install_prometheus};
-pub use pins::StorePins;
+pub use pin_routes::StorePins;
 
 /// How the server behaves at its edges.
 #[derive(Clone, Debug)]
@@ -352,12 +352,12 @@ impl Server {
             .route("/v1/tools", get(api::tools))
             .route("/v1/tools/{name}", get(api::tool))
             .route("/v1/tools/{name}/call", post(api::call_tool))
-            .route("/v1/tools/{name}/accept", post(pins::accept))
-            .route("/v1/pins", get(pins::list))
-            .route("/v1/approvals", get(approvals::list))
+            .route("/v1/tools/{name}/accept", post(pin_routes::accept))
+            .route("/v1/pins", get(pin_routes::list))
+            .route("/v1/approvals", get(approval_routes::list))
             .route(
                 "/v1/approvals/{id}",
-                get(approvals::get).post(approvals::decide),
+                get(approval_routes::get).post(approval_routes::decide),
             )
             .route("/v1/calls", post(api::call_many))
             .route("/v1/plans/validate", post(runs::validate))

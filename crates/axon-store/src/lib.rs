@@ -16,7 +16,7 @@
 //! history and the statements each dialect writes its own way),
 //! `writer.rs` (the group-commit history writer both use), one file per role
 //! whose statements both dialects share (`runs.rs`, `idempotency.rs`,
-//! `approvals.rs`, `pins.rs`, `act_cache.rs`, `queue.rs`, `figures.rs`),
+//! `approval_rows.rs`, `pin_rows.rs`, `act_cache.rs`, `queue.rs`, `figures.rs`),
 //! `settings.rs` (durability, retention), and this file: the helpers both
 //! dialects share (run claims, rows read back, figures). Each row keeps the
 //! whole record as JSON beside the few columns that queries filter on, so the
@@ -25,10 +25,10 @@
 #![warn(missing_docs)]
 
 mod act_cache;
-mod approvals;
+mod approval_rows;
 mod figures;
 mod idempotency;
-mod pins;
+mod pin_rows;
 mod postgres;
 mod queue;
 mod runs;

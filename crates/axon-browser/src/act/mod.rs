@@ -10,13 +10,13 @@
 //! the `llm_chat` tool).
 
 mod auto;
-pub mod cache;
 mod candidates;
 mod dispatch;
 mod heuristic;
 mod llm;
 mod prompt;
 mod replay;
+pub mod step_cache;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -28,10 +28,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use auto::AutoTranslator;
-pub use cache::{ActStore, CachedStep, MemoryActStore, NoActStore};
 pub use heuristic::Heuristic;
 pub use llm::{LlmConfig, LlmConfigError, LlmTranslator, ResponseFormat, Translator};
 pub use prompt::{CompressedSnapshot, MAX_PROMPT_NODES, compress};
+pub use step_cache::{ActStore, CachedStep, MemoryActStore, NoActStore};
 
 use crate::session::Browsers;
 use crate::snapshot;
@@ -447,10 +447,10 @@ async fn act(
     // steps are translated every time.
     let cacheable = input.dialog.is_none() && input.tabs.is_empty();
     let deciding = Instant::now();
-    let key = cache::key(&input.plan_step, &snap.url, &snap.nodes);
+    let key = step_cache::key(&input.plan_step, &snap.url, &snap.nodes);
     let cached = match cacheable {
         true => match store.get(&key).await {
-            Some(entry) => cache::revalidate(&entry, &snap.nodes),
+            Some(entry) => step_cache::revalidate(&entry, &snap.nodes),
             None => None,
         },
         false => None,
@@ -499,7 +499,7 @@ async fn act(
     // that the next try translates afresh.
     match (&outcome, hit) {
         (Ok(()), false) if cacheable => {
-            if let Some(entry) = cache::entry(&decision, &snap.nodes) {
+            if let Some(entry) = step_cache::entry(&decision, &snap.nodes) {
                 store.put(&key, &entry).await;
             }
         }

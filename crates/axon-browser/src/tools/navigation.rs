@@ -276,7 +276,7 @@ pub(super) fn register(
     browsers: &Arc<Browsers>,
 ) -> Result<(), RegistryError> {
     // Navigation failures are the site's, not the browser's: its breaker and
-    // limits are kept per origin (policy/key.rs in axon-core).
+    // limits are kept per origin (policy/dependency.rs in axon-core).
     registry.register(crate::tools::with_session::WithSession::new(
         browser_fn!(
             browsers,

@@ -189,7 +189,7 @@ impl Config {
                 .map_err(|e| ConfigError(format!("tools.{tool}.{}: {}", e.key, e.message)))?;
         }
         for (origin, table) in &self.origins {
-            if axon_core::policy::key::origin(origin).as_deref()
+            if axon_core::policy::dependency::origin(origin).as_deref()
                 != Some(origin.trim_end_matches('/').to_ascii_lowercase().as_str())
             {
                 return Err(ConfigError(format!(

@@ -13,11 +13,11 @@ use crate::approval::{ApprovalStore, InMemoryApprovals};
 use crate::events::ToolMetrics;
 use crate::history::{HistoryStore, InMemoryHistory};
 use crate::policy::breaker::SharedBreakers;
-use crate::policy::budget::SharedBudget;
 use crate::policy::cache::SharedCache;
 use crate::policy::chaos::ChaosDice;
-use crate::policy::key::{self, Dependency};
+use crate::policy::dependency::{self, Dependency};
 use crate::policy::limit::Limits;
+use crate::policy::retry_budget::SharedBudget;
 use crate::policy::{KeyPolicy, Policy, PolicyError};
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::state::{KeyState, KeyedStates, PolicyState};
@@ -203,7 +203,7 @@ impl ExecutorBuilder {
     fn origin_layers(&self) -> Result<Vec<(SmolStr, &Value)>, BuildError> {
         self.origin_policies
             .iter()
-            .map(|(origin, layer)| match key::origin(origin) {
+            .map(|(origin, layer)| match dependency::origin(origin) {
                 Some(o) if o == origin.trim_end_matches('/').to_ascii_lowercase() => {
                     Ok((SmolStr::from(o), layer))
                 }

@@ -7,7 +7,7 @@
 //! cancellation never does. Operators can `reset` or `isolate` it by hand.
 //!
 //! One breaker per dependency (a tool, an origin, an MCP server: see
-//! policy/key.rs), shared by every executor in the process; and, when the
+//! policy/dependency.rs), shared by every executor in the process; and, when the
 //! executor is given a [`SharedBreakers`] (Redis, in `axon-redis`), one per
 //! dependency for every replica of a cluster: the shared one decides while it
 //! answers, the local one is kept fed with every outcome and decides when it
@@ -450,7 +450,7 @@ pub struct SharedUnavailable;
 /// replicas together make `rate_per_sec` attempts a second, not N times as
 /// many: the rate limit is not a trait of its own because one round trip
 /// per call on the happy path is the point (docs/scaling.md). The retry
-/// budget is ([`SharedBudget`](super::budget::SharedBudget)).
+/// budget is ([`SharedBudget`](super::retry_budget::SharedBudget)).
 #[async_trait::async_trait]
 pub trait SharedBreakers: Send + Sync + 'static {
     /// Ask to make an attempt at `tool`: through its breaker when `policy` is

@@ -10,16 +10,16 @@
 pub mod adaptive;
 pub mod backoff;
 pub mod breaker;
-pub mod budget;
 pub mod cache;
 pub mod chaos;
+pub mod dependency;
 pub mod fallback;
 pub mod hedge;
-pub mod key;
 pub mod limit;
 pub mod result_budget;
 pub mod result_validation;
 pub mod retry;
+pub mod retry_budget;
 pub mod timeout;
 
 use std::time::Duration;
@@ -32,14 +32,14 @@ pub use crate::approval::Approval;
 pub use adaptive::{AdaptivePolicy, Estimate, LatencySketch, Millis};
 pub use backoff::{Backoff, Jitter};
 pub use breaker::{Breaker, BreakerPolicy, BreakerState};
-pub use budget::RetryBudget;
 pub use cache::{CachePolicy, ResponseCache};
 pub use chaos::ChaosPolicy;
+pub use dependency::{Dependency, KeyPolicy};
 pub use hedge::HedgePolicy;
-pub use key::{Dependency, KeyPolicy};
 pub use limit::{LimitPolicy, Limits};
 pub use result_budget::{CutUnit, ResultCut};
 pub use retry::RetryPolicy;
+pub use retry_budget::RetryBudget;
 
 /// Every policy key for one call, with the defaults in docs/design.md, "Policy configuration".
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

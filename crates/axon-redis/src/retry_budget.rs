@@ -4,11 +4,11 @@
 
 use async_trait::async_trait;
 use axon_core::policy::breaker::SharedUnavailable;
-use axon_core::policy::budget::SharedBudget;
+use axon_core::policy::retry_budget::SharedBudget;
 
 use crate::RedisShared;
 
-/// A retry from the cluster's budget (`axon_core::policy::budget`'s rules).
+/// A retry from the cluster's budget (`axon_core::policy::retry_budget`'s rules).
 /// ARGV: now, calls made since the replica last asked, ratio, min per second.
 /// Ten one-second buckets (`s<i>` second, `c<i>` calls, `r<i>` retries) and a
 /// token bucket (`tokens`, `refilled`) in one hash per tool. Returns 1 when
