@@ -381,7 +381,7 @@ pub struct Mcp {
     /// Tools never served over MCP.
     pub exclude: Vec<String>,
     /// Optional tool groups served besides the core ones (`pdf`, `testing`,
-    /// `storage`, `vision`: `axon_mcp::CAPABILITIES`); `axon mcp --caps`
+    /// `storage`, `vision`: `axon_core::CAPABILITIES`); `axon mcp --caps`
     /// adds to them.
     pub caps: Vec<String>,
     /// MCP sessions `/mcp` keeps open at once; one more `initialize` is
@@ -393,8 +393,8 @@ pub struct Mcp {
 
 impl Mcp {
     /// The filter for `axon mcp` and `/mcp`.
-    pub fn filter(&self) -> axon_mcp::ToolFilter {
-        axon_mcp::ToolFilter {
+    pub fn filter(&self) -> axon_core::ToolFilter {
+        axon_core::ToolFilter {
             tools: self.tools.clone(),
             exclude: self.exclude.clone(),
             caps: self.caps.clone(),

@@ -671,8 +671,8 @@ async fn shutdown_signal() {
 async fn mcp(config: &Config, caps: Vec<String>, ui: output::Ui) -> Outcome {
     let mut filter = config.mcp.filter();
     for cap in caps {
-        if !axon_mcp::CAPABILITIES.iter().any(|(name, _)| *name == cap) {
-            let known: Vec<&str> = axon_mcp::CAPABILITIES.iter().map(|(n, _)| *n).collect();
+        if !axon_core::CAPABILITIES.iter().any(|(name, _)| *name == cap) {
+            let known: Vec<&str> = axon_core::CAPABILITIES.iter().map(|(n, _)| *n).collect();
             return Err(usage(format!(
                 "--caps: no capability {cap:?} (there are: {})",
                 known.join(", ")
@@ -682,7 +682,7 @@ async fn mcp(config: &Config, caps: Vec<String>, ui: output::Ui) -> Outcome {
     }
     let (runner, store) = runner(config, ui, Imports::All).await?;
     // stdout carries the protocol; logs go to stderr (telemetry::init).
-    let served = axon_mcp::serve_stdio(runner, &filter).await;
+    let served = axon_mcp::serve_stdio(runner, &axon_core::Caller::process(filter)).await;
     store.upkeep.close().await;
     served.map_err(|e| infra(e.to_string()))?;
     Ok(Exit::Success)

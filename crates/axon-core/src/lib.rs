@@ -24,6 +24,7 @@
 
 pub mod approval;
 pub mod call;
+pub mod caller;
 pub mod canonical;
 pub mod error;
 pub mod events;
@@ -48,6 +49,7 @@ pub mod trace;
 pub mod utilities;
 
 pub use call::{RecordSink, ToolCall};
+pub use caller::{CAPABILITIES, Caller, ToolFilter, Whose};
 pub use error::{CallError, Candidate, ErrorKind, ToolError, UnknownName};
 pub use events::{CallEvent, EventSink};
 pub use executor::{

@@ -13,7 +13,7 @@
 //!
 //! **As a server** ([`AxonMcp`]): Claude Desktop, Cursor or any MCP client lists
 //! the registry's tools (all, or those `[mcp] tools`/`exclude` allow:
-//! [`ToolFilter`]), in name order, plus `run_plan`, with input schemas in plain
+//! [`ToolFilter`](axon_core::ToolFilter)), in name order, plus `run_plan`, with input schemas in plain
 //! JSON Schema, output schemas for tools whose data is an object, and
 //! annotations. Every `tools/call` goes through
 //! [`Executor::call`](axon_core::Executor::call) — validation, retries, breakers,
@@ -53,7 +53,7 @@ pub use config::{McpConfigError, McpServerConfig};
 pub use listing::mcp_tool;
 pub use more::DEFAULT_MAX_RESULT_TOKENS;
 pub use server::{
-    AxonMcp, CAPABILITIES, HttpService, META_KEY, McpSessions, RUN_PLAN, SESSIONLESS, ServeError,
-    ToolFilter, call_result, http_service,
+    AxonMcp, HttpService, META_KEY, McpSessions, RUN_PLAN, SESSIONLESS, ServeError, call_result,
+    http_service,
 };
 pub use stdio::{serve_stdio, unreadable};

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use axon_core::{CallResult, Owner, SmolStr, ToolCall};
+use axon_core::{CallResult, Caller, Owner, ToolCall, ToolFilter};
 use axon_plan::{Plan, PlanEvent, PlanRunner, RunOptions};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
@@ -12,7 +12,6 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tracing::Instrument;
 
@@ -36,77 +35,6 @@ pub const SESSIONLESS: &str = "mcp-http";
 /// The `_meta` key of the call result's envelope (everything but `data`).
 pub const META_KEY: &str = "axon/call";
 
-/// Which tools an MCP client is shown (`[mcp] tools` / `exclude` in `axon.toml`):
-/// every listed schema costs the agent tokens, so a deployment lists only what
-/// its agents use. Patterns are globs where `*` matches any run of characters.
-/// A tool left out is not callable over MCP either.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ToolFilter {
-    /// Tools listed (empty: all), such as `["browser_*", "http_request"]`.
-    pub tools: Vec<String>,
-    /// Tools never listed, even when `tools` matches them.
-    pub exclude: Vec<String>,
-    /// A further limit (empty: none): a tool must also match one of these, such
-    /// as the tools a scoped bearer token may call.
-    pub within: Vec<String>,
-    /// The optional capabilities served besides the core tools
-    /// ([`CAPABILITIES`]), such as `["pdf"]`.
-    pub caps: Vec<String>,
-}
-
-/// Tools an MCP client is shown only when their capability is asked for
-/// (`[mcp] caps`, `axon mcp --caps`), as Playwright MCP's `--caps` does: rare
-/// tools stay out of the listing every agent pays for on every turn. The
-/// HTTP API and plans can call them whatever the capabilities.
-pub const CAPABILITIES: &[(&str, &[&str])] = &[
-    ("pdf", &["browser_pdf_save"]),
-    (
-        "testing",
-        &["browser_verify_text_visible", "browser_verify_value"],
-    ),
-    ("storage", &["browser_cookies", "browser_storage"]),
-    (
-        "vision",
-        &[
-            "browser_mouse_click_xy",
-            "browser_mouse_move_xy",
-            "browser_mouse_drag_xy",
-            "browser_mouse_wheel",
-        ],
-    ),
-    ("emulation", &["browser_emulate"]),
-    ("network", &["browser_route", "browser_unroute"]),
-    ("recording", &["browser_recording"]),
-];
-
-impl ToolFilter {
-    /// Whether `name` is listed and served over MCP: allowed, and in the
-    /// core tools or a capability asked for.
-    pub fn serves(&self, name: &str) -> bool {
-        let gated = CAPABILITIES
-            .iter()
-            .find(|(_, tools)| tools.contains(&name))
-            .is_some_and(|(cap, _)| !self.caps.iter().any(|c| c == cap));
-        !gated && self.allows(name)
-    }
-
-    /// Whether `name` is allowed by the patterns (what a scoped token may
-    /// call over HTTP too); capabilities aside.
-    pub fn allows(&self, name: &str) -> bool {
-        (self.tools.is_empty() || self.tools.iter().any(|p| axon_core::glob::matches(p, name)))
-            && (self.within.is_empty()
-                || self
-                    .within
-                    .iter()
-                    .any(|p| axon_core::glob::matches(p, name)))
-            && !self
-                .exclude
-                .iter()
-                .any(|p| axon_core::glob::matches(p, name))
-    }
-}
-
 /// What a session lists and how each listed tool's data is shaped.
 struct Listing {
     /// `tools/list`, in order: the registry's tools by name, then `run_plan`.
@@ -118,19 +46,19 @@ struct Listing {
 impl Listing {
     /// A tool whose listing does not parse as MCP's `Tool` (a registry bug) is
     /// left out with an error in the log rather than taking the server down.
-    fn new(runner: &PlanRunner, filter: &ToolFilter) -> Self {
+    fn new(runner: &PlanRunner, caller: &Caller) -> Self {
         let mut values: Vec<Value> = runner
             .executor()
             .registry()
             .specs()
             .iter()
-            .filter(|s| filter.serves(&s.name))
+            .filter(|s| caller.serves(&s.name))
             .map(mcp_tool)
             .collect();
-        if filter.allows(RUN_PLAN) {
+        if caller.allows(RUN_PLAN) {
             values.push(run_plan_tool());
         }
-        if filter.allows(more::RESULT_MORE) {
+        if caller.allows(more::RESULT_MORE) {
             values.push(more::tool());
         }
         let served = values
@@ -181,41 +109,29 @@ pub struct AxonMcp {
     /// browser session (its browser tools share one page) and one group in
     /// history. Calls over HTTP without an MCP session use [`SESSIONLESS`].
     session: String,
-    /// Who this handler's calls are made as (`ToolCall::tenant`): a scoped
-    /// token's name, or, without tokens over HTTP, the MCP session itself, so
-    /// that one client's browser sessions are not another's. `None` over stdio
-    /// (one client: the process's owner).
-    tenant: Tenant,
-}
-
-/// Whose calls a handler makes ([`AxonMcp::tenant`]).
-#[derive(Clone, Debug, Default)]
-enum Tenant {
-    /// The process's owner: sees every browser session.
-    #[default]
-    Owner,
-    /// A fixed tenant (a scoped token).
-    Named(SmolStr),
-    /// Each MCP session its own.
-    PerSession,
+    /// Who is calling (decided at the door: `axon_core::caller`): whose
+    /// this handler's calls are (the process's owner over stdio; a scoped
+    /// token's tenant, or, without tokens over HTTP, the MCP session itself,
+    /// so that one client's browser sessions are not another's).
+    caller: Arc<Caller>,
 }
 
 impl AxonMcp {
     /// Serve every tool of `runner`'s executor, and plans on `runner`, as one
     /// session.
     pub fn new(runner: PlanRunner) -> Self {
-        Self::with_filter(runner, &ToolFilter::default())
+        Self::for_caller(runner, &Caller::process(ToolFilter::default()))
     }
 
-    /// Serve the tools `filter` allows.
-    pub fn with_filter(runner: PlanRunner, filter: &ToolFilter) -> Self {
-        let listing = Listing::new(&runner, filter);
+    /// Serve `caller` the tools it is shown, its calls made as it.
+    pub fn for_caller(runner: PlanRunner, caller: &Caller) -> Self {
+        let listing = Listing::new(&runner, caller);
         AxonMcp {
             runner: Arc::new(runner),
             listing: Arc::new(listing),
             tasks: rmcp::task_manager::TaskManager::new(),
             session: new_session_id(),
-            tenant: Tenant::Owner,
+            caller: Arc::new(caller.clone()),
         }
     }
 
@@ -226,17 +142,13 @@ impl AxonMcp {
             listing: self.listing.clone(),
             tasks: self.tasks.clone(),
             session: new_session_id(),
-            tenant: self.tenant.clone(),
+            caller: self.caller.clone(),
         }
     }
 
-    /// The owner of this handler's calls (see [`AxonMcp::tenant`]).
+    /// The owner of this handler's calls (see [`AxonMcp::caller`]).
     fn owner(&self, correlation: &str) -> Owner {
-        match &self.tenant {
-            Tenant::Owner => Owner::Process,
-            Tenant::Named(name) => Owner::Tenant(name.clone()),
-            Tenant::PerSession => Owner::Tenant(SmolStr::from(correlation)),
-        }
+        self.caller.owner(correlation)
     }
 
     /// This session's correlation id.
@@ -718,29 +630,23 @@ pub type HttpService = rmcp::transport::streamable_http_server::StreamableHttpSe
 /// DNS-rebinding protection (loopback `Host` headers only); a server that is
 /// reachable from elsewhere turns it off and relies on its bearer tokens.
 ///
-/// `tenant`: the scoped token's tenant its calls are made as; `None` makes each
-/// MCP session a tenant of its own when `check_host` (no tokens: every client
-/// on this machine, kept apart), else the process's owner (an admin token).
+/// `caller`: who is calling, as the door decided (the tools it is shown,
+/// and whose its calls are: a scoped token's tenant, each MCP session its own
+/// when no tokens keep clients apart, or the process's owner).
 ///
 /// `sessions`: the session manager, shared with the caller so that it can
 /// count the sessions open ([`McpSessions::open`]) and cap them; idle sessions
 /// close after its keep-alive ([`McpSessions::new`]).
 pub fn http_service(
     runner: PlanRunner,
-    filter: &ToolFilter,
+    caller: &Caller,
     check_host: bool,
-    tenant: Option<String>,
     sessions: &McpSessions,
 ) -> HttpService {
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
-    let mut handler = AxonMcp::with_filter(runner, filter);
-    handler.tenant = match tenant {
-        Some(name) => Tenant::Named(SmolStr::from(name)),
-        None if check_host => Tenant::PerSession,
-        None => Tenant::Owner,
-    };
+    let handler = AxonMcp::for_caller(runner, caller);
     let mut config = StreamableHttpServerConfig::default();
     if !check_host {
         config = config.with_allowed_hosts(Vec::<String>::new());

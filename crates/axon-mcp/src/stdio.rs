@@ -33,9 +33,9 @@ pub(crate) const MAX_LINE: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_L
 /// (`crates/axon-cli/benches/mcp_proxy.rs`). Anything else (a terminal, a file) uses those.
 pub async fn serve_stdio(
     runner: axon_plan::PlanRunner,
-    filter: &crate::ToolFilter,
+    caller: &axon_core::Caller,
 ) -> Result<(), crate::ServeError> {
-    let handler = AxonMcp::with_filter(runner, filter);
+    let handler = AxonMcp::for_caller(runner, caller);
     #[cfg(unix)]
     if let Some((input, output)) = stdio_pipes() {
         return serve_guarded(handler, input, output).await;

@@ -10,8 +10,7 @@
 
 use std::sync::Arc;
 
-use axon_core::Owner;
-use axon_mcp::ToolFilter;
+use axon_core::{Caller, Owner, ToolFilter, Whose};
 use axon_plan::Plan;
 use axum::http::StatusCode;
 
@@ -36,9 +35,9 @@ pub struct ScopedToken {
 /// layer).
 #[derive(Clone, Debug)]
 pub(crate) struct Access {
-    tools: ToolFilter,
-    admin: bool,
-    owner: Owner,
+    /// What the door decided (`axon_core::caller`): the tools this token may
+    /// see and call, whose its calls are, whether it is an admin.
+    caller: Caller,
     /// Which MCP service serves this caller (each scope has its own listing).
     pub(crate) mcp: McpScopeKey,
     /// A signed-in caller's issuer, to name the scope it lacks.
@@ -68,9 +67,7 @@ impl Access {
     /// Everything (no auth configured, or an unscoped token).
     pub(crate) fn all() -> Self {
         Access {
-            tools: ToolFilter::default(),
-            admin: true,
-            owner: Owner::Process,
+            caller: Caller::process(ToolFilter::default()),
             mcp: McpScopeKey::Fixed(0),
             signed_in: None,
         }
@@ -79,14 +76,16 @@ impl Access {
     /// A `[[server.tokens]]` token: a tenant `token-<n>` unless an admin.
     pub(crate) fn scoped(token: &ScopedToken, mcp: usize) -> Self {
         Access {
-            tools: ToolFilter {
-                tools: token.tools.clone(),
-                ..ToolFilter::default()
-            },
-            admin: token.admin,
-            owner: match token.admin {
-                true => Owner::Process,
-                false => Owner::Tenant(axon_core::SmolStr::from(format!("token-{mcp}"))),
+            caller: Caller {
+                tools: ToolFilter {
+                    tools: token.tools.clone(),
+                    ..ToolFilter::default()
+                },
+                whose: match token.admin {
+                    true => Whose::Process,
+                    false => Whose::Tenant(axon_core::SmolStr::from(format!("token-{mcp}"))),
+                },
+                admin: token.admin,
             },
             mcp: McpScopeKey::Fixed(mcp),
             signed_in: None,
@@ -104,26 +103,37 @@ impl Access {
             principal.tools.join("\u{1e}")
         );
         Access {
-            tools: ToolFilter {
-                tools: principal.tools.clone(),
-                ..ToolFilter::default()
-            },
-            admin: principal.admin,
-            owner: match principal.admin {
-                true => Owner::Process,
-                false => Owner::Tenant(axon_core::SmolStr::from(principal.tenant.as_str())),
+            caller: Caller {
+                tools: ToolFilter {
+                    tools: principal.tools.clone(),
+                    ..ToolFilter::default()
+                },
+                whose: match principal.admin {
+                    true => Whose::Process,
+                    false => Whose::Tenant(axon_core::SmolStr::from(principal.tenant.as_str())),
+                },
+                admin: principal.admin,
             },
             mcp: McpScopeKey::Principal(Arc::from(key)),
             signed_in: Some((idp, principal.issuer)),
         }
     }
 
-    /// The filter for this caller's MCP service: the server's `[mcp]` filter,
-    /// narrowed to the token's tools.
-    pub(crate) fn narrow(&self, mcp: &ToolFilter) -> ToolFilter {
-        ToolFilter {
-            within: self.tools.tools.clone(),
-            ..mcp.clone()
+    /// The caller this token's MCP service serves: shown the server's
+    /// `[mcp]` filter narrowed to the token's tools; its calls made as its
+    /// tenant, or, where no token keeps clients apart (`open`), each MCP
+    /// session as a tenant of its own.
+    pub(crate) fn mcp_caller(&self, mcp: &ToolFilter, open: bool) -> Caller {
+        Caller {
+            tools: ToolFilter {
+                within: self.caller.tools.tools.clone(),
+                ..mcp.clone()
+            },
+            whose: match &self.caller.whose {
+                Whose::Process if open => Whose::EachSession,
+                whose => whose.clone(),
+            },
+            admin: self.caller.admin,
         }
     }
 
@@ -132,7 +142,7 @@ impl Access {
     /// which keeps what it leaves to itself; an admin (and every caller
     /// without tokens) is the process's owner, who sees all.
     pub(crate) fn owner(&self) -> Owner {
-        self.owner.clone()
+        self.caller.owner("")
     }
 
     /// Whether this caller reads what `owner` keeps (a history entry, a
@@ -143,7 +153,7 @@ impl Access {
 
     /// Whether this caller may see and call `tool`.
     pub(crate) fn allows(&self, tool: &str) -> bool {
-        self.tools.allows(tool)
+        self.caller.allows(tool)
     }
 
     /// 403 unless this caller may call `tool`.
@@ -197,7 +207,7 @@ impl Access {
 
     /// 403 unless this caller is an admin.
     pub(crate) fn check_admin(&self, what: &str) -> Result<(), Problem> {
-        if self.admin {
+        if self.caller.admin {
             return Ok(());
         }
         Err(self.naming_scope(forbidden(format!("{what} needs an admin token")), None))

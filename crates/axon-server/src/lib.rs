@@ -97,7 +97,7 @@ pub struct ServerOptions {
     /// (their finished steps are checkpointed, so the run resumes later).
     pub shutdown_grace: Duration,
     /// The tools `/mcp` lists (`[mcp] tools` / `exclude`).
-    pub mcp_tools: axon_mcp::ToolFilter,
+    pub mcp_tools: axon_core::ToolFilter,
     /// The Host names requests may carry (patterns as `[http] allow_hosts`,
     /// without the port; `*`: any). Default: the loopback names, so that a
     /// page on another domain re-resolved to 127.0.0.1 is refused
@@ -137,7 +137,7 @@ impl Default for ServerOptions {
             idp: IdpOptions::default(),
             body_limit_bytes: 1 << 20,
             shutdown_grace: Duration::from_secs(10),
-            mcp_tools: axon_mcp::ToolFilter::default(),
+            mcp_tools: axon_core::ToolFilter::default(),
             allowed_hosts: LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect(),
             allowed_origins: Vec::new(),
             max_runs: 256,
@@ -307,24 +307,21 @@ impl Server {
         // Each scope its own sessions: a session id is never served by
         // another scope's service (its tools, its tenant).
         let idle = state.options.mcp_session_idle;
-        let scoped = std::iter::once((state.options.mcp_tools.clone(), None)).chain(
+        let mcp_tools = state.options.mcp_tools.clone();
+        let scoped = std::iter::once(access::Access::all().mcp_caller(&mcp_tools, open)).chain(
             state.options.tokens.iter().enumerate().map(|(i, token)| {
-                let access = access::Access::scoped(token, i + 1);
-                let tenant = access.owner().tenant().map(str::to_string);
-                (access.narrow(&state.options.mcp_tools), tenant)
+                access::Access::scoped(token, i + 1).mcp_caller(&mcp_tools, open)
             }),
         );
         let max_sessions = state.options.max_mcp_sessions.max(1);
         let make_scope = {
             let state = state.clone();
-            move |filter: &axon_mcp::ToolFilter, tenant: Option<String>| {
+            move |caller: &axon_core::Caller| {
                 // A tenant's scope holds at most its share of the sessions.
-                let share = tenant
-                    .is_some()
+                let share = matches!(caller.whose, axon_core::Whose::Tenant(_))
                     .then(|| state.options.tenant_share(max_sessions));
                 let sessions = axon_mcp::McpSessions::new(idle);
-                let service =
-                    axon_mcp::http_service(state.runner.clone(), filter, open, tenant, &sessions);
+                let service = axon_mcp::http_service(state.runner.clone(), caller, open, &sessions);
                 ops::McpScope {
                     service,
                     sessions,
@@ -332,16 +329,12 @@ impl Server {
                 }
             }
         };
-        let scopes = scoped
-            .map(|(filter, tenant)| Arc::new(make_scope(&filter, tenant)))
-            .collect();
-        let mcp_tools = state.options.mcp_tools.clone();
+        let scopes = scoped.map(|caller| Arc::new(make_scope(&caller))).collect();
         let mcp = Arc::new(ops::Mcp {
             scopes,
             principals: tokio::sync::Mutex::new(HashMap::new()),
             make: Box::new(move |access: &access::Access| {
-                let tenant = access.owner().tenant().map(str::to_string);
-                make_scope(&access.narrow(&mcp_tools), tenant)
+                make_scope(&access.mcp_caller(&mcp_tools, open))
             }),
             max_sessions,
             // rmcp's own limit (4 MiB), which `/mcp` has always had, unless

@@ -24,9 +24,9 @@ impl Config {
             .caps
             .iter()
             .enumerate()
-            .find(|(_, c)| !axon_mcp::CAPABILITIES.iter().any(|(name, _)| name == c))
+            .find(|(_, c)| !axon_core::CAPABILITIES.iter().any(|(name, _)| name == c))
         {
-            let known: Vec<&str> = axon_mcp::CAPABILITIES.iter().map(|(n, _)| *n).collect();
+            let known: Vec<&str> = axon_core::CAPABILITIES.iter().map(|(n, _)| *n).collect();
             return Err(ConfigError(format!(
                 "mcp.caps[{i}]: no capability {cap:?} (there are: {})",
                 known.join(", ")

@@ -78,7 +78,7 @@ pub const BUILT_IN_TOOLS: [&str; 52] = [
 /// by default.
 #[allow(dead_code)] // each test file is its own crate; not all of them list MCP tools
 pub fn mcp_tools() -> Vec<&'static str> {
-    let gated: Vec<&str> = axon_mcp::CAPABILITIES
+    let gated: Vec<&str> = axon_core::CAPABILITIES
         .iter()
         .flat_map(|(_, tools)| tools.iter().copied())
         .collect();

@@ -15,9 +15,11 @@ pub async fn serve_axon(registry: ToolRegistry) -> std::net::SocketAddr {
         .unwrap();
     let service = axon_mcp::http_service(
         axon_plan::PlanRunner::new(server_executor),
-        &axon_mcp::ToolFilter::default(),
+        &axon_core::Caller {
+            whose: axon_core::Whose::EachSession,
+            ..axon_core::Caller::process(axon_core::ToolFilter::default())
+        },
         true,
-        None,
         &axon_mcp::McpSessions::default(),
     );
     let router = axum::Router::new().nest_service("/mcp", service);
