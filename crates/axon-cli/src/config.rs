@@ -375,7 +375,7 @@ pub enum LogFormat {
 #[serde(default, deny_unknown_fields)]
 pub struct Mcp {
     /// Servers whose tools are imported.
-    pub servers: Vec<axon_mcp::McpServerConfig>,
+    pub servers: Vec<axon_mcp_client::McpServerConfig>,
     /// Tools served over MCP (empty: all), such as `["browser_*", "http_request"]`.
     pub tools: Vec<String>,
     /// Tools never served over MCP.

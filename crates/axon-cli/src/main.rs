@@ -682,7 +682,7 @@ async fn mcp(config: &Config, caps: Vec<String>, ui: output::Ui) -> Outcome {
     }
     let (runner, store) = runner(config, ui, Imports::All).await?;
     // stdout carries the protocol; logs go to stderr (telemetry::init).
-    let served = axon_mcp::serve_stdio(runner, &axon_core::Caller::process(filter)).await;
+    let served = axon_mcp_server::serve_stdio(runner, &axon_core::Caller::process(filter)).await;
     store.upkeep.close().await;
     served.map_err(|e| infra(e.to_string()))?;
     Ok(Exit::Success)

@@ -322,7 +322,7 @@ pub fn openai_tools(specs: &[ToolSpec]) -> Value {
 
 /// The MCP `tools/list` result.
 pub fn mcp_tools(specs: &[ToolSpec]) -> Value {
-    json!({ "tools": specs.iter().map(axon_mcp::mcp_tool).collect::<Vec<_>>() })
+    json!({ "tools": specs.iter().map(axon_mcp_server::mcp_tool).collect::<Vec<_>>() })
 }
 
 pub fn history_calls(ui: Ui, id: &str, entries: &[HistoryEntry]) {

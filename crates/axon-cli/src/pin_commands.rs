@@ -1,11 +1,11 @@
 //! `axon tools --changed` and `axon tools accept NAME`: the imported tools
-//! held because their definition is not the accepted one (axon_mcp::pin),
+//! held because their definition is not the accepted one (axon_mcp_client::pin),
 //! and accepting one after reading its diff.
 
 use std::sync::Arc;
 
 use axon_cli::config::Config;
-use axon_mcp::pin::{self, PinError, PinStatus, PinStore};
+use axon_mcp_client::pin::{self, PinError, PinStatus, PinStore};
 use axon_server::StorePins;
 
 use crate::wiring::{Imports, executor, open_store};

@@ -30,7 +30,7 @@ pub(crate) enum Imports<'a> {
 }
 
 impl Imports<'_> {
-    fn wants(&self, server: &axon_mcp::McpServerConfig) -> bool {
+    fn wants(&self, server: &axon_mcp_client::McpServerConfig) -> bool {
         match self {
             Imports::All => true,
             Imports::None => false,
@@ -101,15 +101,15 @@ async fn registry(
         .filter(|server| imports.wants(server))
         .collect();
     // With a store, each tool's definition is checked against its pin
-    // (axon_mcp::pin): a changed one is registered held.
-    let pins: Option<Arc<dyn axon_mcp::pin::PinStore>> =
+    // (axon_mcp_client::pin): a changed one is registered held.
+    let pins: Option<Arc<dyn axon_mcp_client::pin::PinStore>> =
         store.map(|store| Arc::new(axon_server::StorePins(store.pins)) as _);
     let imported = futures::future::join_all(servers.iter().map(|server| {
         let server = (*server).clone();
         async {
             match &pins {
-                Some(pins) => axon_mcp::import_pinned(server, pins).await,
-                None => axon_mcp::import(server).await,
+                Some(pins) => axon_mcp_client::import_pinned(server, pins).await,
+                None => axon_mcp_client::import(server).await,
             }
         }
     }))

@@ -41,7 +41,7 @@ pub enum ErrorKind {
     Internal,
     /// An imported tool is held: its definition (description, schemas,
     /// annotations) is not one a person accepted — it changed since it was
-    /// pinned, or its first definition was flagged (axon-mcp's `pin`).
+    /// pinned, or its first definition was flagged (axon-mcp-client's `pin`).
     ToolChanged,
     /// A person (or the approval store being unusable) denied a call that
     /// waited for approval; nothing was attempted.

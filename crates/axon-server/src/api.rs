@@ -253,7 +253,9 @@ pub(crate) async fn tools(
     let body = match query.format.as_deref().unwrap_or("json") {
         "json" => json!({ "tools": specs }),
         "openai" => specs.iter().map(|s| s.openai_function()).collect(),
-        "mcp" => json!({ "tools": specs.iter().map(axon_mcp::mcp_tool).collect::<Vec<_>>() }),
+        "mcp" => {
+            json!({ "tools": specs.iter().map(axon_mcp_server::mcp_tool).collect::<Vec<_>>() })
+        }
         other => {
             return Err(Problem::bad_request(
                 format!("format {other:?} is not json, openai or mcp"),

@@ -320,8 +320,9 @@ impl Server {
                 // A tenant's scope holds at most its share of the sessions.
                 let share = matches!(caller.whose, axon_core::Whose::Tenant(_))
                     .then(|| state.options.tenant_share(max_sessions));
-                let sessions = axon_mcp::McpSessions::new(idle);
-                let service = axon_mcp::http_service(state.runner.clone(), caller, open, &sessions);
+                let sessions = axon_mcp_server::McpSessions::new(idle);
+                let service =
+                    axon_mcp_server::http_service(state.runner.clone(), caller, open, &sessions);
                 ops::McpScope {
                     service,
                     sessions,

@@ -237,8 +237,8 @@ pub(crate) struct Mcp {
 
 /// One scope's MCP service and the sessions it keeps.
 pub(crate) struct McpScope {
-    pub(crate) service: axon_mcp::HttpService,
-    pub(crate) sessions: axon_mcp::McpSessions,
+    pub(crate) service: axon_mcp_server::HttpService,
+    pub(crate) sessions: axon_mcp_server::McpSessions,
     /// A tenant's share of `max_sessions` (`None`: the admin's, or the
     /// callers' without tokens, held to the cap alone).
     pub(crate) share: Option<usize>,
@@ -376,7 +376,7 @@ async fn readable(request: Request, limit: usize) -> Result<Request, Response> {
         )
         .into_response());
     };
-    if let Some(error) = axon_mcp::unreadable(&bytes) {
+    if let Some(error) = axon_mcp_server::unreadable(&bytes) {
         return Err((StatusCode::BAD_REQUEST, axum::Json(error)).into_response());
     }
     Ok(Request::from_parts(parts, axum::body::Body::from(bytes)))

@@ -1,4 +1,4 @@
-//! Pinned imports over HTTP (axon_mcp::pin): a tool's pin in
+//! Pinned imports over HTTP (axon_mcp_client::pin): a tool's pin in
 //! `GET /v1/tools/{name}`, every pin not in force in `GET /v1/pins`, and
 //! `POST /v1/tools/{name}/accept`, which an admin sends after reading the
 //! diff. The pins live in the store, so an acceptance here reaches every
@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use axon_core::StoreError;
-use axon_mcp::pin::{self, Pin, PinError, PinStatus, PinStore};
+use axon_mcp_client::pin::{self, Pin, PinError, PinStatus, PinStore};
 use axon_store_roles::PinRows;
 use axum::Json;
 use axum::extract::{Extension, Path, Query, State};

@@ -276,15 +276,15 @@ pub trait Upkeep: Send + Sync + 'static {
 }
 
 // ---- Pins ----
-// Imported MCP tools' pins (`axon_mcp::pin`) as rows: the pin is JSON whose
-// shape is axon-mcp's, so the store keeps it whole and this crate need not
-// link axon-mcp (`axon_server::StorePins` reads them as pins).
+// Imported MCP tools' pins (`axon_mcp_client::pin`) as rows: the pin is JSON whose
+// shape is axon-mcp-client's, so the store keeps it whole and this crate need not
+// link axon-mcp-client (`axon_server::StorePins` reads them as pins).
 
 /// The pins in the store. They live there so that every replica holds a
 /// changed tool and an acceptance on one reaches all.
 #[async_trait]
 pub trait PinRows: Send + Sync + 'static {
-    /// The pin (JSON: `axon_mcp::pin::Pin`) of the imported tool `tool`, if
+    /// The pin (JSON: `axon_mcp_client::pin::Pin`) of the imported tool `tool`, if
     /// one was made.
     async fn pin_get(&self, tool: &str) -> Result<Option<String>, StoreError>;
 

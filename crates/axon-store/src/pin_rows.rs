@@ -1,5 +1,5 @@
-//! Imported MCP tools' pins (`axon_mcp::pin`), one row per tool, the pin as
-//! JSON (its shape is axon-mcp's; the store keeps it whole). One body serves
+//! Imported MCP tools' pins (`axon_mcp_client::pin`), one row per tool, the pin as
+//! JSON (its shape is axon-mcp-client's; the store keeps it whole). One body serves
 //! SQLite and PostgreSQL: the statements use `$n` placeholders, which SQLite
 //! numbers in order of first appearance as PostgreSQL does.
 

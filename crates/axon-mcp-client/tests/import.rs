@@ -14,7 +14,7 @@ use axon_core::{
     CallEvent, CallResult, ErrorKind, Executor, PolicyState, ToolCall, ToolError, ToolRegistry,
     tool_fn,
 };
-use axon_mcp::{McpServerConfig, McpTool, import};
+use axon_mcp_client::{McpServerConfig, McpTool, import};
 use axon_testkit::{free_port, kill_9 as kill};
 use common::{everything, everything_js, serve_axon};
 use serde_json::{Value, json};
@@ -268,7 +268,7 @@ async fn a_server_that_cannot_start_is_a_clear_error() {
     let missing = McpServerConfig::stdio("ghost", "/nonexistent/mcp-server", ["--stdio"]);
     let error = import(missing).await.unwrap_err();
     assert!(
-        matches!(&error, axon_mcp::ImportError::Unreachable { server, .. } if server == "ghost"),
+        matches!(&error, axon_mcp_client::ImportError::Unreachable { server, .. } if server == "ghost"),
         "{error:?}"
     );
     let message = error.to_string();

@@ -1,17 +1,10 @@
-//! # axon-mcp
+//! # axon-mcp-server
 //!
-//! Axon on both sides of the Model Context Protocol.
+//! Axon's face to MCP clients: the registry and `run_plan` served over the
+//! Model Context Protocol. (The other side, MCP servers' tools imported as
+//! Axon tools, is `axon-mcp-client`, a tool source beside `axon-http-tool`.)
 //!
-//! **As a client** ([`import`]): every server listed under `[[mcp.servers]]` (a
-//! stdio child process or a Streamable HTTP URL) is connected at start-up, its
-//! tools are listed (all pages) and registered as `<server>__<tool>` with their
-//! schemas and annotations, so calls to them get Axon's whole pipeline. MCP
-//! outcomes become Axon's error kinds: `isError` is `failed`, a lost connection
-//! or a dead child is `unavailable` (the next attempt reconnects or respawns), an
-//! abandoned call (timeout, cancel) sends `notifications/cancelled`, and
-//! `notifications/progress` become progress events.
-//!
-//! **As a server** ([`AxonMcp`]): Claude Desktop, Cursor or any MCP client lists
+//! [`AxonMcp`]: Claude Desktop, Cursor or any MCP client lists
 //! the registry's tools (all, or those `[mcp] tools`/`exclude` allow:
 //! [`ToolFilter`](axon_core::ToolFilter)), in name order, plus `run_plan`, with input schemas in plain
 //! JSON Schema, output schemas for tools whose data is an object, and
@@ -38,18 +31,13 @@
 
 #![warn(missing_docs)]
 
-mod client;
-mod config;
 mod elicit;
 mod listing;
 mod more;
-pub mod pin;
 mod server;
 mod stdio;
 mod text;
 
-pub use client::{ImportError, McpConnection, McpTool, import, import_pinned};
-pub use config::{McpConfigError, McpServerConfig};
 pub use listing::mcp_tool;
 pub use more::DEFAULT_MAX_RESULT_TOKENS;
 pub use server::{

@@ -1,9 +1,9 @@
-//! What the axon-mcp tests share.
+//! What the axon-mcp-client tests share: MCP servers to import from.
 
 use std::path::PathBuf;
 
 use axon_core::{Executor, PolicyState, ToolRegistry};
-use axon_mcp::McpServerConfig;
+use axon_mcp_client::McpServerConfig;
 
 /// Axon's own MCP server over Streamable HTTP, serving `registry`, as `axon
 /// serve` mounts it without tokens (each MCP session a tenant of its own).
@@ -13,14 +13,14 @@ pub async fn serve_axon(registry: ToolRegistry) -> std::net::SocketAddr {
         .policy_state(PolicyState::new())
         .build()
         .unwrap();
-    let service = axon_mcp::http_service(
+    let service = axon_mcp_server::http_service(
         axon_plan::PlanRunner::new(server_executor),
         &axon_core::Caller {
             whose: axon_core::Whose::EachSession,
             ..axon_core::Caller::process(axon_core::ToolFilter::default())
         },
         true,
-        &axon_mcp::McpSessions::default(),
+        &axon_mcp_server::McpSessions::default(),
     );
     let router = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -46,7 +46,7 @@ async fn a_cut_result_is_paged_by_its_session_and_by_no_other() {
     let first = serde_json::to_value(&first).unwrap();
     let cut = &first["_meta"]["axon/call"]["cut"];
     let handle = cut["handle"].as_str().expect("cut to the default budget");
-    assert!(handle.ends_with(&format!(".{}", axon_mcp::DEFAULT_MAX_RESULT_TOKENS)));
+    assert!(handle.ends_with(&format!(".{}", axon_mcp_server::DEFAULT_MAX_RESULT_TOKENS)));
     let notice = first["content"][1]["text"].as_str().unwrap();
     assert!(
         notice.contains("axon_result_more") && notice.contains(handle),

@@ -12,8 +12,8 @@ mod common;
 use common::everything;
 use std::path::PathBuf;
 
-use axon_mcp::import_pinned;
-use axon_mcp::pin::{self, MemoryPins, PinStatus, PinStore};
+use axon_mcp_client::import_pinned;
+use axon_mcp_client::pin::{self, MemoryPins, PinStatus, PinStore};
 use serde_json::{Value, json};
 
 fn fixture() -> Vec<Value> {
