@@ -12,8 +12,9 @@ use smol_str::SmolStr;
 
 use crate::Owner;
 
-/// Who is calling, decided at the door.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Who is calling, decided at the door. No default: a caller is made on
+/// purpose ([`Caller::process`], or whole by the server's `access.rs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Caller {
     /// The tools it is shown and may call.
     pub tools: ToolFilter,
