@@ -440,3 +440,40 @@ async fn a_navigation_answers_with_the_page_its_scripts_drew_after_the_load() {
     assert_eq!(f.text("s", "#data").await, "slow data");
     f.browsers.shutdown().await;
 }
+
+/// The focused control's own decoration is not the page's answer: typing
+/// into a field whose label floats up over 600 ms as it takes the focus
+/// answers without waiting for the label (a Quasar form paid 400 ms a
+/// field); a dialog that fades in after a click is still waited for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fields_own_focus_animation_is_not_waited_for_a_dialogs_is() {
+    let f = fixture(BrowserConfig::default()).await;
+    f.open("s", "focus_decor.html").await;
+    let typed = f
+        .call(
+            "s",
+            "browser_type",
+            json!({"selector": "#name", "text": "Ada"}),
+        )
+        .await;
+    assert!(typed.success, "{typed:?}");
+    let waited = &typed.data["changes"]["waited"];
+    assert_eq!(
+        waited["until"], "quiet",
+        "the focus changed the field: {waited}"
+    );
+    assert!(
+        waited["ms"].as_u64().unwrap() < 450,
+        "not held by the label's 600 ms float: {waited}"
+    );
+    let opened = f
+        .call("s", "browser_click", json!({"selector": "#open"}))
+        .await;
+    assert!(opened.success, "{opened:?}");
+    let waited = &opened.data["changes"]["waited"];
+    assert!(
+        waited["ms"].as_u64().unwrap() >= 350,
+        "the dialog's 400 ms fade is the page's answer: {waited}"
+    );
+    f.browsers.shutdown().await;
+}
