@@ -46,7 +46,12 @@ enum Open {
 /// The flags of every launch: headless with no GPU, and what works on a
 /// closed network (no background connections, no QUIC, no first-run UI).
 /// The sandbox is `[browser] sandbox`'s.
-const FLAGS: [&str; 6] = [
+const FLAGS: [&str; 7] = [
+    // No first window: every page is a target Axon opens. With the startup
+    // window's tab left beside them, a page's load took ~1.5× as long
+    // (NiceGUI's form: 955 ms against 610, `browser_navigate` p50, issue 60;
+    // Playwright launches so too).
+    "no-startup-window",
     "disable-gpu",
     "disable-quic",
     "no-first-run",
