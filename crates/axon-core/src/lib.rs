@@ -52,13 +52,12 @@ pub use call::{RecordSink, ToolCall};
 pub use caller::{CAPABILITIES, Caller, ToolFilter, Whose};
 pub use error::{CallError, Candidate, ErrorKind, ToolError, UnknownName};
 pub use events::{CallEvent, EventSink};
-pub use executor::{
-    AdaptiveView, BuildError, DEFAULT_MAX_PARALLEL, Executor, ExecutorBuilder, KeyBreaker,
-};
+pub use executor::{AdaptiveView, BuildError, DEFAULT_MAX_PARALLEL, Executor, ExecutorBuilder};
 pub use history::{
     HistoryEntry, HistoryLimits, HistoryStats, HistoryStore, InMemoryHistory, StepMark, StoreError,
 };
 pub use owner::Owner;
+pub use policy::breaker::KeyBreaker;
 pub use policy::fallback::FallbackCall;
 pub use policy::{Policy, PolicyError};
 pub use registry::{RegistryError, ToolRegistry};

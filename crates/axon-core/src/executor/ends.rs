@@ -4,12 +4,13 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
+use serde_json::Value;
 use smol_str::SmolStr;
 use tokio::time::Instant;
 
-use super::{Executor, assemble};
+use super::Executor;
 use crate::call::ToolCall;
-use crate::error::{ErrorKind, ToolError};
+use crate::error::{CallError, ErrorKind, ToolError};
 use crate::outcome::Outcome;
 use crate::result::{CallResult, Source, Timestamp};
 use crate::tool::CallScope;
@@ -83,5 +84,40 @@ pub(super) fn stamp_end(
             .provenance
             .fetched_at
             .get_or_insert(Timestamp::from_unix_ms(fetched));
+    }
+}
+
+/// The call's result from the pipeline's outcome: the chaos it met and the
+/// approval it ran under taken from its scope.
+pub(super) fn assemble(outcome: Outcome, scope: &CallScope, started_at: Timestamp) -> CallResult {
+    let mut provenance = outcome.provenance;
+    if let Ok(mut notes) = scope.chaos.lock() {
+        provenance.chaos = std::mem::take(&mut *notes);
+    }
+    let (success, data, error) = match outcome.result {
+        Ok(data) => (true, data, None),
+        Err(e) => (false, Value::Null, Some(CallError::from(e))),
+    };
+    CallResult {
+        call_id: scope.call_id.clone(),
+        correlation_id: scope.correlation_id.clone(),
+        tool: scope.tool.clone(),
+        success,
+        data,
+        error,
+        attempts: outcome.attempts,
+        retry_reasons: outcome.reasons,
+        retry_delays_ms: outcome.delays_ms,
+        started_at,
+        duration_ms: 0,
+        fallback: None,
+        provenance,
+        cut: None,
+        approval: scope
+            .approval
+            .lock()
+            .ok()
+            .and_then(|mut note| note.take())
+            .map(Box::new),
     }
 }

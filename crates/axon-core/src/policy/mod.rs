@@ -5,7 +5,7 @@
 //! merged key by key, the most specific last ([`Policy::layered`]).
 //!
 //! The order in which the policies run is written once, in
-//! `Executor::pipeline` (executor.rs).
+//! `Executor::pipeline` (`executor/pipeline.rs`).
 
 pub mod adaptive;
 pub mod backoff;

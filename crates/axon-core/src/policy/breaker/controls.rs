@@ -5,31 +5,26 @@ use std::time::Duration;
 
 use smol_str::SmolStr;
 
-use super::Executor;
-use crate::policy::breaker::BreakerState;
+use super::state::BreakerState;
+use crate::executor::Executor;
 
 impl Executor {
     /// The state of a tool's breaker.
     pub fn breaker_state(&self, tool: &str) -> Option<BreakerState> {
-        self.inner
-            .entries
-            .get(tool)
-            .map(|e| e.own.state.breaker.state())
+        self.entry(tool).map(|e| e.own.state.breaker.state())
     }
 
     /// How long a tool's open breaker still rejects (see
-    /// [`Breaker::next_probe_in`](crate::policy::breaker::Breaker::next_probe_in)).
+    /// [`Breaker::next_probe_in`](super::Breaker::next_probe_in)).
     pub fn breaker_next_probe(&self, tool: &str) -> Option<Duration> {
-        self.inner
-            .entries
-            .get(tool)
+        self.entry(tool)
             .and_then(|e| e.own.state.breaker.next_probe_in())
     }
 
     /// The state of a tool's breaker across the cluster: the shared
     /// breaker's when there is one and it answers, else this process's.
     pub async fn cluster_breaker_state(&self, tool: &str) -> Option<BreakerState> {
-        let entry = self.inner.entries.get(tool)?;
+        let entry = self.entry(tool)?;
         if let Some(shared) = &entry.shared_breakers
             && let Ok(state) = shared.state(tool).await
         {
@@ -41,7 +36,7 @@ impl Executor {
     /// Close a tool's breaker by hand, in the shared store too (the whole
     /// cluster's); false if there is no such tool.
     pub async fn reset_breaker(&self, tool: &str) -> bool {
-        let Some(entry) = self.inner.entries.get(tool) else {
+        let Some(entry) = self.entry(tool) else {
             return false;
         };
         if let Some(shared) = &entry.shared_breakers {
@@ -55,7 +50,7 @@ impl Executor {
     /// out of service), in the shared store too; false if there is no such
     /// tool.
     pub async fn isolate_breaker(&self, tool: &str) -> bool {
-        let Some(entry) = self.inner.entries.get(tool) else {
+        let Some(entry) = self.entry(tool) else {
             return false;
         };
         if let Some(shared) = &entry.shared_breakers {
@@ -84,7 +79,7 @@ impl Executor {
     /// The keys of a tool (its origins, its server) whose breaker is not
     /// closed, by key; empty for an unknown tool.
     pub fn open_keys(&self, tool: &str) -> Vec<KeyBreaker> {
-        let Some(entry) = self.inner.entries.get(tool) else {
+        let Some(entry) = self.entry(tool) else {
             return Vec::new();
         };
         let mut out = Vec::new();
@@ -121,12 +116,7 @@ impl Executor {
         let Some(found) = self.key_state(tool, key) else {
             return false;
         };
-        if let Some(shared) = self
-            .inner
-            .entries
-            .get(tool)
-            .and_then(|e| e.shared_breakers.as_ref())
-        {
+        if let Some(shared) = self.entry(tool).and_then(|e| e.shared_breakers.as_ref()) {
             let _ = shared.reset(&found.name).await;
         }
         found.state.breaker.reset();
@@ -144,15 +134,13 @@ impl Executor {
     /// How many keys a tool keeps state for now (bounded by
     /// [`MAX_KEYS_PER_TOOL`](crate::state::MAX_KEYS_PER_TOOL)).
     pub fn keys_kept(&self, tool: &str) -> u64 {
-        self.inner
-            .entries
-            .get(tool)
+        self.entry(tool)
             .and_then(|e| e.keyed.as_ref())
             .map_or(0, |k| k.len())
     }
 
     fn key_state(&self, tool: &str, key: &str) -> Option<std::sync::Arc<crate::state::KeyState>> {
-        let entry = self.inner.entries.get(tool)?;
+        let entry = self.entry(tool)?;
         if let Some(server) = &entry.server
             && server.key.as_deref() == Some(key)
         {
