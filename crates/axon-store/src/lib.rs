@@ -26,14 +26,20 @@
 
 mod act_cache;
 mod approval_rows;
+mod batches;
 mod figures;
+mod health;
+mod history;
 mod idempotency;
 mod pin_rows;
 mod postgres;
+mod pruning;
 mod queue;
+mod run_listing;
 mod runs;
 mod settings;
 mod sqlite;
+mod upkeep;
 mod writer;
 
 pub use postgres::PgStore;

@@ -3,7 +3,8 @@
 //! `run_claims` row. One body per statement for both dialects (`$n`
 //! placeholders, which SQLite numbers in order of first appearance as
 //! PostgreSQL does), except the scan for pending runs, which each dialect
-//! writes as its partial index is written (`PENDING_RUNS`), or the index is
+//! writes as its partial index is written (`SQLITE_PENDING_RUNS`,
+//! `PG_PENDING_RUNS`), or the index is
 //! not used.
 
 use async_trait::async_trait;
@@ -70,5 +71,57 @@ macro_rules! queue_in {
     };
 }
 
-queue_in!(crate::SqliteStore, pending_runs: crate::sqlite::PENDING_RUNS);
-queue_in!(crate::PgStore, pending_runs: crate::postgres::PENDING_RUNS);
+queue_in!(crate::SqliteStore, pending_runs: SQLITE_PENDING_RUNS);
+queue_in!(crate::PgStore, pending_runs: PG_PENDING_RUNS);
+
+/// The runs waiting for a replica, oldest first: its condition is the
+/// partial index `runs_unfinished_handoff`'s, word for word, so that the
+/// index is read instead of every run.
+const SQLITE_PENDING_RUNS: &str = "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
+     LEFT JOIN run_claims c ON c.run_id = r.run_id \
+     WHERE r.result IS NULL AND r.handoff = 1 ORDER BY r.updated_at_ms LIMIT $1";
+
+/// The runs waiting for a replica, oldest first: its condition is the
+/// partial index `runs_unfinished_handoff`'s, word for word, so that the
+/// index is read instead of every run.
+const PG_PENDING_RUNS: &str = "SELECT r.run_id, c.host, c.pid, c.heartbeat_ms FROM runs r \
+     LEFT JOIN run_claims c ON c.run_id = r.run_id \
+     WHERE r.result IS NULL AND r.handoff ORDER BY r.updated_at_ms LIMIT $1";
+
+#[cfg(test)]
+mod tests {
+    use axon_store_roles::Upkeep;
+
+    use super::*;
+    use crate::{Retention, SqliteStore};
+
+    /// A replica polls for pending runs every few seconds over every run the
+    /// file keeps: the statement must read the partial index of pending runs,
+    /// not scan the runs (`r.handoff` alone, which PostgreSQL's index takes,
+    /// is not `handoff = 1` to SQLite's planner).
+    #[tokio::test]
+    async fn pending_runs_are_read_from_their_partial_index() {
+        let path = std::env::temp_dir()
+            .join(format!("axon-store-unit-{}", ulid::Ulid::new()))
+            .join("axon.db");
+        let store = SqliteStore::open(&path, Retention::default())
+            .await
+            .unwrap();
+        let plan: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "EXPLAIN QUERY PLAN {SQLITE_PENDING_RUNS}"
+        )))
+        .bind(crate::PENDING_SCAN)
+        .fetch_all(&store.pool)
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get::<String, _>("detail"))
+        .collect();
+        assert!(
+            plan.iter()
+                .any(|step| step.contains("runs_unfinished_handoff")),
+            "{plan:?}"
+        );
+        store.close().await;
+    }
+}
