@@ -12,12 +12,13 @@
 //! approvals, pins, the act cache, the run queue, the runs listing, figures,
 //! health, upkeep), and `axon_store_roles::Stores::of` hands them out.
 //!
-//! The rooms: `sqlite.rs` and `postgres.rs` (opening, migrating, the
-//! history and the statements each dialect writes its own way),
-//! `writer.rs` (the group-commit history writer both use), one file per role
-//! whose statements both dialects share (`runs.rs`, `idempotency.rs`,
-//! `approval_rows.rs`, `pin_rows.rs`, `act_cache.rs`, `queue.rs`, `figures.rs`),
-//! `settings.rs` (durability, retention), and this file: the helpers both
+//! The rooms: `sqlite.rs` and `postgres.rs` (opening and migrating, nothing
+//! else), `writer.rs` (the group-commit history writer both use) with its
+//! two dialects (`batches.rs`), `pruning.rs` (the retention rules), one file
+//! per role with both dialects side by side, one statement where SQL allows
+//! (`history.rs`, `runs.rs`, `run_listing.rs`, `queue.rs`, `idempotency.rs`,
+//! `approval_rows.rs`, `pin_rows.rs`, `act_cache.rs`, `figures.rs`,
+//! `health.rs`, `upkeep.rs`), `settings.rs` (durability, retention), and this file: the helpers both
 //! dialects share (run claims, rows read back, figures). Each row keeps the
 //! whole record as JSON beside the few columns that queries filter on, so the
 //! same tables and statements serve both.
