@@ -286,39 +286,6 @@ impl Executor {
 /// and bulkhead → the tool under its hard timeout (soft timeout event, hedging) →
 /// result validation. The breaker hears how it went.
 async fn attempt(call: &Call<'_>, deadline: Deadline, n: u32, limit: Duration) -> Attempt {
-    let Call { dep, policy, .. } = *call;
-    let breakers = Breakers {
-        local: &dep.state.breaker,
-        shared: call.cluster(),
-    };
-    // A timeout the caller chose itself (`timeout_ms` in its own policy)
-    // says nothing about the dependency: the breaker, which every caller
-    // of the dependency shares, does not hear it (issue 59).
-    let unheard = |result: &Result<Value, ToolError>| {
-        sets_own_timeout(call.request)
-            && result.as_ref().is_err_and(|e| e.kind == ErrorKind::Timeout)
-    };
-    breaker::around(
-        breakers,
-        &policy.breaker,
-        dep.limits.rate_per_sec(),
-        unheard,
-        |reserved| limited(call, deadline, n, limit, reserved),
-    )
-    .await
-}
-
-/// The rest of an attempt the breaker admitted: the rate limit and bulkhead
-/// (`reserved`: the wait the cluster gave for the rate limit's place) → the
-/// tool under its hard timeout (soft timeout event, hedging) → result
-/// validation.
-async fn limited(
-    call: &Call<'_>,
-    deadline: Deadline,
-    n: u32,
-    limit: Duration,
-    reserved: Option<Duration>,
-) -> Attempt {
     let Call {
         entry,
         dep,
@@ -329,6 +296,15 @@ async fn limited(
         safe_to_repeat,
         ..
     } = *call;
+    let breakers = Breakers {
+        local: &dep.state.breaker,
+        shared: call.cluster(),
+    };
+    let (admission, reserved) =
+        match breaker::admit(breakers, &policy.breaker, dep.limits.rate_per_sec()).await {
+            Ok(admitted) => admitted,
+            Err(e) => return Attempt::Refused(e),
+        };
     let slot = match dep.limits.acquire(scope.cancel(), deadline, reserved).await {
         Ok(slot) => slot,
         Err(e) => return Attempt::Refused(e),
@@ -398,6 +374,16 @@ async fn limited(
     }
     let result =
         result.and_then(|data| result_validation::check_output(data, entry.tool.output.as_deref()));
+    // A timeout the caller chose itself (`timeout_ms` in its own policy)
+    // says nothing about the dependency: the breaker, which every caller
+    // of the dependency shares, does not hear it (issue 59).
+    if sets_own_timeout(call.request)
+        && result.as_ref().is_err_and(|e| e.kind == ErrorKind::Timeout)
+    {
+        drop(admission);
+    } else {
+        admission.record(breakers, &result, &policy.breaker).await;
+    }
     Attempt::Ran(result, ended)
 }
 

@@ -27,5 +27,5 @@ mod state;
 pub use controls::KeyBreaker;
 pub use options::BreakerPolicy;
 pub use shared::{SharedAdmit, SharedBreakers, SharedOutcome, SharedUnavailable};
-pub(crate) use stage::{Breakers, around};
+pub(crate) use stage::{Breakers, admit};
 pub use state::{Breaker, BreakerState, Permit};

@@ -1,7 +1,6 @@
 //! The breaker as an attempt meets it: admitted by the cluster's breaker
 //! while it answers, else by the process's own, and both told how it went.
 
-use std::future::Future;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -10,7 +9,6 @@ use super::options::BreakerPolicy;
 use super::shared::{SharedAdmit, SharedBreakers, SharedOutcome, SharedUnavailable};
 use super::state::{Breaker, Permit, open_error};
 use crate::error::ToolError;
-use crate::policy::retry::Attempt;
 
 /// A dependency's breakers: this process's, and the cluster's (named there
 /// `name`) when the executor has a shared store.
@@ -89,34 +87,4 @@ impl Admission<'_> {
             }
         }
     }
-}
-
-/// The breaker around the rest of one attempt (`next`: the limits, the tool,
-/// result validation): admitted or refused with `circuit_open` before it runs
-/// (a refused attempt does not count as an attempt), told how it went after.
-/// `next` is handed the wait the cluster gave for the attempt's place in the
-/// rate limit. An outcome `unheard` says nothing about the dependency (a
-/// timeout the caller chose itself) and is not counted; neither is an
-/// attempt the limits refused.
-pub(crate) async fn around<F>(
-    breakers: Breakers<'_>,
-    policy: &BreakerPolicy,
-    rate_per_sec: f64,
-    unheard: impl FnOnce(&Result<Value, ToolError>) -> bool,
-    next: impl FnOnce(Option<Duration>) -> F,
-) -> Attempt
-where
-    F: Future<Output = Attempt>,
-{
-    let (admission, reserved) = match admit(breakers, policy, rate_per_sec).await {
-        Ok(admitted) => admitted,
-        Err(e) => return Attempt::Refused(e),
-    };
-    let attempt = next(reserved).await;
-    if let Attempt::Ran(result, _) = &attempt
-        && !unheard(result)
-    {
-        admission.record(breakers, result, policy).await;
-    }
-    attempt
 }
