@@ -12,14 +12,33 @@ use sqlx::Row as _;
 
 use crate::{CLAIM_STALE_MS, PgStore, SqliteStore, encode, err, holder_of, now_ms, taken_by};
 
-/// `impl RunStore for $store`, with the methods the two dialects share and
-/// the store's own (`{ … }`: `begin`, `claim`). The store has a
-/// `pool` of its database.
+/// `impl RunStore for $store`, with the methods the two dialects share, the
+/// dialect's upsert of a run (`begin`: its `handoff` is kept once set, which
+/// each dialect writes for its own boolean) and the store's own claim
+/// (`{ … }`). The store has a `pool` of its database.
 macro_rules! run_store {
-    ($store:ty, { $($own:tt)* }) => {
+    ($store:ty, begin: $begin:expr, { $($own:tt)* }) => {
         #[async_trait::async_trait]
         impl axon_plan::RunStore for $store {
             $($own)*
+
+            async fn begin(
+                &self,
+                run_id: &str,
+                plan: &Plan,
+                owner: &axon_core::Owner,
+            ) -> Result<(), StoreError> {
+                sqlx::query($begin)
+                    .bind(run_id)
+                    .bind(encode(plan)?)
+                    .bind(now_ms())
+                    .bind(self.handoff)
+                    .bind(owner.tenant())
+                    .execute(&self.pool)
+                    .await
+                    .map(|_| ())
+                    .map_err(err)
+            }
 
             async fn checkpoint(
                 &self,
@@ -121,29 +140,12 @@ macro_rules! claim_held {
     }};
 }
 
-run_store!(SqliteStore, {
-    async fn begin(
-        &self,
-        run_id: &str,
-        plan: &Plan,
-        owner: &axon_core::Owner,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) VALUES (?1, ?2, NULL, ?3, ?4, ?5) \
-             ON CONFLICT (run_id) DO UPDATE SET plan = ?2, result = NULL, updated_at_ms = ?3, \
-             handoff = max(handoff, ?4)",
-        )
-        .bind(run_id)
-        .bind(encode(plan)?)
-        .bind(now_ms())
-        .bind(self.handoff)
-        .bind(owner.tenant())
-        .execute(&self.pool)
-        .await
-        .map(|_| ())
-        .map_err(err)
-    }
+/// A run begun on SQLite, whose booleans are integers.
+const SQLITE_BEGIN: &str = "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) VALUES ($1, $2, NULL, $3, $4, $5) \
+     ON CONFLICT (run_id) DO UPDATE SET plan = $2, result = NULL, updated_at_ms = $3, \
+     handoff = max(handoff, $4)";
 
+run_store!(SqliteStore, begin: SQLITE_BEGIN, {
     async fn claim(&self, run_id: &str) -> Result<Claim, StoreError> {
         let token = ulid::Ulid::new().to_string();
         let holder =
@@ -196,29 +198,12 @@ run_store!(SqliteStore, {
     }
 });
 
-run_store!(PgStore, {
-    async fn begin(
-        &self,
-        run_id: &str,
-        plan: &Plan,
-        owner: &axon_core::Owner,
-    ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) VALUES ($1, $2, NULL, $3, $4, $5) \
-             ON CONFLICT (run_id) DO UPDATE SET plan = $2, result = NULL, updated_at_ms = $3, \
-             handoff = runs.handoff OR $4",
-        )
-        .bind(run_id)
-        .bind(encode(plan)?)
-        .bind(now_ms())
-        .bind(self.handoff)
-        .bind(owner.tenant())
-        .execute(&self.pool)
-        .await
-        .map(|_| ())
-        .map_err(err)
-    }
+/// A run begun on PostgreSQL.
+const PG_BEGIN: &str = "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) VALUES ($1, $2, NULL, $3, $4, $5) \
+     ON CONFLICT (run_id) DO UPDATE SET plan = $2, result = NULL, updated_at_ms = $3, \
+     handoff = runs.handoff OR $4";
 
+run_store!(PgStore, begin: PG_BEGIN, {
     async fn claim(&self, run_id: &str) -> Result<Claim, StoreError> {
         let token = ulid::Ulid::new().to_string();
         let holder =
