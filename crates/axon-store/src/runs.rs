@@ -1,26 +1,66 @@
 //! The plan runs' rows (`axon_plan::RunStore`): one body per statement for
 //! both stores. The statements use `$n` placeholders, which SQLite numbers in
 //! order of first appearance as PostgreSQL does (so each statement names them
-//! in increasing order). What the dialects write differently — the run's
-//! upsert and the claim of a run — are written once per dialect, below.
-
-use std::path::Path;
+//! in increasing order). Only the run's upsert is written once per dialect
+//! (below); the claim of a run is one body: a holder whose process is gone
+//! from this host, or that stopped beating, is taken over in one statement.
 
 use axon_core::StoreError;
 use axon_plan::{Claim, Plan};
-use sqlx::Row as _;
 
 use crate::{CLAIM_STALE_MS, PgStore, SqliteStore, encode, err, holder_of, now_ms, taken_by};
 
-/// `impl RunStore for $store`, with the methods the two dialects share, the
-/// dialect's upsert of a run (`begin`: its `handoff` is kept once set, which
-/// each dialect writes for its own boolean) and the store's own claim
-/// (`{ … }`). The store has a `pool` of its database.
+/// `impl RunStore for $store`: every method one body for both dialects,
+/// given the dialect's upsert of a run (`begin`: its `handoff` is kept once
+/// set, which each dialect writes for its own boolean). The store has a
+/// `pool` of its database.
 macro_rules! run_store {
-    ($store:ty, begin: $begin:expr, { $($own:tt)* }) => {
+    ($store:ty, begin: $begin:expr) => {
         #[async_trait::async_trait]
         impl axon_plan::RunStore for $store {
-            $($own)*
+            async fn claim(&self, run_id: &str) -> Result<Claim, StoreError> {
+                let token = ulid::Ulid::new().to_string();
+                let holder =
+                    sqlx::query("SELECT run_id, host, pid, heartbeat_ms FROM run_claims WHERE run_id = $1")
+                        .bind(run_id)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err(err)?
+                        .map(|row| holder_of(&row));
+                // The lease is taken when free or void (its holder is gone or stopped
+                // beating), atomically: of replicas racing for it, one wins. The
+                // heartbeat read is compared again in the statement, so a holder that
+                // beat in between keeps it.
+                let void_since = match holder.as_ref().and_then(|h| h.claim.as_ref()) {
+                    Some((host, pid, beat)) if self.owner.may_take_over(host, *pid, *beat) => *beat + 1,
+                    _ => now_ms() - CLAIM_STALE_MS,
+                };
+                let now = now_ms();
+                let taken = sqlx::query(
+                    "INSERT INTO run_claims (run_id, owner, host, pid, heartbeat_ms) VALUES ($1, $2, $3, $4, $5) \
+                     ON CONFLICT (run_id) DO UPDATE SET owner = $2, host = $3, pid = $4, heartbeat_ms = $5 \
+                     WHERE run_claims.heartbeat_ms < $6",
+                )
+                .bind(run_id)
+                .bind(&token)
+                .bind(&self.owner.host)
+                .bind(i64::from(self.owner.pid))
+                .bind(now)
+                .bind(void_since)
+                .execute(&self.pool)
+                .await
+                .map_err(err)?
+                .rows_affected()
+                    == 1;
+                if !taken {
+                    let (host, pid) = holder
+                        .and_then(|h| h.claim)
+                        .map(|(host, pid, _)| (host, pid))
+                        .unwrap_or_default();
+                    return Err(taken_by(run_id, &host, pid));
+                }
+                Ok(claim_held!(self.pool.clone(), run_id, token))
+            }
 
             async fn begin(
                 &self,
@@ -145,106 +185,11 @@ const SQLITE_BEGIN: &str = "INSERT INTO runs (run_id, plan, result, updated_at_m
      ON CONFLICT (run_id) DO UPDATE SET plan = $2, result = NULL, updated_at_ms = $3, \
      handoff = max(handoff, $4)";
 
-run_store!(SqliteStore, begin: SQLITE_BEGIN, {
-    async fn claim(&self, run_id: &str) -> Result<Claim, StoreError> {
-        let token = ulid::Ulid::new().to_string();
-        let holder =
-            sqlx::query("SELECT owner, host, pid, heartbeat_ms FROM run_claims WHERE run_id = ?")
-                .bind(run_id)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(err)?;
-        if let Some(row) = &holder {
-            // A holder on this host whose process is gone (killed, crashed) is
-            // taken over at once; elsewhere, once it stops beating.
-            let (owner, host, pid): (String, String, i64) =
-                (row.get("owner"), row.get("host"), row.get("pid"));
-            let gone = host == self.owner.host
-                && pid != i64::from(self.owner.pid)
-                && !Path::new(&format!("/proc/{pid}")).exists();
-            if gone {
-                sqlx::query("DELETE FROM run_claims WHERE run_id = ? AND owner = ?")
-                    .bind(run_id)
-                    .bind(&owner)
-                    .execute(&self.pool)
-                    .await
-                    .map_err(err)?;
-            }
-        }
-        let now = now_ms();
-        let taken = sqlx::query(
-            "INSERT INTO run_claims (run_id, owner, host, pid, heartbeat_ms) VALUES (?1, ?2, ?3, ?4, ?5) \
-             ON CONFLICT (run_id) DO UPDATE SET owner = ?2, host = ?3, pid = ?4, heartbeat_ms = ?5 \
-             WHERE run_claims.heartbeat_ms < ?6",
-        )
-        .bind(run_id)
-        .bind(&token)
-        .bind(&self.owner.host)
-        .bind(i64::from(self.owner.pid))
-        .bind(now)
-        .bind(now - CLAIM_STALE_MS)
-        .execute(&self.pool)
-        .await
-        .map_err(err)?
-        .rows_affected()
-            == 1;
-        if !taken {
-            let (host, pid) = holder
-                .map(|row| (row.get::<String, _>("host"), row.get::<i64, _>("pid")))
-                .unwrap_or_default();
-            return Err(taken_by(run_id, &host, pid));
-        }
-        Ok(claim_held!(self.pool.clone(), run_id, token))
-    }
-});
+run_store!(SqliteStore, begin: SQLITE_BEGIN);
 
 /// A run begun on PostgreSQL.
 const PG_BEGIN: &str = "INSERT INTO runs (run_id, plan, result, updated_at_ms, handoff, tenant) VALUES ($1, $2, NULL, $3, $4, $5) \
      ON CONFLICT (run_id) DO UPDATE SET plan = $2, result = NULL, updated_at_ms = $3, \
      handoff = runs.handoff OR $4";
 
-run_store!(PgStore, begin: PG_BEGIN, {
-    async fn claim(&self, run_id: &str) -> Result<Claim, StoreError> {
-        let token = ulid::Ulid::new().to_string();
-        let holder =
-            sqlx::query("SELECT run_id, host, pid, heartbeat_ms FROM run_claims WHERE run_id = $1")
-                .bind(run_id)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(err)?
-                .map(|row| holder_of(&row));
-        // The lease is taken when free or void (its holder is gone or stopped
-        // beating), atomically: of replicas racing for it, one wins. The
-        // heartbeat read is compared again in the statement, so a holder that
-        // beat in between keeps it.
-        let void_since = match holder.as_ref().and_then(|h| h.claim.as_ref()) {
-            Some((host, pid, beat)) if self.owner.may_take_over(host, *pid, *beat) => *beat + 1,
-            _ => now_ms() - CLAIM_STALE_MS,
-        };
-        let now = now_ms();
-        let taken = sqlx::query(
-            "INSERT INTO run_claims (run_id, owner, host, pid, heartbeat_ms) VALUES ($1, $2, $3, $4, $5) \
-             ON CONFLICT (run_id) DO UPDATE SET owner = $2, host = $3, pid = $4, heartbeat_ms = $5 \
-             WHERE run_claims.heartbeat_ms < $6",
-        )
-        .bind(run_id)
-        .bind(&token)
-        .bind(&self.owner.host)
-        .bind(i64::from(self.owner.pid))
-        .bind(now)
-        .bind(void_since)
-        .execute(&self.pool)
-        .await
-        .map_err(err)?
-        .rows_affected()
-            == 1;
-        if !taken {
-            let (host, pid) = holder
-                .and_then(|h| h.claim)
-                .map(|(host, pid, _)| (host, pid))
-                .unwrap_or_default();
-            return Err(taken_by(run_id, &host, pid));
-        }
-        Ok(claim_held!(self.pool.clone(), run_id, token))
-    }
-});
+run_store!(PgStore, begin: PG_BEGIN);
