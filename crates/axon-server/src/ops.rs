@@ -135,8 +135,33 @@ pub(crate) async fn require_token(
             request.extensions_mut().insert(access);
             next.run(request).await
         }
-        Err(refused) => refused.into_response(),
+        Err(refused) => {
+            let mut response = refused.into_response();
+            if unread_body(&request) {
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            response
+        }
     }
+}
+
+/// Whether `request` comes with a body a refusal leaves unread (HTTP/1.x).
+/// hyper drains such a body when it has already arrived and otherwise
+/// closes the connection after the answer, without saying so: a client
+/// that pooled the connection then sends its next request (the same one,
+/// with a token) into the close. Saying `Connection: close` makes it open a
+/// new one. HTTP/2 streams need no such word (and may not carry it).
+fn unread_body(request: &Request) -> bool {
+    let declared = |name| request.headers().contains_key(name);
+    request.version() <= axum::http::Version::HTTP_11
+        && (declared(header::TRANSFER_ENCODING)
+            || request
+                .headers()
+                .get(header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.trim() != "0"))
 }
 
 /// The static token `token` is, if any (compared in constant time).
