@@ -154,9 +154,8 @@ pub(crate) async fn require_token(
 /// with a token) into the close. Saying `Connection: close` makes it open a
 /// new one. HTTP/2 streams need no such word (and may not carry it).
 fn unread_body(request: &Request) -> bool {
-    let declared = |name| request.headers().contains_key(name);
     request.version() <= axum::http::Version::HTTP_11
-        && (declared(header::TRANSFER_ENCODING)
+        && (request.headers().contains_key(header::TRANSFER_ENCODING)
             || request
                 .headers()
                 .get(header::CONTENT_LENGTH)

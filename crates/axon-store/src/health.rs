@@ -8,6 +8,11 @@ use axon_store_roles::Health;
 
 use crate::{PgStore, SqliteStore, err, now_ms};
 
+/// The health row written: one statement for both dialects (SQLite has
+/// PostgreSQL's upsert).
+const BEAT: &str =
+    "INSERT INTO health (id, at_ms) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at_ms = $1";
+
 #[async_trait]
 impl Health for SqliteStore {
     async fn check_writable(&self) -> Result<(), StoreError> {
@@ -22,7 +27,7 @@ impl Health for SqliteStore {
                 self.path.display()
             )));
         }
-        sqlx::query("INSERT OR REPLACE INTO health (id, at_ms) VALUES (1, ?)")
+        sqlx::query(BEAT)
             .bind(now_ms())
             .execute(&self.pool)
             .await
@@ -38,14 +43,12 @@ impl Health for SqliteStore {
 #[async_trait]
 impl Health for PgStore {
     async fn check_writable(&self) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO health (id, at_ms) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at_ms = $1",
-        )
-        .bind(now_ms())
-        .execute(&self.pool)
-        .await
-        .map(|_| ())
-        .map_err(err)
+        sqlx::query(BEAT)
+            .bind(now_ms())
+            .execute(&self.pool)
+            .await
+            .map(|_| ())
+            .map_err(err)
     }
 
     fn describe(&self) -> String {
