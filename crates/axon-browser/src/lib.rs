@@ -19,12 +19,12 @@
 //! request the browser makes; text typed into password fields is `***` in
 //! history.
 //!
-//! [`act`] adds `browser_act` (the execution agent): one plan step in
-//! words, one action chosen by a heuristic or an OpenAI-compatible model, run.
+//! [`layer`] is what a tool built on top of these uses: `axon-browser-act`'s
+//! `browser_act` (one plan step in words, one action chosen by a heuristic
+//! or an OpenAI-compatible model) runs its action with the tools' own code.
 
 #![warn(missing_docs)]
 
-pub mod act;
 #[doc(hidden)]
 pub mod cdp;
 mod changes;
@@ -35,6 +35,7 @@ mod egress;
 mod helpers;
 mod input;
 mod journal;
+pub mod layer;
 mod locate;
 mod profile;
 mod recording;

@@ -74,7 +74,7 @@ pub(crate) enum Target {
 
 impl Address {
     /// Whether no address field is set (tools where the element is optional).
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.selector.is_none()
             && self.reference.is_none()
             && self.role.is_none()
@@ -170,7 +170,7 @@ fn parse_ref(text: &str) -> Result<i64, ToolError> {
 }
 
 /// Whether a name matches the way Playwright's getByRole does.
-pub(crate) fn name_matches(actual: &str, wanted: &str, exact: bool) -> bool {
+pub fn name_matches(actual: &str, wanted: &str, exact: bool) -> bool {
     let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     if exact {
         norm(actual) == norm(wanted)

@@ -32,6 +32,7 @@ use crate::storage::playwright_cookie;
 mod pages;
 
 mod calls;
+pub use calls::{PageDialog, PageTab};
 
 /// How [`Browsers::page_of`] may find a session.
 enum Open {
@@ -292,7 +293,7 @@ impl Browsers {
     /// The page a browser tool call works on: the session handle it was given
     /// (which must be open), else its correlation id's default session (opened
     /// on first use).
-    pub(crate) async fn page_for(&self, ctx: &axon_core::ToolContext) -> Result<Page, ToolError> {
+    pub async fn page_for(&self, ctx: &axon_core::ToolContext) -> Result<Page, ToolError> {
         match HANDLE.try_with(Arc::clone) {
             Ok(handle) => self.page_of(&handle, Open::Existing, ctx.owner()).await,
             Err(_) => {

@@ -140,7 +140,7 @@ const ANIMATING: &str = r#"(() => {
 
 /// The network events of one page, subscribed before an action, and the
 /// page's mutation count then.
-pub(crate) struct Watch {
+pub struct Watch {
     started: chromiumoxide::listeners::EventStream<EventRequestWillBeSent>,
     finished: chromiumoxide::listeners::EventStream<EventLoadingFinished>,
     failed: chromiumoxide::listeners::EventStream<EventLoadingFailed>,
@@ -155,7 +155,7 @@ pub(crate) struct Watch {
 /// Subscribe to the page's requests and start observing its DOM: call before
 /// the action. `None` when the page cannot be watched (then nothing settles:
 /// the action's result stands as it is).
-pub(crate) async fn watch(page: &Page) -> Option<Watch> {
+pub async fn watch(page: &Page) -> Option<Watch> {
     let started = page.event_listener::<EventRequestWillBeSent>().await.ok()?;
     let finished = page.event_listener::<EventLoadingFinished>().await.ok()?;
     let failed = page.event_listener::<EventLoadingFailed>().await.ok()?;
@@ -197,7 +197,7 @@ pub(crate) fn unwatch(page: &Page, w: Watch) {
 
 /// What a settle waited for, for the action's result to say.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Settled {
+pub struct Settled {
     /// How long it waited.
     pub waited: Duration,
     /// The requests the action started (streams aside).
@@ -208,7 +208,7 @@ pub(crate) struct Settled {
 
 /// Why a settle stopped waiting.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Until {
+pub enum Until {
     /// The action started nothing in the page (no request, no mutation).
     NothingStarted,
     /// The page was quiet for [`QUIET`] after the work it started.
@@ -299,7 +299,7 @@ impl Network {
 
 /// Wait until the work the action started is done, at most `limit` (and
 /// [`MAX_SETTLE`]); returns how long it waited, and for what.
-pub(crate) async fn settle(page: &Page, mut w: Watch, limit: Duration) -> Settled {
+pub async fn settle(page: &Page, mut w: Watch, limit: Duration) -> Settled {
     let settled = settle_watched(page, &mut w, limit).await;
     unwatch(page, w);
     settled

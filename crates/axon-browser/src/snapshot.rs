@@ -139,15 +139,15 @@ impl SnapshotNode {
 }
 
 /// The state of an element kept because it acts as a control.
-pub(crate) const CLICKABLE: &str = "clickable";
+pub const CLICKABLE: &str = "clickable";
 
 /// Where a name taken from the text around a field came from.
-pub(crate) const NEARBY_TEXT: &str = "nearby text";
+pub const NEARBY_TEXT: &str = "nearby text";
 
-#[cfg(test)]
 impl SnapshotNode {
-    /// An element with a ref, for unit tests.
-    pub(crate) fn element(role: &str, name: &str, reference: &str) -> Self {
+    /// An element with a ref at the top level, nothing else known: a node
+    /// written by hand (the translators' tests, a cached step's check).
+    pub fn element(role: &str, name: &str, reference: &str) -> Self {
         SnapshotNode {
             reference: Some(reference.into()),
             role: role.into(),
@@ -178,7 +178,7 @@ pub struct Snapshot {
 }
 
 /// Roles an agent acts on.
-pub(crate) const INTERACTIVE: [&str; 22] = [
+pub const INTERACTIVE: [&str; 22] = [
     "button",
     "link",
     "textbox",
@@ -204,7 +204,9 @@ pub(crate) const INTERACTIVE: [&str; 22] = [
     "datetime",
 ];
 
-pub(crate) async fn snapshot(page: &Page, max_nodes: usize) -> Result<Snapshot, ToolError> {
+/// The page's accessibility snapshot (what `browser_snapshot` answers), at
+/// most `max_nodes` nodes, each interactive one with its ref.
+pub async fn snapshot(page: &Page, max_nodes: usize) -> Result<Snapshot, ToolError> {
     let (url, title, all) = read(page).await?;
     Ok(assemble(url, title, all, max_nodes))
 }

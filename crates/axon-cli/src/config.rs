@@ -39,7 +39,7 @@ pub struct Config {
     pub mcp: Mcp,
     /// `[llm]`: the model behind `browser_act`'s LLM translator; without it
     /// the heuristic translator decides.
-    pub llm: Option<axon_browser::act::LlmConfig>,
+    pub llm: Option<axon_browser_act::LlmConfig>,
     /// `[log]`.
     pub log: Log,
     /// `[secrets] NAME = { env = "VAR" }` or `{ file = "path" }`: what a plan's

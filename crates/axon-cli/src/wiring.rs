@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use axon_browser::act::{ActStore, CachedStep};
+use axon_browser_act::{ActStore, CachedStep};
 use axon_cli::config::{self, Config, HistoryBackend};
 use axon_core::{Executor, HistoryStore, ToolRegistry};
 use axon_plan::{Plan, PlanRunner};
@@ -72,27 +72,27 @@ async fn registry(
     );
     axon_browser::register(&mut registry, browsers.clone()).map_err(|e| infra(e.to_string()))?;
     // browser_act decides with the model in [llm], else offline.
-    let translator: Arc<dyn axon_browser::act::ActionTranslator> = match &config.llm {
+    let translator: Arc<dyn axon_browser_act::ActionTranslator> = match &config.llm {
         Some(llm) => {
-            let model = axon_browser::act::LlmTranslator::new(llm.clone(), history)
+            let model = axon_browser_act::LlmTranslator::new(llm.clone(), history)
                 .map_err(|e| usage(e.to_string()))?;
             match llm.translator {
-                axon_browser::act::Translator::Llm => Arc::new(model),
-                axon_browser::act::Translator::Auto => Arc::new(
-                    axon_browser::act::AutoTranslator::new(model, llm.auto_threshold),
+                axon_browser_act::Translator::Llm => Arc::new(model),
+                axon_browser_act::Translator::Auto => Arc::new(
+                    axon_browser_act::AutoTranslator::new(model, llm.auto_threshold),
                 ),
             }
         }
-        None => Arc::new(axon_browser::act::Heuristic),
+        None => Arc::new(axon_browser_act::Heuristic),
     };
     // Translated steps are kept in the store, so that a second run of a plan
     // (another process) translates nothing.
     let act_cache: Arc<dyn ActStore> = match &store {
-        _ if !config.browser.act_cache => Arc::new(axon_browser::act::NoActStore),
+        _ if !config.browser.act_cache => Arc::new(axon_browser_act::NoActStore),
         Some(store) => Arc::new(StoreActCache(store.act_cache.clone())),
-        None => Arc::new(axon_browser::act::MemoryActStore::default()),
+        None => Arc::new(axon_browser_act::MemoryActStore::default()),
     };
-    axon_browser::act::register_with_cache(&mut registry, browsers, translator, act_cache)
+    axon_browser_act::register_with_cache(&mut registry, browsers, translator, act_cache)
         .map_err(|e| infra(e.to_string()))?;
     let servers: Vec<_> = config
         .mcp

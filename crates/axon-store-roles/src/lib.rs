@@ -296,7 +296,7 @@ pub trait PinRows: Send + Sync + 'static {
 }
 
 // ---- The act cache ----
-// browser_act's translated steps (`axon_browser::act::step_cache`) as rows: the
+// browser_act's translated steps (`axon_browser_act::step_cache`) as rows: the
 // entry is JSON whose shape is axon-browser's, so the store keeps it whole and
 // this crate need not link the browser (the CLI's wiring adapts it).
 

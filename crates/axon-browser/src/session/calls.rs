@@ -7,8 +7,32 @@
 use std::sync::Arc;
 
 use axon_core::ToolError;
+use serde::Serialize;
 
 use super::{Browsers, no_session};
+
+/// A JavaScript dialog held open, as a tool built on the browser's (a
+/// translator of `browser_act`) sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PageDialog {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    pub kind: String,
+    /// Its words (page content: cut at 500 characters).
+    pub message: String,
+}
+
+/// One tab of the session, as a tool built on the browser's sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PageTab {
+    /// From 0, in the order the tabs opened.
+    pub index: usize,
+    /// Its page's title.
+    pub title: String,
+    /// Its page's URL.
+    pub url: String,
+    /// Whether the session works on it now.
+    pub current: bool,
+}
 
 impl Browsers {
     /// What a call's result adds about its session: the dialogs its tabs
@@ -252,12 +276,9 @@ impl Browsers {
 
     /// The dialog the session a call works on holds open, as `browser_act`
     /// shows it to its translator.
-    pub(crate) async fn held_dialog(
-        &self,
-        ctx: &axon_core::ToolContext,
-    ) -> Option<crate::act::PageDialog> {
+    pub async fn held_dialog(&self, ctx: &axon_core::ToolContext) -> Option<PageDialog> {
         let (_, open) = self.dialogs_of(&Self::session_for(ctx)).await?;
-        open.map(|d| crate::act::PageDialog {
+        open.map(|d| PageDialog {
             kind: d.kind.to_string(),
             message: d.message,
         })
@@ -265,14 +286,11 @@ impl Browsers {
 
     /// The tabs of the session a call works on, as `browser_act` shows them
     /// to its translator.
-    pub(crate) async fn tab_list(
-        &self,
-        ctx: &axon_core::ToolContext,
-    ) -> Result<Vec<crate::act::PageTab>, ToolError> {
+    pub async fn tab_list(&self, ctx: &axon_core::ToolContext) -> Result<Vec<PageTab>, ToolError> {
         let listed = self.tabs(ctx, crate::tabs::Action::List).await?;
         Ok(listed
             .into_iter()
-            .map(|t| crate::act::PageTab {
+            .map(|t| PageTab {
                 index: t.index,
                 title: t.title,
                 url: t.url,

@@ -65,15 +65,13 @@ async fn go(
     Ok(json!(state))
 }
 
-pub(crate) async fn back(
-    b: &Browsers,
-    args: HistoryArgs,
-    ctx: &ToolContext,
-) -> Result<Value, ToolError> {
+/// `browser_go_back`: the tab's previous page, waited for.
+pub async fn back(b: &Browsers, args: HistoryArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
     go(b, args, ctx, -1).await
 }
 
-pub(crate) async fn forward(
+/// `browser_go_forward`: the tab's next page, waited for.
+pub async fn forward(
     b: &Browsers,
     args: HistoryArgs,
     ctx: &ToolContext,

@@ -33,11 +33,8 @@ pub struct ClickArgs {
     pub timeout_ms: Option<u64>,
 }
 
-pub(crate) async fn click(
-    b: &Browsers,
-    args: ClickArgs,
-    ctx: &ToolContext,
-) -> Result<Acted, ToolError> {
+/// `browser_click`: click the element addressed, once it is there and takes clicks.
+pub async fn click(b: &Browsers, args: ClickArgs, ctx: &ToolContext) -> Result<Acted, ToolError> {
     let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.click_ms).await?;
     let target = args.address.target()?;
     let (found, matched_by) = match locate::wait_for(&page, &target, Want::Click, timeout).await {
@@ -117,7 +114,8 @@ pub struct Typed {
     pub value: Option<f64>,
 }
 
-pub(crate) async fn type_text(
+/// `browser_type`: type into the element addressed (or where the focus is).
+pub async fn type_text(
     b: &Browsers,
     args: TypeArgs,
     ctx: &ToolContext,
@@ -240,7 +238,8 @@ pub struct PressKeyArgs {
     pub timeout_ms: Option<u64>,
 }
 
-pub(crate) async fn press_key(
+/// `browser_press_key`: press a key chord (on the element addressed, if any).
+pub async fn press_key(
     b: &Browsers,
     args: PressKeyArgs,
     ctx: &ToolContext,

@@ -44,7 +44,8 @@ pub struct SelectArgs {
     pub timeout_ms: Option<u64>,
 }
 
-pub(crate) async fn select_option(
+/// `browser_select_option`: pick options of a drop-down, native or custom.
+pub async fn select_option(
     b: &Browsers,
     args: SelectArgs,
     ctx: &ToolContext,
@@ -167,11 +168,8 @@ pub struct SearchArgs {
     pub timeout_ms: Option<u64>,
 }
 
-pub(crate) async fn search(
-    b: &Browsers,
-    args: SearchArgs,
-    ctx: &ToolContext,
-) -> Result<Value, ToolError> {
+/// `browser_search`: fill the page's search box and submit it.
+pub async fn search(b: &Browsers, args: SearchArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
     let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.search_ms).await?;
     let start = Instant::now();
     let found = if args.address.is_empty() {
@@ -404,7 +402,7 @@ pub struct UploadArgs {
 
 /// Give a file input files from the files folder, and only from there: a
 /// page cannot be handed `/etc/passwd`.
-pub(crate) async fn upload_file(
+pub async fn upload_file(
     b: &Browsers,
     args: UploadArgs,
     ctx: &ToolContext,

@@ -58,7 +58,7 @@ macro_rules! browser_fn {
 
 /// Run one browser action in its span (`browser_click` → `browser.click`), which
 /// records how it failed.
-pub(crate) async fn traced<T>(
+pub async fn traced<T>(
     tool: &'static str,
     work: impl std::future::Future<Output = Result<T, ToolError>>,
 ) -> Result<T, ToolError> {

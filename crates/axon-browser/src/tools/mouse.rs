@@ -31,11 +31,8 @@ use crate::session::Browsers;
 /// How long a drag the page starts may take to show up.
 const DRAG_START: Duration = Duration::from_millis(150);
 
-pub(crate) async fn hover(
-    b: &Browsers,
-    args: ElementArgs,
-    ctx: &ToolContext,
-) -> Result<Acted, ToolError> {
+/// `browser_hover`: move the pointer over the element addressed.
+pub async fn hover(b: &Browsers, args: ElementArgs, ctx: &ToolContext) -> Result<Acted, ToolError> {
     let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.click_ms).await?;
     let found = element(&page, &args.address, Want::Point, timeout).await?;
     let (x, y) = point(&found);
@@ -58,11 +55,8 @@ pub struct DragArgs {
     pub timeout_ms: Option<u64>,
 }
 
-pub(crate) async fn drag(
-    b: &Browsers,
-    args: DragArgs,
-    ctx: &ToolContext,
-) -> Result<Value, ToolError> {
+/// `browser_drag`: drag one element onto another.
+pub async fn drag(b: &Browsers, args: DragArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
     let (page, timeout) = b.start(ctx, args.timeout_ms, |t| t.click_ms).await?;
     // The pointer goes to the source first and both are measured after: a
     // menu the pointer was hovering closes as it leaves, and the page moves

@@ -60,7 +60,9 @@ pub struct NavigateArgs {
     pub timeout_ms: Option<u64>,
 }
 
-pub(crate) async fn navigate(
+/// `browser_navigate`: go to a URL (checked against `[browser]`'s rules) and
+/// wait for the load.
+pub async fn navigate(
     browsers: &Browsers,
     args: NavigateArgs,
     ctx: &ToolContext,

@@ -296,11 +296,8 @@ pub struct ScrollArgs {
     pub timeout_ms: Option<u64>,
 }
 
-pub(crate) async fn scroll(
-    b: &Browsers,
-    args: ScrollArgs,
-    ctx: &ToolContext,
-) -> Result<Value, ToolError> {
+/// `browser_scroll`: scroll the page (or the element addressed).
+pub async fn scroll(b: &Browsers, args: ScrollArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
     let ways = [
         args.direction.is_some(),
         args.to.is_some(),
@@ -382,11 +379,8 @@ pub struct WaitArgs {
 pub(crate) const SHOWS_TEXT: &str = "(want) => { const n = (s) => String(s || '').replace(/\\s+/g, ' ').trim().toLowerCase(); \
     return !!document.body && n(document.body.innerText).includes(n(want)); }";
 
-pub(crate) async fn wait(
-    b: &Browsers,
-    args: WaitArgs,
-    ctx: &ToolContext,
-) -> Result<Value, ToolError> {
+/// `browser_wait`: wait a time, or until a text shows or goes.
+pub async fn wait(b: &Browsers, args: WaitArgs, ctx: &ToolContext) -> Result<Value, ToolError> {
     let max = b.config().timeouts.wait_max_ms as f64 / 1000.0;
     if let Some(seconds) = args.seconds
         && (!seconds.is_finite() || seconds < 0.0 || seconds > max)

@@ -18,17 +18,21 @@ use crate::session::{Browsers, HANDLE};
 ///
 /// The call holds a lease on its session ([`Browsers::lease`]) while it runs,
 /// so the pool never closes a page a call is working on.
-pub(crate) struct WithSession {
+pub struct WithSession {
     inner: Arc<dyn Tool>,
     spec: ToolSpec,
     browsers: Arc<Browsers>,
     /// Whether the tool answers with the page's changes (`crate::changes`),
     /// and how long it settles first.
     changes: Option<Option<std::time::Duration>>,
+    /// Whether the tool reads a dialog the session holds open and answers it
+    /// itself (see [`WithSession::reading_held_dialogs`]).
+    reads_dialogs: bool,
 }
 
 impl WithSession {
-    pub(crate) fn new(inner: impl Tool, browsers: Arc<Browsers>) -> Self {
+    /// Wrap `inner` so that it takes `session` and holds a lease on it.
+    pub fn new(inner: impl Tool, browsers: Arc<Browsers>) -> Self {
         let mut spec = inner.spec().clone();
         let changes = crate::changes::part(&spec.name, &browsers);
         // No description for `session`: browser_session_new's says where the
@@ -53,7 +57,16 @@ impl WithSession {
             spec,
             browsers,
             changes,
+            reads_dialogs: false,
         }
+    }
+
+    /// Run the tool even while the session holds a dialog open: it reads the
+    /// dialog and answers it, or fails `dialog_open` itself (`browser_act`,
+    /// axon-browser-act's heuristic/browser.rs). Other tools fail at once.
+    pub fn reading_held_dialogs(mut self) -> Self {
+        self.reads_dialogs = true;
+        self
     }
 }
 
@@ -180,9 +193,7 @@ impl WithSession {
             "browser_handle_dialog" | "browser_tabs"
         );
         let mode = match self.browsers.dialogs_of(session).await {
-            // browser_act reads the open dialog and answers it, or fails
-            // dialog_open itself (act::heuristic::browser).
-            Some((_, Some(_))) if self.spec.name == "browser_act" => return work.await,
+            Some((_, Some(_))) if self.reads_dialogs => return work.await,
             Some((_, Some(open))) if !exempt => return Err(crate::dialogs::dialog_open(&open)),
             Some((mode, _)) if mode.hold && !exempt => mode,
             _ => return work.await,

@@ -1,5 +1,7 @@
 //! What the browser tests share: the fixture server and an executor with the
-//! browser tools on a real Chromium.
+//! browser tools on a real Chromium. `axon-browser-act`'s tests include this
+//! file too (its own support adds `browser_act`), so paths here do not lean
+//! on which crate runs them.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -17,7 +19,10 @@ use serde_json::{Value, json};
 /// `/nocontent` (204: a navigation that goes nowhere); returns the base URL.
 pub async fn serve_fixtures() -> String {
     use axum::extract::Path;
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../axon-browser/tests/fixtures"
+    ));
     let slow_dir = dir.clone();
     let slow = axum::routing::get(|| async {
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
@@ -142,7 +147,10 @@ pub fn files_dir() -> PathBuf {
 }
 
 /// The browser tools on a real Chromium (which must be installed).
-fn browser_tools(config: BrowserConfig, files: &std::path::Path) -> (ToolRegistry, Arc<Browsers>) {
+pub fn browser_tools(
+    config: BrowserConfig,
+    files: &std::path::Path,
+) -> (ToolRegistry, Arc<Browsers>) {
     assert!(
         config.executable_path().exists(),
         "Chromium is not installed at {} (apt-get install chromium; .ci/run does)",
@@ -155,68 +163,20 @@ fn browser_tools(config: BrowserConfig, files: &std::path::Path) -> (ToolRegistr
     (registry, browsers)
 }
 
-/// The browser tools and `browser_act` (deciding with `translator`, keeping
-/// translations in `cache`) on a real Chromium; each call one attempt, no
-/// breaker: what the act tests and the act corpus drive.
-pub fn act_executor(
-    config: BrowserConfig,
-    translator: Arc<dyn axon_browser::act::ActionTranslator>,
-    cache: Arc<dyn axon_browser::act::ActStore>,
-) -> (Executor, Arc<Browsers>) {
-    act_executor_with(
-        config,
-        translator,
-        cache,
-        json!({"timeout_ms": 20000, "retry": {"max_attempts": 1}, "breaker": {"failure_threshold": 0}}),
-    )
-}
-
-/// [`act_executor`] under `defaults` (`{}`: the product's own policy).
-pub fn act_executor_with(
-    config: BrowserConfig,
-    translator: Arc<dyn axon_browser::act::ActionTranslator>,
-    cache: Arc<dyn axon_browser::act::ActStore>,
-    defaults: Value,
-) -> (Executor, Arc<Browsers>) {
-    let (mut registry, browsers) = browser_tools(config, &files_dir());
-    axon_browser::act::register_with_cache(&mut registry, browsers.clone(), translator, cache)
-        .unwrap();
-    let executor = Executor::builder(registry)
-        .policy_state(PolicyState::new())
-        .defaults(defaults)
-        .build()
-        .unwrap();
-    (executor, browsers)
-}
-
-/// [`fixture`] with `browser_act` too, deciding with the heuristic and
-/// keeping nothing in its cache; each call one attempt.
-pub async fn act_fixture(config: BrowserConfig) -> Fixture {
-    fixture_of(config, true).await
-}
-
 pub async fn fixture(config: BrowserConfig) -> Fixture {
-    fixture_of(config, false).await
+    let files = files_dir();
+    let (registry, browsers) = browser_tools(config, &files);
+    fixture_of(registry, browsers, files, json!({"initial_delay_ms": 10})).await
 }
 
-async fn fixture_of(config: BrowserConfig, act: bool) -> Fixture {
-    let files = files_dir();
-    let (mut registry, browsers) = browser_tools(config, &files);
-    if act {
-        axon_browser::act::register_with_cache(
-            &mut registry,
-            browsers.clone(),
-            Arc::new(axon_browser::act::Heuristic),
-            Arc::new(axon_browser::act::NoActStore),
-        )
-        .unwrap();
-    }
-    // An act step is not retried (it may have acted); the other tools are,
-    // quickly.
-    let retry = match act {
-        true => json!({"max_attempts": 1}),
-        false => json!({"initial_delay_ms": 10}),
-    };
+/// A fixture on `registry` (the browser tools on `browsers`, and whatever a
+/// crate on top of them added), each call retried by `retry`.
+pub async fn fixture_of(
+    registry: ToolRegistry,
+    browsers: Arc<Browsers>,
+    files: PathBuf,
+    retry: Value,
+) -> Fixture {
     let executor = Executor::builder(registry)
         .policy_state(PolicyState::new())
         // No breaker: these tests provoke failures on purpose, many per tool.

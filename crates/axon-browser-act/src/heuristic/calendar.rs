@@ -259,7 +259,7 @@ pub(super) fn pick(nodes: &[SnapshotNode], step: &str) -> Option<Result<Decision
                 button.name
             ),
         )
-        .with_candidates(crate::act::candidates::of(nodes, &[button]))));
+        .with_candidates(crate::candidates::of(nodes, &[button]))));
     }
     let days = this_months_days(nodes);
     if days.len() < 28 {

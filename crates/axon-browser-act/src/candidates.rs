@@ -8,7 +8,7 @@
 use axon_core::{Candidate, ToolError};
 
 use super::Action;
-use crate::snapshot::SnapshotNode;
+use axon_browser::SnapshotNode;
 
 /// Roles that say where an element is: the row, item, form or section
 /// around it.

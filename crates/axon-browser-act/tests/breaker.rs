@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axon_browser::BrowserConfig;
-use axon_browser::act::{self, Heuristic};
+use axon_browser_act::{self as act, Heuristic};
 use axon_core::{CallResult, ErrorKind, ToolCall};
 use axon_testkit::kill_9;
 use serde_json::{Value, json};

@@ -23,7 +23,7 @@ use async_trait::async_trait;
 use axon_core::{ToolContext, ToolError};
 
 use super::{Action, ActionArgs, ActionKind, ActionTranslator, Decision, StepInput};
-use crate::snapshot::SnapshotNode;
+use axon_browser::SnapshotNode;
 
 mod addressing;
 mod browser;

@@ -10,8 +10,8 @@
 use axon_core::ToolError;
 
 use super::{NOT_FOUND, TIE, decision, fail, find_words, norm, quoted, similarity, unquoted};
-use crate::act::{Action, ActionArgs, ActionKind, Decision};
-use crate::snapshot::SnapshotNode;
+use crate::{Action, ActionArgs, ActionKind, Decision};
+use axon_browser::SnapshotNode;
 
 /// Phrases that mean "move the pointer over", longest first.
 const HOVER: [&str; 10] = [

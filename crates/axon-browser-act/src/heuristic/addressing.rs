@@ -95,7 +95,7 @@ pub(super) fn best<'a>(
             format!("the page has no {} to act on", roles.join("/")),
         ));
     };
-    let offered = |pool: Vec<&SnapshotNode>| crate::act::candidates::of(nodes, &pool);
+    let offered = |pool: Vec<&SnapshotNode>| crate::candidates::of(nodes, &pool);
     if score < NOT_FOUND {
         // The closest: those that share something with the target.
         let near = scored
@@ -355,7 +355,7 @@ pub(super) fn click_among(
                 names.join(", ")
             ),
         )
-        .with_candidates(crate::act::candidates::of(nodes, &tied)));
+        .with_candidates(crate::candidates::of(nodes, &tied)));
     }
     if target.is_empty() {
         // "Expand the section" where one thing on the page is collapsed.
@@ -425,7 +425,7 @@ pub(super) fn click_among(
                 matched(&target, node)
             ),
         )
-        .with_candidates(crate::act::candidates::of(nodes, &[node])));
+        .with_candidates(crate::candidates::of(nodes, &[node])));
     }
     decision(
         on(node, ActionKind::Click, None),

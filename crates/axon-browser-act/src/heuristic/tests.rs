@@ -1,7 +1,7 @@
 //! The heuristic on snapshots written by hand: each phrasing kind and its reading.
 
 use super::*;
-use crate::act::prompt::compress;
+use crate::prompt::compress;
 
 fn node(role: &str, name: &str, r: &str) -> SnapshotNode {
     SnapshotNode::element(role, name, r)
@@ -164,7 +164,7 @@ fn ties_nothing_and_the_impossible_have_their_error_types() {
 
 fn clickable(name: &str, r: &str) -> SnapshotNode {
     let mut n = node("generic", name, r);
-    n.states.push(crate::snapshot::CLICKABLE.into());
+    n.states.push(axon_browser::layer::CLICKABLE.into());
     n
 }
 
@@ -246,7 +246,7 @@ fn the_issue_categories_each_have_a_reading() {
     assert_eq!(target("Leave the page by clicking About us"), "e3");
     // The message says which words matched what, and where the name came from.
     let mut nearby = node("textbox", "Password", "e20");
-    nearby.name_from = Some(crate::snapshot::NEARBY_TEXT.into());
+    nearby.name_from = Some(axon_browser::layer::NEARBY_TEXT.into());
     let why = decide(&input("Type 'x' into the password field", vec![nearby]))
         .unwrap()
         .message;
@@ -306,7 +306,7 @@ fn an_empty_phrase_is_nowhere_and_does_not_panic() {
     assert_eq!(find_words("great app", ""), None);
     // A tab widget named only by signs (norm'd to nothing) on a tab step.
     let mut i = input("Open the great app tab", vec![node("tab", "→", "e1")]);
-    i.tabs = vec![crate::act::PageTab {
+    i.tabs = vec![crate::PageTab {
         index: 0,
         title: "great app".into(),
         url: "http://h/".into(),

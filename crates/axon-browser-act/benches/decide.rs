@@ -15,14 +15,14 @@
 //! act test checks what a hit does (no translator call, same action); how fast
 //! it does it is this bench's question, not a timed test's.
 //!
-//! Run: `cargo bench -p axon-browser --bench decide`. Figures go to
+//! Run: `cargo bench -p axon-browser-act --bench decide`. Figures go to
 //! docs/benchmarks.md.
 
 use std::hint::black_box;
 
 use axon_browser::SnapshotNode;
-use axon_browser::act::{
-    self, ActStore, ActionTranslator, Heuristic, MemoryActStore, StepInput, compress,
+use axon_browser_act::{
+    self as act, ActStore, ActionTranslator, Heuristic, MemoryActStore, StepInput, compress,
 };
 use axon_core::ToolContext;
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -153,7 +153,7 @@ pub(super) fn beyond_the_page(
                 pool.len()
             ),
         )
-        .with_candidates(crate::act::candidates::of(nodes, &pool)),
+        .with_candidates(crate::candidates::of(nodes, &pool)),
     )
 }
 

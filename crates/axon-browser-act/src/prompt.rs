@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::StepInput;
-use crate::snapshot::SnapshotNode;
+use axon_browser::SnapshotNode;
 
 /// At most this many nodes reach a prompt: a long page's snapshot is cut to
 /// its controls and the text nearest them, so a prompt's size is bounded

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axon_browser::BrowserConfig;
-use axon_browser::act::{self, ActionTranslator, AutoTranslator, LlmConfig, LlmTranslator};
+use axon_browser_act::{self as act, ActionTranslator, AutoTranslator, LlmConfig, LlmTranslator};
 use axon_core::{Executor, ToolCall};
 use serde_json::json;
 use support::serve_fixtures;
@@ -292,7 +292,7 @@ struct Case {
 /// corpus (both splits): how many reach their expected state, and the
 /// decide time at p50 and p95. Not in CI (about ten minutes on two cores);
 /// its figures are in docs/browser-act.md:
-/// `cargo test -p axon-browser --test act_model -- --ignored --nocapture`.
+/// `cargo test -p axon-browser-act --test act_model -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "ten minutes of model time; run by hand for docs/browser-act.md"]
 async fn translators_side_by_side_on_the_ui_kit_corpus() {

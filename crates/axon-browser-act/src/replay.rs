@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use super::dispatch::scroll_args;
 use super::{Action, ActionArgs, ActionKind, ReplayCall};
-use crate::snapshot::SnapshotNode;
-use crate::tools::{Direction, Edge};
+use axon_browser::SnapshotNode;
+use axon_browser::{Direction, Edge};
 
 /// The browser tool call that does what `action` does, as [`run`] makes it,
 /// with the element by role and name where the snapshot has them.

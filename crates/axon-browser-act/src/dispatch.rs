@@ -3,11 +3,13 @@
 
 use axon_core::{ToolContext, ToolError};
 
+use axon_browser::layer::{self, DragArgs, HistoryArgs, NavigateArgs, UploadArgs};
+use axon_browser::{
+    Address, Browsers, ClickArgs, Direction, Edge, ElementArgs, OneOrMany, PressKeyArgs,
+    ScrollArgs, SearchArgs, SelectArgs, SnapshotNode, TypeArgs, WaitArgs,
+};
+
 use super::{Action, ActionArgs, ActionKind};
-use crate::locate::Address;
-use crate::session::Browsers;
-use crate::snapshot::SnapshotNode;
-use crate::tools::{self, Direction, Edge, OneOrMany};
 
 /// Run `action` with the browser tools' code. The element is addressed by its
 /// ref when the translator gave one, else by role + name.
@@ -45,12 +47,12 @@ async fn on_element(
     let missing = |field: &str| missing(action, field);
     match action.action {
         ActionKind::Click => {
-            let args = tools::ClickArgs {
+            let args = ClickArgs {
                 address: address(a, nodes),
                 fallback: a.reference.is_none(),
                 timeout_ms: None,
             };
-            tools::elements::click(browsers, args, ctx).await.map(drop)
+            layer::click(browsers, args, ctx).await.map(drop)
         }
         ActionKind::Type => {
             let text = a.text.clone().ok_or_else(|| missing("text"))?;
@@ -61,7 +63,7 @@ async fn on_element(
                 Address::default()
             };
             let clear = !target.is_empty();
-            let args = tools::TypeArgs {
+            let args = TypeArgs {
                 text,
                 address: target,
                 clear,
@@ -69,9 +71,7 @@ async fn on_element(
                 submit: a.key.as_deref() == Some("Enter"),
                 timeout_ms: None,
             };
-            tools::elements::type_text(browsers, args, ctx)
-                .await
-                .map(drop)
+            layer::type_text(browsers, args, ctx).await.map(drop)
         }
         ActionKind::Select => {
             let values = match (&a.values, &a.text) {
@@ -79,31 +79,29 @@ async fn on_element(
                 (_, Some(one)) => OneOrMany::One(one.clone()),
                 _ => return Err(missing("text")),
             };
-            let args = tools::SelectArgs {
+            let args = SelectArgs {
                 address: address(a, nodes),
                 values: Some(values),
                 index: None,
                 timeout_ms: None,
             };
-            tools::forms::select_option(browsers, args, ctx)
-                .await
-                .map(drop)
+            layer::select_option(browsers, args, ctx).await.map(drop)
         }
         ActionKind::Hover => {
-            let args = tools::ElementArgs {
+            let args = ElementArgs {
                 address: address(a, nodes),
                 timeout_ms: None,
             };
-            tools::mouse::hover(browsers, args, ctx).await.map(drop)
+            layer::hover(browsers, args, ctx).await.map(drop)
         }
         ActionKind::Drag => {
             let onto = a.onto.clone().ok_or_else(|| missing("onto"))?;
-            let args = tools::mouse::DragArgs {
+            let args = DragArgs {
                 source: address(a, nodes),
                 target: onto_address(onto, nodes),
                 timeout_ms: None,
             };
-            tools::mouse::drag(browsers, args, ctx).await.map(drop)
+            layer::drag(browsers, args, ctx).await.map(drop)
         }
         ActionKind::Upload => {
             let paths = match (&a.values, &a.text) {
@@ -113,14 +111,12 @@ async fn on_element(
             };
             // No field named: the page's file input (one, or the locator
             // says there are several).
-            let args = tools::forms::UploadArgs {
+            let args = UploadArgs {
                 address: upload_address(a, nodes),
                 paths,
                 timeout_ms: None,
             };
-            tools::forms::upload_file(browsers, args, ctx)
-                .await
-                .map(drop)
+            layer::upload_file(browsers, args, ctx).await.map(drop)
         }
         _ => Err(ToolError::internal(format!(
             "{} is not an action on an element",
@@ -137,43 +133,37 @@ async fn on_page(browsers: &Browsers, action: &Action, ctx: &ToolContext) -> Res
     match action.action {
         ActionKind::Navigate => {
             let url = a.url.clone().ok_or_else(|| missing("url"))?;
-            let args = tools::NavigateArgs {
+            let args = NavigateArgs {
                 url,
                 wait_until: Default::default(),
                 timeout_ms: None,
             };
-            tools::navigation::navigate(browsers, args, ctx)
-                .await
-                .map(drop)
+            layer::navigate(browsers, args, ctx).await.map(drop)
         }
         ActionKind::Search => {
             let query = a.text.clone().ok_or_else(|| missing("text"))?;
-            let args = tools::SearchArgs {
+            let args = SearchArgs {
                 query,
                 address: Address::default(),
                 timeout_ms: None,
             };
-            tools::forms::search(browsers, args, ctx).await.map(drop)
+            layer::search(browsers, args, ctx).await.map(drop)
         }
-        ActionKind::Scroll => tools::page::scroll(browsers, scroll_args(a), ctx)
-            .await
-            .map(drop),
+        ActionKind::Scroll => layer::scroll(browsers, scroll_args(a), ctx).await.map(drop),
         ActionKind::PressKey => {
             let key = a.key.clone().ok_or_else(|| missing("key"))?;
-            let args = tools::PressKeyArgs {
+            let args = PressKeyArgs {
                 key,
                 address: Address::default(),
                 timeout_ms: None,
             };
-            tools::elements::press_key(browsers, args, ctx)
-                .await
-                .map(drop)
+            layer::press_key(browsers, args, ctx).await.map(drop)
         }
         ActionKind::Wait => {
             let seconds = a.seconds.ok_or_else(|| missing("seconds"))?;
-            tools::page::wait(
+            layer::wait(
                 browsers,
-                tools::WaitArgs {
+                WaitArgs {
                     seconds: Some(seconds),
                     text: None,
                     text_gone: None,
@@ -184,31 +174,22 @@ async fn on_page(browsers: &Browsers, action: &Action, ctx: &ToolContext) -> Res
             .map(drop)
         }
         ActionKind::GoBack | ActionKind::GoForward => {
-            let args = tools::back_forward::HistoryArgs { timeout_ms: None };
+            let args = HistoryArgs { timeout_ms: None };
             match action.action {
-                ActionKind::GoBack => tools::back_forward::back(browsers, args, ctx).await,
-                _ => tools::back_forward::forward(browsers, args, ctx).await,
+                ActionKind::GoBack => layer::back(browsers, args, ctx).await,
+                _ => layer::forward(browsers, args, ctx).await,
             }
             .map(drop)
         }
         ActionKind::HandleDialog => {
             let accept = a.accept.ok_or_else(|| missing("accept"))?;
-            browsers
-                .answer_dialog(ctx, accept, a.text.clone())
-                .await
-                .map(drop)
+            layer::answer_dialog(browsers, ctx, accept, a.text.clone()).await
         }
         ActionKind::SelectTab => {
             let index = a.index.ok_or_else(|| missing("index"))?;
-            browsers
-                .tabs(ctx, crate::tabs::Action::Select(index))
-                .await
-                .map(drop)
+            layer::select_tab(browsers, ctx, index).await
         }
-        ActionKind::CloseTab => browsers
-            .tabs(ctx, crate::tabs::Action::Close(a.index))
-            .await
-            .map(drop),
+        ActionKind::CloseTab => layer::close_tab(browsers, ctx, a.index).await,
         _ => Err(ToolError::internal(format!(
             "{} is not an action on the page",
             action.action
@@ -311,7 +292,7 @@ pub(super) fn onto_address(onto: String, nodes: &[SnapshotNode]) -> Address {
 }
 
 /// `to` top/bottom wins over a direction; down unless told up.
-pub(super) fn scroll_args(a: &ActionArgs) -> tools::ScrollArgs {
+pub(super) fn scroll_args(a: &ActionArgs) -> ScrollArgs {
     let to = match a.to.as_deref() {
         Some("top") => Some(Edge::Top),
         Some("bottom") => Some(Edge::Bottom),
@@ -322,7 +303,7 @@ pub(super) fn scroll_args(a: &ActionArgs) -> tools::ScrollArgs {
         (None, Some("up")) => Some(Direction::Up),
         _ => Some(Direction::Down),
     };
-    tools::ScrollArgs {
+    ScrollArgs {
         direction,
         pixels: None,
         to,

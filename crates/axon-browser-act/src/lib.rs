@@ -1,5 +1,8 @@
+//! # axon-browser-act
+//!
 //! `browser_act`: one natural-language plan step in, exactly one browser action
-//! out (the execution agent of docs/design.md, "Tools").
+//! out (the execution agent of docs/design.md, "Tools"), built on top of the
+//! browser tools: it reaches the browser only through `axon_browser::layer`.
 //!
 //! The tool reads the page itself (URL and a compressed accessibility snapshot), asks an
 //! [`ActionTranslator`] for one action, validates it against the snapshot, runs it with the
@@ -8,6 +11,8 @@
 //! translators: [`Heuristic`] (offline, deterministic; the default) and [`LlmTranslator`]
 //! (any OpenAI-compatible chat-completions endpoint, called through the core pipeline as
 //! the `llm_chat` tool).
+
+#![warn(missing_docs)]
 
 mod auto;
 mod candidates;
@@ -33,8 +38,11 @@ pub use llm::{LlmConfig, LlmConfigError, LlmTranslator, ResponseFormat, Translat
 pub use prompt::{CompressedSnapshot, MAX_PROMPT_NODES, compress};
 pub use step_cache::{ActStore, CachedStep, MemoryActStore, NoActStore};
 
-use crate::session::Browsers;
-use crate::snapshot;
+/// What a translator sees of the session's dialog and tabs (the browser reads them).
+pub use axon_browser::layer::{PageDialog, PageTab};
+
+use axon_browser::layer;
+use axon_browser::{Browsers, Snapshot};
 
 /// The execution agent's seven actions, plus `select` (an option of a drop-down),
 /// which a plan step like "choose Green as the colour" needs and none of the seven
@@ -241,28 +249,6 @@ pub struct StepInput {
     pub tabs: Vec<PageTab>,
 }
 
-/// A JavaScript dialog held open, as a translator sees it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PageDialog {
-    /// `alert`, `confirm`, `prompt` or `beforeunload`.
-    pub kind: String,
-    /// Its words (page content: cut at 500 characters).
-    pub message: String,
-}
-
-/// One tab of the session, as a translator sees it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PageTab {
-    /// From 0, in the order the tabs opened.
-    pub index: usize,
-    /// Its page's title.
-    pub title: String,
-    /// Its page's URL.
-    pub url: String,
-    /// Whether the session works on it now.
-    pub current: bool,
-}
-
 /// Whether a step speaks of the browser's tabs or windows ("switch to the
 /// new tab", "close the popup window"): only then are the tabs read for the
 /// translator (one CDP round trip saved on every other step).
@@ -409,7 +395,7 @@ pub fn register_with_cache(
     cache: Arc<dyn ActStore>,
 ) -> Result<(), RegistryError> {
     let leases = browsers.clone();
-    registry.register(crate::tools::with_session::WithSession::new(
+    registry.register(layer::WithSession::new(
         tool_fn(
             "browser_act",
             "Carries out one plan step given in words (\"Click the Log in button\"): reads the page, picks one action and runs it; one action per step. Failure codes: element_not_found, ambiguous_step (both list the candidate elements with refs to act on), disabled, not_editable, not_a_select, element_not_interactable (the element found could not take the action; it is the first candidate), tool_limit, navigation_blocked, unknown.",
@@ -419,14 +405,15 @@ pub fn register_with_cache(
                 let c = cache.clone();
                 async move {
                     let step = act(&b, t.as_ref(), c.as_ref(), args, &ctx);
-                    crate::tools::traced("browser_act", step).await
+                    layer::traced("browser_act", step).await
                 }
             },
         )
         // It may click or submit: not repeated after an attempt that may have acted.
         .annotations(Annotations { open_world: true, idempotent: false, ..Annotations::default() }),
         leases,
-    ))
+    )
+    .reading_held_dialogs())
 }
 
 async fn act(
@@ -479,17 +466,16 @@ async fn act(
     // it starts is missed.
     let settle_limit = dispatch::settles(decision.action.action, browsers);
     let watch = match settle_limit {
-        Some(_) => crate::settle::watch(&page).await,
+        Some(_) => layer::watch(&page).await,
         None => None,
     };
     let acting = Instant::now();
     let outcome = dispatch::run(browsers, &decision.action, &snap.nodes, ctx).await;
     let dispatch_ms = acting.elapsed().as_millis() as u64;
     let settle_ms = match (&outcome, watch, settle_limit) {
-        (Ok(()), Some(watch), Some(limit)) => crate::settle::settle(&page, watch, limit)
-            .await
-            .waited
-            .as_millis() as u64,
+        (Ok(()), Some(watch), Some(limit)) => {
+            layer::settle(&page, watch, limit).await.waited.as_millis() as u64
+        }
         _ => 0,
     };
     let browser_ms = snapshot_ms + dispatch_ms + settle_ms;
@@ -536,14 +522,14 @@ async fn act(
 /// compressed, and the session's tabs when the step speaks of them.
 async fn read_step(
     browsers: &Browsers,
-    page: &chromiumoxide::Page,
+    page: &layer::Page,
     args: ActArgs,
     ctx: &ToolContext,
-) -> Result<(snapshot::Snapshot, StepInput), ToolError> {
+) -> Result<(Snapshot, StepInput), ToolError> {
     let dialog = browsers.held_dialog(ctx).await;
     let snap = match &dialog {
-        Some(_) => snapshot::Snapshot::default(),
-        None => snapshot::snapshot(page, 2000).await?,
+        Some(_) => Snapshot::default(),
+        None => layer::snapshot(page, 2000).await?,
     };
     let tabs = match dialog.is_none() && names_tabs(&args.plan_step) {
         true => browsers.tab_list(ctx).await?,
@@ -618,9 +604,7 @@ pub(crate) fn validate(action: &Action, snapshot: &CompressedSnapshot) -> Result
         ActionKind::Type | ActionKind::Search => need(&a.text, "text"),
         ActionKind::PressKey => {
             need(&a.key, "key")?;
-            crate::input::parse_chord(a.key.as_deref().unwrap_or_default())
-                .map(|_| ())
-                .map_err(|e| e.message)
+            layer::check_chord(a.key.as_deref().unwrap_or_default()).map_err(|e| e.message)
         }
         ActionKind::Scroll => match (a.direction.as_deref(), a.to.as_deref()) {
             (Some("up" | "down"), _) | (_, Some("top" | "bottom")) => Ok(()),
@@ -680,7 +664,7 @@ fn target_in_snapshot(a: &ActionArgs, snapshot: &CompressedSnapshot) -> Result<(
     if snapshot
         .nodes
         .iter()
-        .any(|n| n.role == *role && crate::locate::name_matches(&n.name, name, false))
+        .any(|n| n.role == *role && axon_browser::layer::name_matches(&n.name, name, false))
     {
         Ok(())
     } else {

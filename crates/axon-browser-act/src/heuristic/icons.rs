@@ -90,7 +90,7 @@ pub(super) fn close(
                 closers.len()
             ),
         )
-        .with_candidates(crate::act::candidates::of(nodes, &closers)));
+        .with_candidates(crate::candidates::of(nodes, &closers)));
     }
     decision(
         Action {

@@ -22,7 +22,7 @@
 //! heuristic was changed for it, split the same way (the first byte of the
 //! step's SHA-256, even: `dev`), and is reported per kind and split.
 //!
-//! Run: `cargo test -p axon-browser --test act_corpus -- --nocapture`.
+//! Run: `cargo test -p axon-browser-act --test act_corpus -- --nocapture`.
 
 mod support;
 

@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{Action, ActionKind, Decision};
-use crate::snapshot::{INTERACTIVE, SnapshotNode};
+use axon_browser::SnapshotNode;
+use axon_browser::layer::INTERACTIVE;
 
 /// A translated step as kept in the cache.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -215,7 +216,7 @@ pub fn revalidate(cached: &CachedStep, nodes: &[SnapshotNode]) -> Option<Decisio
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::act::ActionArgs;
+    use crate::ActionArgs;
 
     fn node(r: &str, role: &str, name: &str) -> SnapshotNode {
         SnapshotNode::element(role, name, r)

@@ -10,8 +10,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axon_browser::act::{self, ActionTranslator, Heuristic, LlmConfig, LlmTranslator};
 use axon_browser::{BrowserConfig, Browsers};
+use axon_browser_act::{self as act, ActionTranslator, Heuristic, LlmConfig, LlmTranslator};
 use axon_core::{CallResult, ErrorKind, Executor, ToolCall};
 use serde_json::{Value, json};
 use support::serve_fixtures;

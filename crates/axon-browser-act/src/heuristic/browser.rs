@@ -13,8 +13,8 @@
 use axon_core::ToolError;
 
 use super::{CLICKABLE, decision, fail, find_words, is_candidate, norm, quoted, similarity};
-use crate::act::{Action, ActionArgs, ActionKind, Decision, PageDialog, PageTab, StepInput};
-use crate::snapshot::SnapshotNode;
+use crate::{Action, ActionArgs, ActionKind, Decision, PageDialog, PageTab, StepInput};
+use axon_browser::SnapshotNode;
 
 /// Words that say OK to a dialog.
 const ACCEPT: [&str; 12] = [
