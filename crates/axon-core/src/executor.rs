@@ -40,7 +40,7 @@ use crate::policy::breaker::SharedBreakers;
 use crate::policy::cache::SharedCache;
 use crate::policy::chaos::ChaosDice;
 use crate::policy::dependency::{self, Key};
-use crate::policy::retry_budget::SharedBudget;
+use crate::policy::retry::budget::SharedBudget;
 use crate::policy::{Estimate, Millis, Policy};
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::result::{CallResult, Timestamp};

@@ -20,7 +20,7 @@ use crate::policy::adaptive::LatencySketch;
 use crate::policy::breaker::{Breaker, BreakerState};
 use crate::policy::cache::ResponseCache;
 use crate::policy::limit::{LimitPolicy, Limits};
-use crate::policy::retry_budget::RetryBudget;
+use crate::policy::retry::budget::RetryBudget;
 
 /// The per-tool part of the policy state.
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 use axon_core::policy::breaker::SharedUnavailable;
-use axon_core::policy::retry_budget::SharedBudget;
+use axon_core::policy::retry::budget::SharedBudget;
 
 use crate::RedisShared;
 

@@ -17,7 +17,7 @@ use crate::policy::cache::SharedCache;
 use crate::policy::chaos::ChaosDice;
 use crate::policy::dependency::{self, Dependency};
 use crate::policy::limit::Limits;
-use crate::policy::retry_budget::SharedBudget;
+use crate::policy::retry::budget::SharedBudget;
 use crate::policy::{KeyPolicy, Policy, PolicyError};
 use crate::registry::{RegisteredTool, ToolRegistry};
 use crate::state::{KeyState, KeyedStates, PolicyState};

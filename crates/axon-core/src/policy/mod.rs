@@ -1,4 +1,5 @@
-//! Policies: the options of each resilience strategy, one file each, and the
+//! Policies: the options of each resilience strategy, one file or folder each
+//! (`retry/` and `breaker/` hold their helpers and shared halves), and the
 //! [`Policy`] that gathers them. Options are plain data with serde and documented
 //! defaults; the same keys appear in `axon.toml` (`[defaults]`, `[tools.<name>]`), in
 //! a plan (`defaults:`, a step's `policy:`) and in an API call (`policy`). Layers are
@@ -8,7 +9,6 @@
 //! `Executor::pipeline` (`executor/pipeline.rs`).
 
 pub mod adaptive;
-pub mod backoff;
 pub mod breaker;
 pub mod cache;
 pub mod chaos;
@@ -19,7 +19,6 @@ pub mod limit;
 pub mod result_budget;
 pub mod result_validation;
 pub mod retry;
-pub mod retry_budget;
 pub mod timeout;
 
 use std::time::Duration;
@@ -30,7 +29,6 @@ use serde_json::Value;
 pub use crate::approval::Approval;
 
 pub use adaptive::{AdaptivePolicy, Estimate, LatencySketch, Millis};
-pub use backoff::{Backoff, Jitter};
 pub use breaker::{Breaker, BreakerPolicy, BreakerState};
 pub use cache::{CachePolicy, ResponseCache};
 pub use chaos::ChaosPolicy;
@@ -39,7 +37,8 @@ pub use hedge::HedgePolicy;
 pub use limit::{LimitPolicy, Limits};
 pub use result_budget::{CutUnit, ResultCut};
 pub use retry::RetryPolicy;
-pub use retry_budget::RetryBudget;
+pub use retry::backoff::{Backoff, Jitter};
+pub use retry::budget::RetryBudget;
 
 /// Every policy key for one call, with the defaults in docs/design.md, "Policy configuration".
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -69,7 +69,7 @@ pub struct SharedUnavailable;
 /// replicas together make `rate_per_sec` attempts a second, not N times as
 /// many: the rate limit is not a trait of its own because one round trip
 /// per call on the happy path is the point (docs/scaling.md). The retry
-/// budget is ([`SharedBudget`](crate::policy::retry_budget::SharedBudget)).
+/// budget is ([`SharedBudget`](crate::policy::retry::budget::SharedBudget)).
 #[async_trait::async_trait]
 pub trait SharedBreakers: Send + Sync + 'static {
     /// Ask to make an attempt at `tool`: through its breaker when `policy` is

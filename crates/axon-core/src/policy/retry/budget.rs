@@ -177,7 +177,7 @@ pub trait SharedBudget: Send + Sync + 'static {
         calls: u64,
         ratio: f64,
         min_per_sec: f64,
-    ) -> Result<bool, super::breaker::SharedUnavailable>;
+    ) -> Result<bool, crate::policy::breaker::SharedUnavailable>;
 }
 
 #[cfg(test)]

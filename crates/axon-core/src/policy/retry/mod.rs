@@ -7,6 +7,13 @@
 //! `retry_non_idempotent`), the deadline leaves room for the delay, and the retry
 //! budget has a token. The delay is the backoff curve, or upstream's `Retry-After`
 //! for `rate_limited` when `respect_retry_after`.
+//!
+//! The folder holds what only retry uses: the budget that bounds retries across
+//! calls (`budget.rs`, its cluster half in `axon-redis`) and the backoff curve
+//! (`backoff.rs`).
+
+pub mod backoff;
+pub mod budget;
 
 use std::future::{Future, poll_fn};
 use std::pin::pin;
@@ -19,14 +26,13 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::PolicyError;
-use super::backoff::{Backoff, Jitter};
 use super::breaker::SharedUnavailable;
-use super::retry_budget::RetryBudget;
-use super::retry_budget::SharedBudget;
 use super::timeout::Deadline;
 use crate::error::{ErrorKind, ToolError};
 use crate::events::Observer;
 use crate::tool::{cancelled, is_cancelled};
+use backoff::{Backoff, Jitter};
+use budget::{RetryBudget, SharedBudget};
 
 /// The most attempts a call may make.
 pub const MAX_ATTEMPTS: u32 = 100;
