@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::{Browsers, no_session};
 
-/// A JavaScript dialog held open, as a tool built on the browser's (a
+/// A JavaScript dialog held open, as a tool built on the browser tools (a
 /// translator of `browser_act`) sees it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PageDialog {
@@ -21,7 +21,7 @@ pub struct PageDialog {
     pub message: String,
 }
 
-/// One tab of the session, as a tool built on the browser's sees it.
+/// One tab of the session, as a tool built on the browser tools sees it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PageTab {
     /// From 0, in the order the tabs opened.
